@@ -1,0 +1,68 @@
+# One entry point for a fresh machine (`make setup`) and for the whole test suite (`make test`).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+# Test matrix: kubespray's pin and the newest ansible-core this machine's Python runs.
+CORES ?= 2.18 2.19
+ansible_pkg_2.18 := ansible-core==2.18.* ansible==11.*
+ansible_pkg_2.19 := ansible-core==2.19.* ansible==12.*
+LINT_CORE := 2.19
+
+VENV_ROOT := .venv
+COLL_ROOT := .build/collections
+COLL_LINK := $(COLL_ROOT)/ansible_collections/kubewin/nodes
+
+.PHONY: help setup test units sanity lint lab-build lab-up lab-down lab-test demo clean collection
+
+help:
+	@echo "make setup   - install everything a fresh machine needs (Python venvs per ansible-core, lab build)"
+	@echo "make test    - run the whole test suite (lint, sanity, unit on every ansible-core, lab tests)"
+	@echo "make lab-up / lab-down / demo - the test lab (see README)"
+
+$(COLL_LINK):
+	mkdir -p $(dir $(COLL_LINK))
+	ln -sfn $(CURDIR) $(COLL_LINK)
+
+$(VENV_ROOT)/core-%/.done: requirements.txt requirements-dev.txt
+	rm -rf $(VENV_ROOT)/core-$*
+	$(PYTHON) -m venv $(VENV_ROOT)/core-$*
+	$(VENV_ROOT)/core-$*/bin/pip install -q --upgrade pip
+	$(VENV_ROOT)/core-$*/bin/pip install -q -r requirements-dev.txt $(ansible_pkg_$*)
+	touch $@
+
+setup: $(COLL_LINK) $(foreach c,$(CORES),$(VENV_ROOT)/core-$(c)/.done) lab-build
+
+units: $(COLL_LINK)
+	@for c in $(CORES); do \
+	  echo "== unit tests on ansible-core $$c =="; \
+	  $(VENV_ROOT)/core-$$c/bin/python -m pytest -q tests/unit || exit 1; \
+	done
+
+lint: $(COLL_LINK)
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ruff check plugins tests
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/yamllint -s .
+	cd $(COLL_LINK) && ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/$(COLL_ROOT) $(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-lint --profile production
+
+sanity: $(COLL_LINK)
+	@for c in $(CORES); do \
+	  echo "== ansible-test sanity on ansible-core $$c =="; \
+	  (cd $(COLL_LINK) && PATH=$(CURDIR)/$(VENV_ROOT)/core-$$c/bin:$$PATH \
+	    ansible-test sanity --python $$($(PYTHON) -c 'import sys;print("%d.%d"%sys.version_info[:2])') \
+	    --skip-test pslint --skip-test shellcheck) || exit 1; \
+	done
+
+collection: $(COLL_LINK)
+	rm -f kubewin-nodes-*.tar.gz
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-galaxy collection build --force .
+	rm -rf .build/installed
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-galaxy collection install --no-deps -p .build/installed kubewin-nodes-*.tar.gz
+	@for m in kubeadm_join_token hns_network win_kubelet_service; do \
+	  ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.build/installed $(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-doc kubewin.nodes.$$m >/dev/null || exit 1; \
+	  echo "ansible-doc kubewin.nodes.$$m: ok"; \
+	done
+
+test: lint sanity units collection lab-test
+
+clean:
+	rm -rf .build kubewin-nodes-*.tar.gz .pytest_cache

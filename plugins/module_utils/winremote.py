@@ -1,0 +1,44 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# Apache License 2.0 (see LICENSE)
+"""Run one of the collection's fixed scripts on a Windows host from an action plugin."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.kubewin.nodes.plugins.module_utils.win_scripts import SCRIPTS
+
+POWERSHELL_MODULE = "ansible.windows.win_powershell"
+
+
+class RemoteScriptError(Exception):
+    """A script failed on the host; the message says which script and what the host answered."""
+
+
+def run_script(action, task_vars, name, parameters=None):
+    """Run SCRIPTS[name] with ``parameters`` on the task's host and return its ``$Ansible.Result``.
+
+    ``action`` is the calling ActionBase; the module runs through its ``_execute_module``, so one
+    call is one remote operation.
+    """
+    module_args = {
+        "script": SCRIPTS[name],
+        "parameters": parameters or {},
+        "error_action": "stop",
+        "depth": 8,
+    }
+    result = action._execute_module(
+        module_name=POWERSHELL_MODULE, module_args=module_args, task_vars=task_vars
+    )
+    if result.get("failed") or result.get("unreachable"):
+        errors = result.get("error") or []
+        detail = "; ".join(
+            str(e.get("exception", {}).get("message") or e.get("message") or e)
+            if isinstance(e, dict) else str(e)
+            for e in errors
+        ) or result.get("msg") or "no error text returned"
+        raise RemoteScriptError(
+            "script %s failed on %s: %s" % (name, task_vars.get("inventory_hostname", "?"), detail)
+        )
+    return result.get("result") or {}

@@ -1,0 +1,108 @@
+"""The kubelet service action plugin, with the Windows host faked at the _execute_module boundary."""
+
+import pytest
+
+from ansible_collections.kubewin.nodes.plugins.action.win_kubelet_service import ActionModule
+from ansible_collections.kubewin.nodes.plugins.module_utils import kubelet_service as ks
+
+from remote_host import RemoteHost
+
+
+class FakeScm:
+    """A service table and a file, answering the service_state / service_apply contracts."""
+
+    def __init__(self, flags_env=None):
+        self.services = {}
+        self.flags_env = flags_env
+        self.host = RemoteHost({"service_state": self.state, "service_apply": self.apply})
+
+    def state(self, params):
+        svc = self.services.get(params["Name"])
+        answer = {"exists": svc is not None, "flags_file_content": self.flags_env if params["FlagsFile"] else None}
+        if svc:
+            answer.update(svc)
+        return answer
+
+    def apply(self, p):
+        if p["Action"] == "remove":
+            self.services.pop(p["Name"], None)
+            return {"status": "Absent"}
+        svc = self.services.setdefault(p["Name"], {"status": "Stopped"})
+        if p["Action"] in ("create", "update"):
+            import base64
+            import struct
+            actions = [(1, int(d)) for d in p["FailureActions"].split("/")[1::2]]
+            blob = struct.pack("<5I", p["FailureResetSeconds"], 0, 0, len(actions), 20)
+            blob += b"".join(struct.pack("<2I", *a) for a in actions)
+            svc.update(image_path=p["CommandLine"], start=2, delayed_autostart=0, dependencies=p["Dependencies"],
+                       display_name=p["DisplayName"], description=p["Description"],
+                       failure_actions=base64.b64encode(blob).decode(), failure_actions_on_non_crash=1)
+        if p["Run"] in ("start", "restart"):
+            svc["status"] = "Running"
+            svc["restarts"] = svc.get("restarts", 0) + 1
+        elif p["Run"] == "stop":
+            svc["status"] = "Stopped"
+        return {"status": svc["status"]}
+
+
+ARGS = {"kubelet_version": "v1.33.2", "extra_args": {"v": 2}}
+
+
+def test_register_then_rerun_is_unchanged(make_action):
+    scm = FakeScm()
+    first = make_action(ActionModule, dict(ARGS), scm.host).run(task_vars={"inventory_hostname": "win1"})
+    assert first["changed"] and first["action"] == "create" and first["status"] == "Stopped"
+    assert "--windows-service" in first["command_line"] and "--v=2" in first["command_line"]
+    assert scm.services["kubelet"]["dependencies"] == ["containerd"]
+    again = make_action(ActionModule, dict(ARGS), scm.host).run(task_vars={})
+    assert again["changed"] is False and scm.host.names()[-1] == "service_state"
+
+
+def test_what_kubeadm_join_writes_takes_effect_with_one_restart(make_action):
+    scm = FakeScm()
+    make_action(ActionModule, dict(ARGS), scm.host).run(task_vars={})
+    scm.services["kubelet"]["status"] = "Running"  # kubeadm join started it
+    scm.flags_env = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=npipe:////./pipe/containerd-containerd"\n'
+    result = make_action(ActionModule, dict(ARGS), scm.host).run(task_vars={})
+    assert result["changed"] and result["run"] == "restart" and result["differences"] == ["command_line"]
+    assert "--container-runtime-endpoint=npipe:////./pipe/containerd-containerd" in result["command_line"]
+    assert scm.services["kubelet"]["restarts"] == 1
+    assert make_action(ActionModule, dict(ARGS), scm.host).run(task_vars={})["changed"] is False
+
+
+def test_check_mode_and_diff_change_nothing(make_action):
+    scm = FakeScm()
+    result = make_action(ActionModule, dict(ARGS), scm.host, check_mode=True, diff=True).run(task_vars={})
+    assert result["changed"] and scm.services == {} and scm.host.names() == ["service_state"]
+    assert result["diff"]["before"] == {} and result["diff"]["after"]["start_mode"] == "auto"
+
+
+def test_old_flags_in_kubeadm_flags_env_are_dropped_with_a_warning(make_action):
+    scm = FakeScm('KUBELET_KUBEADM_ARGS="--container-runtime=remote --pod-infra-container-image=pause:3.9"')
+    result = make_action(ActionModule, {"kubelet_version": "v1.34.0"}, scm.host).run(task_vars={})
+    assert "--container-runtime=" not in result["command_line"] and "pod-infra" not in result["command_line"]
+    assert len(result["warnings"]) == 2
+
+
+def test_bad_extra_arg_fails_before_any_change(make_action):
+    scm = FakeScm()
+    result = make_action(ActionModule, {"kubelet_version": "v1.34.0", "extra_args": {"network-plugin": "cni"}},
+                         scm.host).run(task_vars={"inventory_hostname": "win3"})
+    assert result["failed"] and "win3" in result["msg"] and "--network-plugin" in result["msg"]
+    assert scm.services == {}
+
+
+def test_absent_removes_and_is_idempotent(make_action):
+    scm = FakeScm()
+    make_action(ActionModule, dict(ARGS), scm.host).run(task_vars={})
+    assert make_action(ActionModule, {"state": "absent"}, scm.host).run(task_vars={})["changed"]
+    assert scm.services == {}
+    assert make_action(ActionModule, {"state": "absent"}, scm.host).run(task_vars={})["changed"] is False
+
+
+@pytest.mark.parametrize("runtime, deps", [("containerd", ["containerd"]), ("docker", ["docker"])])
+def test_dependency_follows_the_runtime(make_action, runtime, deps):
+    scm = FakeScm()
+    make_action(ActionModule, dict(ARGS, container_runtime=runtime), scm.host).run(task_vars={})
+    assert scm.services["kubelet"]["dependencies"] == deps
+    assert ks.DEFAULT_DEPENDENCIES[runtime] == deps
