@@ -44,12 +44,10 @@ lint: $(COLL_LINK)
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/yamllint -s .
 	cd $(COLL_LINK) && ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/$(COLL_ROOT) $(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-lint --profile production
 
-sanity: $(COLL_LINK)
+sanity:
 	@for c in $(CORES); do \
 	  echo "== ansible-test sanity on ansible-core $$c =="; \
-	  (cd $(COLL_LINK) && PATH=$(CURDIR)/$(VENV_ROOT)/core-$$c/bin:$$PATH \
-	    ansible-test sanity --python $$($(PYTHON) -c 'import sys;print("%d.%d"%sys.version_info[:2])') \
-	    --skip-test pslint --skip-test shellcheck) || exit 1; \
+	  tests/sanity/run.sh $$c || exit 1; \
 	done
 
 collection: $(COLL_LINK)
@@ -61,6 +59,19 @@ collection: $(COLL_LINK)
 	  ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.build/installed $(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-doc kubewin.nodes.$$m >/dev/null || exit 1; \
 	  echo "ansible-doc kubewin.nodes.$$m: ok"; \
 	done
+
+# The lab: a real control plane on 127.0.0.1 and simulated Windows hosts (tests/lab/README.md).
+lab-build:
+	tests/lab/bin/lab-build
+
+lab-up: lab-build
+	tests/lab/bin/lab-up
+
+lab-down:
+	tests/lab/bin/lab-down
+
+lab-test: lab-up
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python -m pytest -q tests/lab
 
 test: lint sanity units collection lab-test
 

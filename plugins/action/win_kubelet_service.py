@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin for kubewin.nodes.win_kubelet_service: decides on the controller, runs fixed scripts on Windows."""
 
 from __future__ import absolute_import, division, print_function
@@ -20,7 +20,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
-        _, args = self.validate_argument_spec(
+        dummy, args = self.validate_argument_spec(
             argument_spec=ks.SERVICE_ARGSPEC, required_if=ks.SERVICE_REQUIRED_IF)
         host = task_vars.get("inventory_hostname", "?")
         try:

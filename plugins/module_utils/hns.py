@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Decisions about HNS (Host Networking Service) networks, endpoints and policy lists.
 
 The remote side only returns raw HNS v1 answers and executes the calls planned here.
@@ -48,7 +48,7 @@ def parse_response(text, what):
     try:
         answer = json.loads(text) if isinstance(text, str) else text
     except ValueError:
-        raise HnsError("HNS returned an unreadable answer for %s: %r" % (what, text[:200]))
+        raise HnsError("HNS returned an unreadable answer for %s: %r" % (what, text[:200])) from None
     if not isinstance(answer, dict) or not answer.get("Success"):
         error = answer.get("Error") if isinstance(answer, dict) else None
         raise HnsError("HNS refused %s: %s" % (what, error or "no error text"))
@@ -65,12 +65,12 @@ def desired_network(name, network_type, address_prefix=None, gateway=None, adapt
         try:
             net = ipaddress.ip_network(address_prefix, strict=True)
         except ValueError as e:
-            raise HnsError("address_prefix %r is not a valid network prefix: %s" % (address_prefix, e))
+            raise HnsError("address_prefix %r is not a valid network prefix: %s" % (address_prefix, e)) from None
         if gateway:
             try:
                 gw = ipaddress.ip_address(gateway)
             except ValueError:
-                raise HnsError("gateway %r is not an IP address" % gateway)
+                raise HnsError("gateway %r is not an IP address" % gateway) from None
             if gw not in net:
                 raise HnsError("gateway %s is outside address_prefix %s" % (gateway, address_prefix))
         subnet = {"address_prefix": str(net), "gateway": gateway or None, "vsid": vsid}

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Decisions about the native ``kubelet`` Windows service: its command line and definition.
 
 The kubelet runs as a real service (``--windows-service``), not behind NSSM or a wrapper script.
@@ -281,7 +281,7 @@ def decode_failure_actions(b64):
     data = base64.b64decode(b64)
     if len(data) < 20:
         return None
-    reset, _, _, count, _ = struct.unpack_from("<5I", data, 0)
+    reset, count = struct.unpack_from("<I", data, 0)[0], struct.unpack_from("<I", data, 12)[0]
     types = {0: "none", 1: "restart", 2: "reboot", 3: "run"}
     actions = []
     for i in range(count):

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fixed PowerShell the collection runs on Windows hosts.
 
 Every script is run through ``ansible.windows.win_powershell`` with user values passed only as

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Run one of the collection's fixed scripts on a Windows host from an action plugin."""
 
 from __future__ import absolute_import, division, print_function

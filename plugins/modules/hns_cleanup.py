@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -24,15 +24,19 @@ options:
     required: true
 attributes:
   check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
   platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
     platforms: windows
 seealso:
   - module: kubewin.nodes.hns_network
 author:
-  - kubewin.nodes maintainers
+  - kubewin.nodes maintainers (@kubewin)
 """
 
 EXAMPLES = r"""

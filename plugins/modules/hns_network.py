@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -21,7 +21,8 @@ description:
     PowerShell scripts through M(ansible.windows.win_powershell) (read HNS state, apply HNS v1 calls).
 options:
   name:
-    description: Name of the HNS network, for example V(host) for the NAT network Docker needs, V(cbr0) or V(flannel.4096).
+    description:
+      - Name of the HNS network, for example V(host) for the NAT network Docker needs, V(cbr0) or V(flannel.4096).
     type: str
     required: true
   type:
@@ -59,17 +60,21 @@ options:
     default: false
 attributes:
   check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
   platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
     platforms: windows
 notes:
   - Uses the HNS v1 API (C(vmcompute.dll!HNSCall)), available on Windows Server 2019 and later.
 seealso:
   - module: kubewin.nodes.hns_cleanup
 author:
-  - kubewin.nodes maintainers
+  - kubewin.nodes maintainers (@kubewin)
 """
 
 EXAMPLES = r"""

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -61,7 +61,8 @@ options:
     type: str
     default: C:\var\lib\kubelet\pki
   kubeadm_flags_file:
-    description: The environment file C(kubeadm join) writes with C(KUBELET_KUBEADM_ARGS). Set to an empty string to ignore it.
+    description:
+      - The environment file C(kubeadm join) writes with C(KUBELET_KUBEADM_ARGS). Set to an empty string to ignore it.
     type: str
     default: C:\var\lib\kubelet\kubeadm-flags.env
   container_runtime:
@@ -89,15 +90,19 @@ options:
     default: 10
 attributes:
   check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
   platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
     platforms: windows
 notes:
   - Two remote operations at most per run (read the service and kubeadm-flags.env; apply).
 author:
-  - kubewin.nodes maintainers
+  - kubewin.nodes maintainers (@kubewin)
 """
 
 EXAMPLES = r"""
@@ -144,8 +149,7 @@ run:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.kubelet_service import (
-    SERVICE_ARGSPEC, SERVICE_REQUIRED_IF)
+from ansible_collections.kubewin.nodes.plugins.module_utils.kubelet_service import SERVICE_ARGSPEC, SERVICE_REQUIRED_IF
 
 
 def main():

@@ -3,11 +3,10 @@
 import json
 
 import pytest
+from remote_host import RemoteHost
 
 from ansible_collections.kubewin.nodes.plugins.action.hns_cleanup import ActionModule as CleanupAction
 from ansible_collections.kubewin.nodes.plugins.action.hns_network import ActionModule as NetworkAction
-
-from remote_host import RemoteHost
 
 
 class FakeHns:
@@ -18,8 +17,10 @@ class FakeHns:
         self.refuse = refuse
         self.host = RemoteHost({"hns_state": self.state, "hns_calls": self.calls})
 
-    def state(self, _params):
-        ok = lambda items: json.dumps({"Success": True, "Output": items})  # noqa: E731
+    def state(self, params):
+        def ok(items):
+            return json.dumps({"Success": True, "Output": items})
+
         return {"networks": ok(self.networks), "endpoints": ok(self.endpoints), "policylists": ok(self.policylists)}
 
     def calls(self, params):

@@ -1,11 +1,10 @@
 """The kubelet service action plugin, with the Windows host faked at the _execute_module boundary."""
 
 import pytest
+from remote_host import RemoteHost
 
 from ansible_collections.kubewin.nodes.plugins.action.win_kubelet_service import ActionModule
 from ansible_collections.kubewin.nodes.plugins.module_utils import kubelet_service as ks
-
-from remote_host import RemoteHost
 
 
 class FakeScm:

@@ -5,8 +5,11 @@ import pytest
 from ansible_collections.kubewin.nodes.plugins.module_utils import hns
 
 
+def wrap(items):
+    return json.dumps({"Success": True, "Output": list(items)})
+
+
 def answer(networks=(), endpoints=(), policylists=()):
-    wrap = lambda items: json.dumps({"Success": True, "Output": list(items)})  # noqa: E731
     return {"networks": wrap(networks), "endpoints": wrap(endpoints), "policylists": wrap(policylists)}
 
 
@@ -107,8 +110,8 @@ def test_cleanup_touches_only_the_named_networks():
     calls, removed = hns.plan_cleanup(["flannel.4096", "cbr0"], answer(nets, eps))
     assert [c["path"] for c in calls] == ["/endpoints/E1", "/networks/N1"]
     assert removed["networks"] == ["flannel.4096"]
-    assert hns.plan_cleanup(["cbr0"], answer(nets, eps)) == ([], {"networks": [], "endpoints": [],
-                                                                 "policylists": []})
+    nothing = {"networks": [], "endpoints": [], "policylists": []}
+    assert hns.plan_cleanup(["cbr0"], answer(nets, eps)) == ([], nothing)
 
 
 def test_hns_refusal_text_reaches_the_user():

@@ -97,7 +97,7 @@ def test_split_follows_commandlinetoargvw_rules():
 
 
 def test_command_line_is_what_the_kubelet_will_parse():
-    flags, _ = ks.compute_flags("v1.33.0", None, {"node-labels": "x=y z"}, **PATHS)
+    flags = ks.compute_flags("v1.33.0", None, {"node-labels": "x=y z"}, **PATHS)[0]
     line = ks.render_command_line("C:\\Program Files\\k\\kubelet.exe", flags)
     argv = ks.split_windows_command_line(line)
     assert argv[0] == "C:\\Program Files\\k\\kubelet.exe"
@@ -129,7 +129,7 @@ def live_answer(desired, status="Running", **over):
 
 @pytest.fixture
 def desired():
-    flags, _ = ks.compute_flags("v1.33.0", None, **PATHS)
+    flags = ks.compute_flags("v1.33.0", None, **PATHS)[0]
     return ks.desired_definition(ks.render_command_line("C:\\k\\kubelet.exe", flags), ["containerd"], 10)
 
 

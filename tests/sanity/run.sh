@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Run ansible-test sanity for one ansible-core version on a copy of this checkout laid out as
+# ansible_collections/kubewin/nodes (ansible-test insists on that path and resolves symlinks).
+# Usage: tests/sanity/run.sh <ansible-core minor, e.g. 2.18>
+set -euo pipefail
+core=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
+venv=$root/.venv/sanity-$core
+work=$root/.build/sanity-$core/ansible_collections/kubewin/nodes
+
+if [ ! -x "$venv/bin/ansible-test" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "ansible-core==$core.*"
+fi
+
+# ansible-test bootstraps pip in its test venvs with a script from a host we cannot reach;
+# the shim does the same from ensurepip and PyPI.
+# Every pip version this ansible-test may ask for (see get_venv_packages in ansible-test).
+pip_versions=$(grep -ohE "pip='[0-9.]+'" "$("$venv/bin/python" -c 'import ansible_test,os;print(os.path.dirname(ansible_test.__file__))')/_internal/python_requirements.py" | grep -oE "[0-9.]+" | sort -u)
+mkdir -p ~/.ansible/test/cache
+for v in $pip_versions; do cp "$root/tests/sanity/get_pip_shim.py" ~/.ansible/test/cache/get_pip_${v//./_}.py; done
+
+rm -rf "$work" && mkdir -p "$work"
+(cd "$root" && git ls-files --cached --others --exclude-standard -z | xargs -0 tar -c) | tar -x -C "$work"
+cd "$work"
+git init -q && git add -A
+# pslint needs pwsh, which no machine here has; shellcheck is not installed. Both are skipped.
+PATH=$venv/bin:$PATH ansible-test sanity --requirements --python "$(python3 -c 'import sys;print("%d.%d"%sys.version_info[:2])')" \
+  --skip-test pslint --skip-test shellcheck "${@:2}"
