@@ -12,9 +12,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import base64
 import re
-import struct
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
+from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
 
 SERVICE_ARGSPEC = dict(
     name=dict(type="str", default="kubelet"),
@@ -37,8 +38,6 @@ SERVICE_REQUIRED_IF = [("state", "present", ["kubelet_version"]), ("state", "sta
 
 DISPLAY_NAME = "Kubernetes kubelet"
 DESCRIPTION = "Kubernetes node agent (managed by kubewin.nodes)"
-FAILURE_RESET_SECONDS = 86400
-START_AUTOMATIC = 2
 
 # Flags a kubelet release removed: passing one stops that kubelet from starting.
 # Older kubeadm wrote some of them into kubeadm-flags.env, so a node joined long ago carries them.
@@ -206,167 +205,6 @@ def compute_flags(version, flags_env_text=None, extra_args=None, config_file=Non
     return flags, warnings
 
 
-def quote_windows_arg(arg):
-    """Quote one argument so CommandLineToArgvW (and Go's os.Args) read it back unchanged."""
-    if arg and not re.search(r'[\s"]', arg):
-        return arg
-    out, backslashes = ['"'], 0
-    for c in arg:
-        if c == "\\":
-            backslashes += 1
-            continue
-        if c == '"':
-            out.append("\\" * (2 * backslashes + 1) + '"')
-        else:
-            out.append("\\" * backslashes + c)
-        backslashes = 0
-    out.append("\\" * (2 * backslashes) + '"')
-    return "".join(out)
-
-
-def split_windows_command_line(cmd):
-    """Split a command line like CommandLineToArgvW / Go's windows args parser."""
-    args, i, n = [], 0, len(cmd)
-    while i < n:
-        while i < n and cmd[i] in " \t":
-            i += 1
-        if i >= n:
-            break
-        arg, inquote = [], False
-        while i < n and (inquote or cmd[i] not in " \t"):
-            if cmd[i] == "\\":
-                j = i
-                while j < n and cmd[j] == "\\":
-                    j += 1
-                count = j - i
-                if j < n and cmd[j] == '"':
-                    arg.append("\\" * (count // 2))
-                    if count % 2:
-                        arg.append('"')
-                        j += 1
-                    i = j
-                else:
-                    arg.append("\\" * count)
-                    i = j
-                continue
-            if cmd[i] == '"':
-                if inquote and i + 1 < n and cmd[i + 1] == '"':
-                    arg.append('"')
-                    i += 2
-                    continue
-                inquote = not inquote
-                i += 1
-                continue
-            arg.append(cmd[i])
-            i += 1
-        args.append("".join(arg))
-    return args
-
-
 def render_command_line(executable, flags):
     argv = [executable] + ["--%s" % k if v is None else "--%s=%s" % (k, v) for k, v in flags.items()]
-    return " ".join(quote_windows_arg(a) for a in argv)
-
-
-def failure_actions_sc(delay_seconds, count=3):
-    """Recovery actions in sc.exe's form: restart after ``delay_seconds``, ``count`` times."""
-    return "/".join(["restart/%d" % (delay_seconds * 1000)] * count)
-
-
-def decode_failure_actions(b64):
-    """Decode the FailureActions registry value (SERVICE_FAILURE_ACTIONS as the SCM stores it):
-    reset period, two unused pointers, the action count, a pointer, then (type, delay ms) pairs."""
-    if not b64:
-        return None
-    data = base64.b64decode(b64)
-    if len(data) < 20:
-        return None
-    reset, count = struct.unpack_from("<I", data, 0)[0], struct.unpack_from("<I", data, 12)[0]
-    types = {0: "none", 1: "restart", 2: "reboot", 3: "run"}
-    actions = []
-    for i in range(count):
-        if 20 + 8 * (i + 1) > len(data):
-            break
-        kind, delay = struct.unpack_from("<2I", data, 20 + 8 * i)
-        actions.append("%s/%d" % (types.get(kind, str(kind)), delay))
-    return {"reset_seconds": reset, "actions": "/".join(actions)}
-
-
-def desired_definition(command_line, dependencies, restart_delay_seconds):
-    return {
-        "command_line": command_line,
-        "start_mode": "auto",
-        "dependencies": list(dependencies),
-        "display_name": DISPLAY_NAME,
-        "description": DESCRIPTION,
-        "recovery": {"reset_seconds": FAILURE_RESET_SECONDS,
-                     "actions": failure_actions_sc(restart_delay_seconds),
-                     "on_non_crash_failures": True},
-    }
-
-
-def live_definition(answer):
-    """The service as the service_state script reported it, in the desired form (None if absent)."""
-    if not answer.get("exists"):
-        return None
-    start = answer.get("start")
-    start_mode = {2: "auto", 3: "manual", 4: "disabled"}.get(start, str(start))
-    if start == START_AUTOMATIC and answer.get("delayed_autostart"):
-        start_mode = "delayed"
-    failure = decode_failure_actions(answer.get("failure_actions")) or {"reset_seconds": None, "actions": ""}
-    failure["on_non_crash_failures"] = bool(answer.get("failure_actions_on_non_crash"))
-    return {
-        "command_line": answer.get("image_path") or "",
-        "start_mode": start_mode,
-        "dependencies": list(answer.get("dependencies") or []),
-        "display_name": answer.get("display_name") or "",
-        "description": answer.get("description") or "",
-        "recovery": failure,
-    }
-
-
-def definition_differences(desired, live):
-    """Names of the fields that differ. The command line is compared as parsed arguments."""
-    diffs = []
-    if split_windows_command_line(desired["command_line"]) != split_windows_command_line(live["command_line"]):
-        diffs.append("command_line")
-    if desired["start_mode"] != live["start_mode"]:
-        diffs.append("start_mode")
-    if sorted(d.lower() for d in desired["dependencies"]) != sorted(d.lower() for d in live["dependencies"]):
-        diffs.append("dependencies")
-    for field in ("display_name", "description", "recovery"):
-        if desired[field] != live[field]:
-            diffs.append(field)
-    return diffs
-
-
-def plan_service(state, desired, answer):
-    """Decide the service_apply call. Returns {changed, action, run, differences, before, after}
-    where action is None when nothing needs to be written."""
-    live = live_definition(answer)
-    running = answer.get("status") == "Running"
-    plan = {"changed": False, "action": None, "run": "none", "differences": [], "before": live or {},
-            "after": live or {}}
-    if state == "absent":
-        if live is not None:
-            plan.update(changed=True, action="remove", after={})
-        return plan
-    if live is None:
-        plan.update(changed=True, action="create", after=desired, differences=["service"])
-    else:
-        plan["differences"] = definition_differences(desired, live)
-        if plan["differences"]:
-            plan.update(changed=True, action="update", after=desired)
-    if state == "started":
-        if not running:
-            plan.update(changed=True, run="start")
-        elif plan["action"]:
-            plan["run"] = "restart"
-    elif state == "stopped":
-        if running:
-            plan.update(changed=True, run="stop")
-    elif running and plan["action"]:  # present: a running kubelet picks up a new definition
-        plan["run"] = "restart"
-    if plan["run"] != "none" and plan["action"] is None:
-        plan["action"] = "none"  # only start or stop it
-    return plan
+    return ws.render_command_line(argv)

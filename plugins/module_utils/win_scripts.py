@@ -69,8 +69,9 @@ $Ansible.Result = @{ responses = $responses.ToArray() }
 
 # Contract: parameters Name (service name) and FlagsFile (path, may be empty).
 # Result: {exists, status, image_path, start, delayed_autostart, dependencies, display_name,
-# description, object_name, failure_actions (base64 of the FailureActions registry value or null),
-# failure_actions_on_non_crash (int or null), flags_file_content (text or null)}.
+# description, object_name, environment (list of NAME=value), failure_actions (base64 of the
+# FailureActions registry value or null), failure_actions_on_non_crash (int or null),
+# flags_file_content (text or null)}.
 SERVICE_STATE = HEADER_PREFIX + "service_state" + r"""
 [CmdletBinding(SupportsShouldProcess)]
 param(
@@ -96,16 +97,18 @@ if ($service) {
     $result.display_name = $key.GetValue('DisplayName', '')
     $result.description = $key.GetValue('Description', '')
     $result.object_name = $key.GetValue('ObjectName', '')
+    $result.environment = @($key.GetValue('Environment', @()))
     $result.failure_actions = if ($failure) { [Convert]::ToBase64String($failure) } else { $null }
     $result.failure_actions_on_non_crash = $key.GetValue('FailureActionsOnNonCrashFailures', $null)
 }
 $Ansible.Result = $result
 """
 
-# Contract: parameters Name, Action (create|update|remove|none), CommandLine, DisplayName, Description,
-# Dependencies (list), FailureResetSeconds, FailureActions (sc.exe form "restart/10000/..."),
-# Run (none|start|restart|stop). create/update set start mode automatic, then recovery actions (also
-# on non-crash failures); remove stops and deletes the service. Result: {status}.
+# Contract: parameters Name, Action (create|update|remove|none), CommandLine, DisplayName,
+# Description, Dependencies (list), FailureResetSeconds, FailureActions (sc.exe form
+# "restart/10000/..."), Environment (list of NAME=value: the service's own environment), Run
+# (none|start|restart|stop). create/update set start mode automatic, then recovery actions (also on
+# non-crash failures); remove stops and deletes the service. Result: {status}.
 SERVICE_APPLY = HEADER_PREFIX + "service_apply" + r"""
 param(
     [Parameter(Mandatory)][string]$Name,
@@ -116,6 +119,7 @@ param(
     [string[]]$Dependencies = @(),
     [int]$FailureResetSeconds = 86400,
     [string]$FailureActions = '',
+    [string[]]$Environment = @(),
     [ValidateSet('none', 'start', 'restart', 'stop')][string]$Run = 'none'
 )
 $ErrorActionPreference = 'Stop'
@@ -156,6 +160,12 @@ if ($Action -eq 'none') {
 }
 if ($Action -ne 'none') {
     Set-Service -Name $Name -Description $Description
+    $key = "HKLM:\SYSTEM\CurrentControlSet\Services\$Name"
+    if ($Environment.Count -gt 0) {
+        Set-ItemProperty -LiteralPath $key -Name Environment -Value $Environment -Type MultiString
+    } else {
+        Remove-ItemProperty -LiteralPath $key -Name Environment -ErrorAction SilentlyContinue
+    }
 }
 if ($Action -ne 'none' -and $FailureActions) {
     Invoke-Sc @('failure', $Name, 'reset=', [string]$FailureResetSeconds, 'actions=', $FailureActions)

@@ -1,5 +1,8 @@
 """A fake Windows host at the _execute_module boundary, shared by the action plugin tests."""
 
+import base64
+import struct
+
 
 class RemoteHost:
     """Records every module execution on the (fake) Windows host and answers win_powershell
@@ -19,3 +22,39 @@ class RemoteHost:
 
     def names(self):
         return [c[0] for c in self.calls]
+
+
+class FakeScm:
+    """A service table and a file, answering the service_state / service_apply contracts."""
+
+    def __init__(self, flags_env=None):
+        self.services = {}
+        self.flags_env = flags_env
+        self.host = RemoteHost({"service_state": self.state, "service_apply": self.apply})
+
+    def state(self, params):
+        svc = self.services.get(params["Name"])
+        answer = {"exists": svc is not None, "flags_file_content": self.flags_env if params["FlagsFile"] else None}
+        if svc:
+            answer.update(svc)
+        return answer
+
+    def apply(self, p):
+        if p["Action"] == "remove":
+            self.services.pop(p["Name"], None)
+            return {"status": "Absent"}
+        svc = self.services.setdefault(p["Name"], {"status": "Stopped"})
+        if p["Action"] in ("create", "update"):
+            actions = [(1, int(d)) for d in p["FailureActions"].split("/")[1::2]]
+            blob = struct.pack("<5I", p["FailureResetSeconds"], 0, 0, len(actions), 20)
+            blob += b"".join(struct.pack("<2I", *a) for a in actions)
+            svc.update(image_path=p["CommandLine"], start=2, delayed_autostart=0, dependencies=p["Dependencies"],
+                       display_name=p["DisplayName"], description=p["Description"],
+                       failure_actions=base64.b64encode(blob).decode(), failure_actions_on_non_crash=1,
+                       environment=p["Environment"])
+        if p["Run"] in ("start", "restart"):
+            svc["status"] = "Running"
+            svc["restarts"] = svc.get("restarts", 0) + 1
+        elif p["Run"] == "stop":
+            svc["status"] = "Stopped"
+        return {"status": svc["status"]}

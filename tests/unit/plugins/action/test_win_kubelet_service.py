@@ -1,48 +1,10 @@
 """The kubelet service action plugin, with the Windows host faked at the _execute_module boundary."""
 
 import pytest
-from remote_host import RemoteHost
+from remote_host import FakeScm
 
 from ansible_collections.kubewin.nodes.plugins.action.win_kubelet_service import ActionModule
 from ansible_collections.kubewin.nodes.plugins.module_utils import kubelet_service as ks
-
-
-class FakeScm:
-    """A service table and a file, answering the service_state / service_apply contracts."""
-
-    def __init__(self, flags_env=None):
-        self.services = {}
-        self.flags_env = flags_env
-        self.host = RemoteHost({"service_state": self.state, "service_apply": self.apply})
-
-    def state(self, params):
-        svc = self.services.get(params["Name"])
-        answer = {"exists": svc is not None, "flags_file_content": self.flags_env if params["FlagsFile"] else None}
-        if svc:
-            answer.update(svc)
-        return answer
-
-    def apply(self, p):
-        if p["Action"] == "remove":
-            self.services.pop(p["Name"], None)
-            return {"status": "Absent"}
-        svc = self.services.setdefault(p["Name"], {"status": "Stopped"})
-        if p["Action"] in ("create", "update"):
-            import base64
-            import struct
-            actions = [(1, int(d)) for d in p["FailureActions"].split("/")[1::2]]
-            blob = struct.pack("<5I", p["FailureResetSeconds"], 0, 0, len(actions), 20)
-            blob += b"".join(struct.pack("<2I", *a) for a in actions)
-            svc.update(image_path=p["CommandLine"], start=2, delayed_autostart=0, dependencies=p["Dependencies"],
-                       display_name=p["DisplayName"], description=p["Description"],
-                       failure_actions=base64.b64encode(blob).decode(), failure_actions_on_non_crash=1)
-        if p["Run"] in ("start", "restart"):
-            svc["status"] = "Running"
-            svc["restarts"] = svc.get("restarts", 0) + 1
-        elif p["Run"] == "stop":
-            svc["status"] = "Stopped"
-        return {"status": svc["status"]}
-
 
 ARGS = {"kubelet_version": "v1.33.2", "extra_args": {"v": 2}}
 

@@ -4,6 +4,7 @@ import struct
 import pytest
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import kubelet_service as ks
+from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 
 PATHS = dict(config_file="C:\\var\\lib\\kubelet\\config.yaml", kubeconfig="C:\\etc\\kubernetes\\kubelet.conf",
              bootstrap_kubeconfig="C:\\etc\\kubernetes\\bootstrap-kubelet.conf",
@@ -88,18 +89,18 @@ def test_pause_image_flag_only_below_1_27():
     "--enforce-node-allocatable=", '--node-labels=a="b c"',
 ])
 def test_windows_quoting_round_trips(arg):
-    line = " ".join(ks.quote_windows_arg(a) for a in ["C:\\k\\kubelet.exe", arg, "--x=1"])
-    assert ks.split_windows_command_line(line) == ["C:\\k\\kubelet.exe", arg, "--x=1"]
+    line = " ".join(ws.quote_windows_arg(a) for a in ["C:\\k\\kubelet.exe", arg, "--x=1"])
+    assert ws.split_windows_command_line(line) == ["C:\\k\\kubelet.exe", arg, "--x=1"]
 
 
 def test_split_follows_commandlinetoargvw_rules():
-    assert ks.split_windows_command_line(r'a\\\"b "c d"  e\\f "g""h"') == ['a\\"b', "c d", "e\\\\f", 'g"h']
+    assert ws.split_windows_command_line(r'a\\\"b "c d"  e\\f "g""h"') == ['a\\"b', "c d", "e\\\\f", 'g"h']
 
 
 def test_command_line_is_what_the_kubelet_will_parse():
     flags = ks.compute_flags("v1.33.0", None, {"node-labels": "x=y z"}, **PATHS)[0]
     line = ks.render_command_line("C:\\Program Files\\k\\kubelet.exe", flags)
-    argv = ks.split_windows_command_line(line)
+    argv = ws.split_windows_command_line(line)
     assert argv[0] == "C:\\Program Files\\k\\kubelet.exe"
     assert "--node-labels=x=y z" in argv and "--windows-service" in argv
     assert "--config=C:\\var\\lib\\kubelet\\config.yaml" in argv
@@ -113,9 +114,9 @@ def failure_blob(reset, actions):
 
 
 def test_failure_actions_registry_value_decodes():
-    assert ks.decode_failure_actions(failure_blob(86400, [(1, 10000), (1, 10000), (0, 0)])) == {
+    assert ws.decode_failure_actions(failure_blob(86400, [(1, 10000), (1, 10000), (0, 0)])) == {
         "reset_seconds": 86400, "actions": "restart/10000/restart/10000/none/0"}
-    assert ks.decode_failure_actions(None) is None
+    assert ws.decode_failure_actions(None) is None
 
 
 def live_answer(desired, status="Running", **over):
@@ -130,24 +131,25 @@ def live_answer(desired, status="Running", **over):
 @pytest.fixture
 def desired():
     flags = ks.compute_flags("v1.33.0", None, **PATHS)[0]
-    return ks.desired_definition(ks.render_command_line("C:\\k\\kubelet.exe", flags), ["containerd"], 10)
+    return ws.desired_definition(ks.render_command_line("C:\\k\\kubelet.exe", flags), ["containerd"], 10,
+                                 ks.DISPLAY_NAME, ks.DESCRIPTION)
 
 
 def test_matching_service_is_left_alone_even_if_quoting_differs(desired, ):
     requoted = desired["command_line"].replace("C:\\k\\kubelet.exe", '"C:\\k\\kubelet.exe"', 1)
-    plan = ks.plan_service("present", desired, live_answer(desired, image_path=requoted))
+    plan = ws.plan_service("present", desired, live_answer(desired, image_path=requoted))
     assert not plan["changed"] and plan["action"] is None and plan["run"] == "none"
 
 
 def test_missing_service_is_created_and_not_started_before_join(desired):
-    plan = ks.plan_service("present", desired, {"exists": False})
+    plan = ws.plan_service("present", desired, {"exists": False})
     assert plan["changed"] and plan["action"] == "create" and plan["run"] == "none"
 
 
 def test_changed_definition_restarts_a_running_kubelet_only(desired):
-    plan = ks.plan_service("present", desired, live_answer(desired, image_path="C:\\k\\kubelet.exe --v=2"))
+    plan = ws.plan_service("present", desired, live_answer(desired, image_path="C:\\k\\kubelet.exe --v=2"))
     assert plan["action"] == "update" and plan["run"] == "restart" and plan["differences"] == ["command_line"]
-    stopped = ks.plan_service("present", desired, live_answer(desired, status="Stopped", failure_actions=None))
+    stopped = ws.plan_service("present", desired, live_answer(desired, status="Stopped", failure_actions=None))
     assert stopped["action"] == "update" and stopped["run"] == "none" and stopped["differences"] == ["recovery"]
 
 
@@ -156,13 +158,13 @@ def test_changed_definition_restarts_a_running_kubelet_only(desired):
     ({"dependencies": ["docker"]}, "dependencies"), ({"failure_actions_on_non_crash": 0}, "recovery"),
 ])
 def test_each_part_of_the_definition_is_compared(desired, over, field):
-    assert ks.plan_service("present", desired, live_answer(desired, **over))["differences"] == [field]
+    assert ws.plan_service("present", desired, live_answer(desired, **over))["differences"] == [field]
 
 
 def test_started_stopped_and_absent(desired):
-    assert ks.plan_service("started", desired, live_answer(desired, status="Stopped"))["run"] == "start"
-    assert ks.plan_service("started", desired, live_answer(desired))["changed"] is False
-    stop = ks.plan_service("stopped", desired, live_answer(desired))
+    assert ws.plan_service("started", desired, live_answer(desired, status="Stopped"))["run"] == "start"
+    assert ws.plan_service("started", desired, live_answer(desired))["changed"] is False
+    stop = ws.plan_service("stopped", desired, live_answer(desired))
     assert stop["run"] == "stop" and stop["action"] == "none"
-    assert ks.plan_service("absent", {}, live_answer(desired))["action"] == "remove"
-    assert ks.plan_service("absent", {}, {"exists": False})["changed"] is False
+    assert ws.plan_service("absent", {}, live_answer(desired))["action"] == "remove"
+    assert ws.plan_service("absent", {}, {"exists": False})["changed"] is False

@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for kubewin.nodes.win_node_service: a native Windows service for a node component."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
+from ansible_collections.kubewin.nodes.plugins.module_utils.service_action import converge_service
+from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = True
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super(ActionModule, self).run(tmp, task_vars)
+        dummy, args = self.validate_argument_spec(
+            argument_spec=ws.NODE_SERVICE_ARGSPEC, required_if=ws.NODE_SERVICE_REQUIRED_IF)
+        host = task_vars.get("inventory_hostname", "?")
+
+        def build_desired(answer):
+            command_line = ws.render_command_line([args["path"]] + list(args["args"]))
+            return ws.desired_definition(
+                command_line, args["dependencies"], args["restart_delay_seconds"],
+                args["display_name"] or args["name"], args["description"], args["environment"]), []
+
+        try:
+            result.update(converge_service(self, task_vars, args["name"], args["state"], build_desired))
+        except RemoteScriptError as e:
+            result.update(failed=True, msg="win_node_service %s on %s: %s" % (args["name"], host, e))
+        return result

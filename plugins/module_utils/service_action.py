@@ -1,0 +1,44 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The read-decide-apply cycle shared by the service action plugins (one read, at most one write)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
+from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import run_script
+
+
+def converge_service(action, task_vars, name, state, build_desired, flags_file=""):
+    """Read the service, let ``build_desired(answer)`` return (desired, warnings), apply the plan.
+
+    Returns the task result fields. Raises whatever build_desired or the remote calls raise.
+    """
+    answer = run_script(action, task_vars, "service_state", {"Name": name, "FlagsFile": flags_file})
+    desired, warnings = ({}, []) if state == "absent" else build_desired(answer)
+    plan = ws.plan_service(state, desired, answer)
+    status = answer.get("status") if answer.get("exists") else "Absent"
+    if plan["changed"] and not action._task.check_mode:
+        reply = run_script(action, task_vars, "service_apply", {
+            "Name": name,
+            "Action": plan["action"],
+            "CommandLine": desired.get("command_line", ""),
+            "DisplayName": desired.get("display_name", ""),
+            "Description": desired.get("description", ""),
+            "Dependencies": desired.get("dependencies", []),
+            "FailureResetSeconds": ws.FAILURE_RESET_SECONDS,
+            "FailureActions": desired.get("recovery", {}).get("actions", ""),
+            "Environment": desired.get("environment", []),
+            "Run": plan["run"],
+        })
+        status = reply.get("status", status)
+    result = dict(changed=plan["changed"], command_line=desired.get("command_line"), status=status,
+                  differences=plan["differences"], action=plan["action"] or "none", run=plan["run"])
+    if warnings:
+        result["warnings"] = warnings
+    if action._task.diff and plan["changed"]:
+        result["diff"] = {"before": plan["before"], "after": plan["after"],
+                          "before_header": "service %s" % name, "after_header": "service %s" % name}
+    return result

@@ -1,0 +1,139 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: win_node_service
+short_description: Run a Kubernetes node component (kube-proxy, flanneld) as a native Windows service
+version_added: 0.1.0
+description:
+  - Registers, updates or removes a Windows service that runs a node component directly, with start mode
+    automatic, service dependencies, its own environment, and recovery actions that restart it after a crash or a
+    non-zero exit.
+  - Idempotent, comparing the command line as parsed arguments, dependencies, environment, start mode and
+    recovery. A running service is restarted only when its definition changed.
+  - The program must speak the Service Control Manager protocol (for example C(kube-proxy --windows-service)).
+  - Use M(kubewin.nodes.win_kubelet_service) for the kubelet, whose flags also come from C(kubeadm-flags.env).
+options:
+  name:
+    description: Service name.
+    type: str
+    required: true
+  state:
+    description:
+      - V(started) registers or updates the service and makes sure it runs; V(present) leaves the run state alone
+        (restarting a running service whose definition changed); V(stopped) stops it; V(absent) removes it.
+    type: str
+    choices: [present, started, stopped, absent]
+    default: started
+  path:
+    description: Path of the program on the node. Required unless O(state=absent).
+    type: str
+  args:
+    description: Arguments, one list item each; quoted for the Windows command line by the module.
+    type: list
+    elements: str
+    default: []
+  dependencies:
+    description: Services that must run before this one.
+    type: list
+    elements: str
+    default: []
+  environment:
+    description: Environment variables of the service only (the C(Environment) value of its registry key).
+    type: dict
+    default: {}
+  display_name:
+    description: Display name. Defaults to O(name).
+    type: str
+  description:
+    description: Service description.
+    type: str
+    default: Kubernetes node component (managed by kubewin.nodes)
+  restart_delay_seconds:
+    description: Delay before each of the three automatic restarts after a failure.
+    type: int
+    default: 10
+attributes:
+  check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: full
+  platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
+    platforms: windows
+seealso:
+  - module: kubewin.nodes.win_kubelet_service
+author:
+  - kubewin.nodes maintainers (@kubewin)
+"""
+
+EXAMPLES = r"""
+- name: kube-proxy as a native service after the kubelet
+  kubewin.nodes.win_node_service:
+    name: kube-proxy
+    path: C:\k\kube-proxy.exe
+    args:
+      - --windows-service
+      - --proxy-mode=kernelspace
+      - --kubeconfig=C:\etc\kube-proxy\kubeconfig
+      - --hostname-override=win-1
+      - --network-name=cbr0
+    dependencies: [kubelet]
+"""
+
+RETURN = r"""
+command_line:
+  description: The service command line set (or that would be set in check mode).
+  returned: when state is not absent
+  type: str
+  sample: C:\k\kube-proxy.exe --windows-service --proxy-mode=kernelspace
+status:
+  description: Service status after the task.
+  returned: success
+  type: str
+  sample: Running
+differences:
+  description: Parts of the service definition that differed from the task.
+  returned: success
+  type: list
+  elements: str
+  sample: [command_line]
+action:
+  description: What was done to the definition (V(create), V(update), V(remove), V(none)).
+  returned: success
+  type: str
+  sample: create
+run:
+  description: What was done to the run state (V(none), V(start), V(restart), V(stop)).
+  returned: success
+  type: str
+  sample: start
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import (
+    NODE_SERVICE_ARGSPEC,
+    NODE_SERVICE_REQUIRED_IF,
+)
+
+
+def main():
+    module = AnsibleModule(argument_spec=NODE_SERVICE_ARGSPEC, required_if=NODE_SERVICE_REQUIRED_IF,
+                           supports_check_mode=True)
+    # Reached only if the action plugin was bypassed.
+    module.fail_json(msg="kubewin.nodes.win_node_service runs through its action plugin")
+
+
+if __name__ == "__main__":
+    main()

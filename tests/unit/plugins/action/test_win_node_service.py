@@ -1,0 +1,35 @@
+"""kube-proxy / flanneld services, with the Windows host faked at the _execute_module boundary."""
+
+from remote_host import FakeScm
+
+from ansible_collections.kubewin.nodes.plugins.action.win_node_service import ActionModule
+from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
+
+PROXY = {"name": "kube-proxy", "path": "C:\\k\\kube-proxy.exe", "dependencies": ["kubelet"],
+         "args": ["--windows-service", "--hostname-override=win 1", "--network-name=cbr0"],
+         "environment": {"KUBE_NETWORK": "cbr0"}}
+
+
+def test_started_registers_and_starts_then_rerun_is_unchanged(make_action):
+    scm = FakeScm()
+    first = make_action(ActionModule, dict(PROXY), scm.host).run(task_vars={})
+    assert first["changed"] and first["action"] == "create" and first["run"] == "start"
+    assert first["status"] == "Running" and scm.services["kube-proxy"]["environment"] == ["KUBE_NETWORK=cbr0"]
+    assert split_windows_command_line(scm.services["kube-proxy"]["image_path"]) == [PROXY["path"]] + PROXY["args"]
+    again = make_action(ActionModule, dict(PROXY), scm.host).run(task_vars={})
+    assert again["changed"] is False and scm.host.names()[-1] == "service_state"
+
+
+def test_environment_change_restarts_the_service_once(make_action):
+    scm = FakeScm()
+    make_action(ActionModule, dict(PROXY), scm.host).run(task_vars={})
+    changed = make_action(ActionModule, dict(PROXY, environment={"KUBE_NETWORK": "flannel.4096"}),
+                          scm.host).run(task_vars={})
+    assert changed["differences"] == ["environment"] and changed["run"] == "restart"
+    assert scm.services["kube-proxy"]["restarts"] == 2
+
+
+def test_check_mode_registers_nothing(make_action):
+    scm = FakeScm()
+    result = make_action(ActionModule, dict(PROXY), scm.host, check_mode=True).run(task_vars={})
+    assert result["changed"] and scm.services == {}
