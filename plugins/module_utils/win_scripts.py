@@ -175,11 +175,148 @@ if ($Run -in @('start', 'restart')) { Start-Service -Name $Name }
 $Ansible.Result = @{ status = (Get-Service -Name $Name).Status.ToString() }
 """
 
+# Contract: parameters Paths (files whose existence matters) and Services (names).
+# Result: {computer_name, hostname, version: {major, minor, build, ubr}, adapters: [{name, mac, ipv4: [..]}],
+# pipes: [names under \\.\pipe\ that matter], services: {name: {exists, status, image_path, version_output}},
+# paths: {path: bool}}. version_output is what the service's program prints for --version (runtimes only).
+NODE_FACTS = HEADER_PREFIX + "node_facts" + r"""
+[CmdletBinding(SupportsShouldProcess)]
+param(
+    [string[]]$Paths = @(),
+    [string[]]$Services = @(),
+    [string[]]$VersionOf = @()
+)
+$ErrorActionPreference = 'Stop'
+$Ansible.Changed = $false
+$nt = Get-ItemProperty -LiteralPath 'HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion'
+$adapters = foreach ($nic in (Get-NetAdapter | Where-Object Status -eq 'Up')) {
+    $ips = @(Get-NetIPAddress -InterfaceIndex $nic.ifIndex -AddressFamily IPv4 -ErrorAction SilentlyContinue |
+        Where-Object { $_.IPAddress -notlike '169.254.*' } | ForEach-Object IPAddress)
+    @{ name = $nic.Name; mac = $nic.MacAddress; ipv4 = $ips }
+}
+$services = @{}
+foreach ($name in $Services) {
+    $svc = Get-Service -Name $name -ErrorAction SilentlyContinue
+    $entry = @{ exists = [bool]$svc; status = $null; image_path = $null; version_output = $null }
+    if ($svc) {
+        $entry.status = $svc.Status.ToString()
+        $key = Get-ItemProperty -LiteralPath "HKLM:\SYSTEM\CurrentControlSet\Services\$($svc.Name)"
+        $entry.image_path = $key.ImagePath
+        if ($name -in $VersionOf) {
+            $path = $entry.image_path
+            $exe = if ($path.StartsWith('"')) { $path.Split('"')[1] } else { $path.Split(' ')[0] }
+            $entry.version_output = (& $exe --version 2>&1 | Out-String)
+        }
+    }
+    $services[$name] = $entry
+}
+$paths = @{}
+foreach ($path in $Paths) { $paths[$path] = Test-Path -LiteralPath $path }
+$Ansible.Result = @{
+    computer_name = $env:COMPUTERNAME
+    hostname = [System.Net.Dns]::GetHostName()
+    version = @{ major = $nt.CurrentMajorVersionNumber; minor = $nt.CurrentMinorVersionNumber
+                 build = $nt.CurrentBuildNumber; ubr = $nt.UBR }
+    adapters = @($adapters)
+    pipes = @([System.IO.Directory]::GetFiles('\\.\pipe\') | ForEach-Object { $_.Substring(9) } |
+        Where-Object { $_ -in @('containerd-containerd', 'docker_engine', 'cri-dockerd') })
+    services = $services
+    paths = $paths
+}
+"""
+
+# Contract: parameters Files (paths) and Dirs (paths). Result: {files: {path: sha512 hex or null},
+# dirs: {path: SDDL of the access rules or null}}.
+FILES_STATE = HEADER_PREFIX + "files_state" + r"""
+[CmdletBinding(SupportsShouldProcess)]
+param(
+    [string[]]$Files = @(),
+    [string[]]$Dirs = @()
+)
+$ErrorActionPreference = 'Stop'
+$Ansible.Changed = $false
+$files = @{}
+foreach ($path in $Files) {
+    $files[$path] = if (Test-Path -LiteralPath $path -PathType Leaf) {
+        (Get-FileHash -LiteralPath $path -Algorithm SHA512).Hash.ToLowerInvariant()
+    } else { $null }
+}
+$dirs = @{}
+foreach ($path in $Dirs) {
+    $dirs[$path] = if (Test-Path -LiteralPath $path -PathType Container) {
+        (Get-Acl -LiteralPath $path).GetSecurityDescriptorSddlForm('Access')
+    } else { $null }
+}
+$Ansible.Result = @{ files = $files; dirs = $dirs }
+"""
+
+# Contract: parameters Dirs [{path, sddl}] (create; set the access rules when sddl is not empty),
+# Downloads [{url, dest, sha512, extract_dir}] (URL, UNC or local path; the SHA-512 is checked before
+# the file is put in place; with extract_dir the archive is unpacked there with tar.exe and dest is a
+# stamp file holding the archive's SHA-512), Files [{path, content (base64), sddl}], Proxy,
+# ProxyBypass (list). Applied in that order. Result: {}.
+NODE_SYNC = HEADER_PREFIX + "node_sync" + r"""
+param(
+    [object[]]$Dirs = @(),
+    [object[]]$Downloads = @(),
+    [object[]]$Files = @(),
+    [string]$Proxy = '',
+    [string[]]$ProxyBypass = @()
+)
+$ErrorActionPreference = 'Stop'
+
+function Set-AccessRules([string]$Path, [string]$Sddl) {
+    if (-not $Sddl) { return }
+    $acl = Get-Acl -LiteralPath $Path
+    $acl.SetSecurityDescriptorSddlForm($Sddl, 'Access')
+    Set-Acl -LiteralPath $Path -AclObject $acl
+}
+
+foreach ($dir in $Dirs) {
+    New-Item -ItemType Directory -Path $dir.path -Force | Out-Null
+    Set-AccessRules $dir.path $dir.sddl
+}
+foreach ($download in $Downloads) {
+    $tmp = "$($download.dest).kubewin-download"
+    New-Item -ItemType Directory -Path (Split-Path -Parent $download.dest) -Force | Out-Null
+    if ($download.url -match '^(\\\\|[A-Za-z]:\\)') {
+        Copy-Item -LiteralPath $download.url -Destination $tmp -Force
+    } else {
+        $client = New-Object System.Net.WebClient
+        if ($Proxy) { $client.Proxy = New-Object System.Net.WebProxy($Proxy, $true, $ProxyBypass) }
+        $client.DownloadFile($download.url, $tmp)
+    }
+    $hash = (Get-FileHash -LiteralPath $tmp -Algorithm SHA512).Hash.ToLowerInvariant()
+    if ($hash -ne $download.sha512) {
+        Remove-Item -LiteralPath $tmp -Force
+        throw "checksum mismatch for $($download.url): expected sha512 $($download.sha512), got $hash"
+    }
+    if ($download.extract_dir) {
+        New-Item -ItemType Directory -Path $download.extract_dir -Force | Out-Null
+        & tar.exe -xf $tmp -C $download.extract_dir
+        if ($LASTEXITCODE -ne 0) { throw "tar.exe could not unpack $($download.url) (exit code $LASTEXITCODE)" }
+        Remove-Item -LiteralPath $tmp -Force
+        [System.IO.File]::WriteAllText($download.dest, $download.sha512)
+    } else {
+        Move-Item -LiteralPath $tmp -Destination $download.dest -Force
+    }
+}
+foreach ($file in $Files) {
+    New-Item -ItemType Directory -Path (Split-Path -Parent $file.path) -Force | Out-Null
+    [System.IO.File]::WriteAllBytes($file.path, [Convert]::FromBase64String($file.content))
+    Set-AccessRules $file.path $file.sddl
+}
+$Ansible.Result = @{}
+"""
+
 SCRIPTS = {
     "hns_state": HNS_STATE,
     "hns_calls": HNS_CALLS,
     "service_state": SERVICE_STATE,
     "service_apply": SERVICE_APPLY,
+    "node_facts": NODE_FACTS,
+    "files_state": FILES_STATE,
+    "node_sync": NODE_SYNC,
 }
 
 

@@ -16,11 +16,12 @@ class RemoteScriptError(Exception):
     """A script failed on the host; the message says which script and what the host answered."""
 
 
-def run_script(action, task_vars, name, parameters=None):
+def run_script(action, task_vars, name, parameters=None, sensitive=False):
     """Run SCRIPTS[name] with ``parameters`` on the task's host and return its ``$Ansible.Result``.
 
     ``action`` is the calling ActionBase; the module runs through its ``_execute_module``, so one
-    call is one remote operation.
+    call is one remote operation. ``sensitive`` runs it with no_log, so parameters holding secrets
+    stay out of logs whatever the verbosity.
     """
     module_args = {
         "script": SCRIPTS[name],
@@ -28,9 +29,15 @@ def run_script(action, task_vars, name, parameters=None):
         "error_action": "stop",
         "depth": 8,
     }
-    result = action._execute_module(
-        module_name=POWERSHELL_MODULE, module_args=module_args, task_vars=task_vars
-    )
+    saved_no_log = action._task.no_log
+    if sensitive:
+        action._task.no_log = True  # _execute_module passes the task's no_log to the module
+    try:
+        result = action._execute_module(
+            module_name=POWERSHELL_MODULE, module_args=module_args, task_vars=task_vars
+        )
+    finally:
+        action._task.no_log = saved_no_log
     if result.get("failed") or result.get("unreachable"):
         errors = result.get("error") or []
         detail = "; ".join(

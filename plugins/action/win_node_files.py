@@ -1,0 +1,54 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for kubewin.nodes.win_node_files: directories, verified downloads and files in two operations."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import urllib.request
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
+from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError, run_script
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = True
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super(ActionModule, self).run(tmp, task_vars)
+        dummy, args = self.validate_argument_spec(argument_spec=nfiles.FILES_ARGSPEC)
+        host = task_vars.get("inventory_hostname", "?")
+        secret = any(f["secret"] for f in args["files"])
+
+        def fetch(url):
+            # Checksum files are small; the controller reads them through the proxy the node uses.
+            proxy = args["proxy"]
+            opener = urllib.request.build_opener(
+                *([urllib.request.ProxyHandler({"http": proxy, "https": proxy})] if proxy else []))
+            with opener.open(url, timeout=args["checksum_timeout"]) as response:
+                return response.read(65536).decode("utf-8", "replace")
+
+        try:
+            downloads = nfiles.resolve_downloads(args["downloads"], fetch)
+            state = run_script(self, task_vars, "files_state",
+                               nfiles.state_query(args["directories"], downloads, args["files"]))
+            params, report = nfiles.plan(args["directories"], downloads, args["files"], state)
+            if params and not self._task.check_mode:
+                params.update(Proxy=args["proxy"] or "", ProxyBypass=args["proxy_bypass"])
+                run_script(self, task_vars, "node_sync", params, sensitive=secret)
+        except (nfiles.NodeFilesError, RemoteScriptError) as e:
+            result.update(failed=True, msg="win_node_files on %s: %s" % (host, e))
+            return result
+        result.update(changed=params is not None, directories=report["directories"],
+                      downloaded=report["downloads"], written=report["files"])
+        if self._task.diff and params is not None:
+            result["diff"] = {"before": report["before"], "after": report["after"],
+                              "before_header": "%s files" % host, "after_header": "%s files" % host}
+        return result
+

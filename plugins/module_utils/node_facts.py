@@ -1,0 +1,78 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Turn the node_facts script's raw answer into the facts the roles decide on."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+KUBELET_CONF = "C:\\etc\\kubernetes\\kubelet.conf"
+BOOTSTRAP_CONF = "C:\\etc\\kubernetes\\bootstrap-kubelet.conf"
+CA_CERT = "C:\\etc\\kubernetes\\pki\\ca.crt"
+JOIN_MARKERS = [KUBELET_CONF, BOOTSTRAP_CONF, CA_CERT]
+
+RUNTIMES = {
+    # runtime: (service, named pipe the kubelet talks to)
+    "containerd": ("containerd", "containerd-containerd"),
+    "docker": ("docker", "docker_engine"),
+}
+NODE_SERVICES = ["containerd", "docker", "cri-dockerd", "kubelet", "kube-proxy", "flanneld"]
+
+FACTS_ARGSPEC = dict(
+    extra_paths=dict(type="list", elements="str", default=[]),
+)
+
+
+def script_parameters(extra_paths=()):
+    return {"Paths": JOIN_MARKERS + list(extra_paths), "Services": NODE_SERVICES,
+            "VersionOf": [service for service, _pipe in RUNTIMES.values()]}
+
+
+def parse_runtime_version(output):
+    """'containerd github.com/containerd/containerd/v2 v2.0.4 abc' or 'Docker version 24.0.7, build x'
+    -> '2.0.4' / '24.0.7'; None when nothing looks like a version."""
+    m = re.search(r"\bv?(\d+\.\d+\.\d+)", output or "")
+    return m.group(1) if m else None
+
+
+def join_state(paths):
+    """joined: kubelet.conf exists (TLS bootstrap finished). partial: an interrupted join left
+    bootstrap files behind, which kubeadm's preflight refuses; reset before joining again."""
+    if paths.get(KUBELET_CONF):
+        return "joined"
+    if paths.get(BOOTSTRAP_CONF) or paths.get(CA_CERT):
+        return "partial"
+    return "fresh"
+
+
+def node_facts(answer):
+    version = answer.get("version") or {}
+    build = "%s.%s.%s" % (version.get("major"), version.get("minor"), version.get("build"))
+    services = answer.get("services") or {}
+    pipes = set(answer.get("pipes") or [])
+    runtimes = {}
+    for runtime, (service, pipe) in RUNTIMES.items():
+        svc = services.get(service) or {}
+        runtimes[runtime] = {
+            "service_exists": bool(svc.get("exists")),
+            "service_status": svc.get("status"),
+            "pipe_exists": pipe in pipes,
+            "version": parse_runtime_version(svc.get("version_output")),
+        }
+    adapters = [{"name": a.get("name"), "mac": a.get("mac"), "ipv4": list(a.get("ipv4") or [])}
+                for a in answer.get("adapters") or []]
+    return {
+        "hostname": answer.get("hostname"),
+        "computer_name": answer.get("computer_name"),
+        "windows_build": build,
+        "windows_build_full": "%s.%s" % (build, version.get("ubr")) if version.get("ubr") is not None else build,
+        "adapters": adapters,
+        "runtimes": runtimes,
+        "services": {name: {"exists": bool(s.get("exists")), "status": s.get("status")}
+                     for name, s in services.items()},
+        "paths": dict(answer.get("paths") or {}),
+        "join_state": join_state(answer.get("paths") or {}),
+    }

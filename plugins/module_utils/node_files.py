@@ -1,0 +1,159 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Decisions about a node's directories, verified downloads and configuration files.
+
+Every file is compared by SHA-512, so a re-run downloads and writes nothing. Downloads are checked
+against a published checksum file (fetched on the controller) or a checksum the user pins.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import hashlib
+import re
+
+# Administrators and SYSTEM only, not inherited: for C:\k, C:\etc\kubernetes, C:\var\lib\kubelet
+# and files holding credentials.
+RESTRICTED_DIR_SDDL = "D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
+RESTRICTED_FILE_SDDL = "D:PAI(A;;FA;;;SY)(A;;FA;;;BA)"
+
+FILES_ARGSPEC = dict(
+    directories=dict(type="list", elements="dict", default=[], options=dict(
+        path=dict(type="str", required=True),
+        restricted=dict(type="bool", default=True),
+    )),
+    downloads=dict(type="list", elements="dict", default=[], options=dict(
+        url=dict(type="str", required=True),
+        dest=dict(type="str"),
+        extract_dir=dict(type="str"),
+        checksum=dict(type="str"),
+        checksum_url=dict(type="str"),
+    )),
+    files=dict(type="list", elements="dict", default=[], options=dict(
+        path=dict(type="str", required=True),
+        content=dict(type="str", required=True),
+        restricted=dict(type="bool", default=False),
+        secret=dict(type="bool", default=False),
+    )),
+    proxy=dict(type="str"),
+    proxy_bypass=dict(type="list", elements="str", default=[]),
+    checksum_timeout=dict(type="int", default=30),
+)
+
+_SHA512 = re.compile(r"^[0-9a-f]{128}$")
+
+
+class NodeFilesError(Exception):
+    """Input or a checksum that cannot be used; the message names the URL and the fix."""
+
+
+def parse_checksum(text, source):
+    """'sha512:<hex>', '<hex>' or a checksum file ('<hex>  name' lines) -> lowercase hex."""
+    token = ""
+    for line in (text or "").splitlines():
+        if line.strip():
+            token = line.split()[0]
+            break
+    if token.lower().startswith("sha512:"):
+        token = token[7:]
+    token = token.lower()
+    if not _SHA512.match(token):
+        raise NodeFilesError("%s is not a SHA-512 checksum (128 hex digits): %r" % (source, (text or "")[:80]))
+    return token
+
+
+def windows_basename(path):
+    return re.split(r"[\\/]", path.rstrip("\\/"))[-1]
+
+
+def stamp_path(entry):
+    """Where an unpacked archive records which archive it came from."""
+    return "%s\\.kubewin-%s.sha512" % (entry["extract_dir"].rstrip("\\"), windows_basename(entry["url"]))
+
+
+def resolve_downloads(downloads, fetch):
+    """Give each download its SHA-512 and destination. ``fetch(url)`` returns a checksum file's text.
+
+    A pinned ``checksum`` wins; otherwise ``checksum_url`` (default: the URL + '.sha512', as
+    Kubernetes and the CNI plugins publish them) is fetched.
+    """
+    resolved = []
+    for d in downloads:
+        if bool(d.get("dest")) == bool(d.get("extract_dir")):
+            raise NodeFilesError("download %s: set exactly one of dest (a file) or extract_dir (an archive)"
+                                 % d["url"])
+        if d.get("checksum"):
+            sha = parse_checksum(d["checksum"], "the checksum pinned for %s" % d["url"])
+        else:
+            checksum_url = d.get("checksum_url") or d["url"] + ".sha512"
+            try:
+                text = fetch(checksum_url)
+            except Exception as e:  # any transport error: say which URL and what to do
+                raise NodeFilesError(
+                    "could not fetch the checksum of %s from %s (%s); publish it there, set checksum_url, or pin "
+                    "the checksum" % (d["url"], checksum_url, e)) from None
+            sha = parse_checksum(text, checksum_url)
+        entry = {"url": d["url"], "sha512": sha, "extract_dir": d.get("extract_dir") or ""}
+        entry["dest"] = d.get("dest") or stamp_path(entry)
+        resolved.append(entry)
+    return resolved
+
+
+def expected_file_hash(entry):
+    """SHA-512 the destination must have when the download is in place (a stamp holds the hex)."""
+    if entry["extract_dir"]:
+        return hashlib.sha512(entry["sha512"].encode()).hexdigest()
+    return entry["sha512"]
+
+
+def plan(directories, downloads, files, state):
+    """Compare with the files_state answer; return the node_sync parameters and a report.
+
+    ``downloads`` are resolved entries. Returns (params, report); params is None when nothing is to do.
+    """
+    live_files = state.get("files") or {}
+    live_dirs = state.get("dirs") or {}
+    dirs, fetches, writes = [], [], []
+    report = {"directories": [], "downloads": [], "files": [], "before": {}, "after": {}}
+    for d in directories:
+        sddl = RESTRICTED_DIR_SDDL if d["restricted"] else ""
+        live = live_dirs.get(d["path"])
+        if live is None or (sddl and live != sddl):
+            dirs.append({"path": d["path"], "sddl": sddl})
+            report["directories"].append(d["path"])
+            report["before"][d["path"]] = "absent" if live is None else "access: %s" % live
+            report["after"][d["path"]] = "directory" + (", access: %s" % sddl if sddl else "")
+    for entry in downloads:
+        want = expected_file_hash(entry)
+        have = live_files.get(entry["dest"])
+        if have != want:
+            fetches.append(entry)
+            report["downloads"].append(entry["dest"])
+            report["before"][entry["dest"]] = "sha512:%s" % have if have else "absent"
+            report["after"][entry["dest"]] = "sha512:%s from %s" % (want, entry["url"])
+    for f in files:
+        data = f["content"].encode("utf-8")
+        want = hashlib.sha512(data).hexdigest()
+        have = live_files.get(f["path"])
+        if have != want:
+            writes.append({"path": f["path"], "content": base64.b64encode(data).decode("ascii"),
+                           "sddl": RESTRICTED_FILE_SDDL if f["restricted"] else ""})
+            report["files"].append(f["path"])
+            if f["secret"]:
+                report["before"][f["path"]] = "(secret)" if have else "absent"
+                report["after"][f["path"]] = "(secret, changed)"
+            else:
+                report["before"][f["path"]] = "sha512:%s" % have if have else "absent"
+                report["after"][f["path"]] = f["content"]
+    if not (dirs or fetches or writes):
+        return None, report
+    return {"Dirs": dirs, "Downloads": fetches, "Files": writes}, report
+
+
+def state_query(directories, downloads, files):
+    """Parameters of the files_state script for everything this task manages."""
+    return {"Files": [d["dest"] for d in downloads] + [f["path"] for f in files],
+            "Dirs": [d["path"] for d in directories]}

@@ -1,0 +1,82 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: win_node_facts
+short_description: Gather what adding a Windows node to Kubernetes depends on, in one remote operation
+version_added: 0.1.0
+description:
+  - Reads the Windows version and build, host name, network adapters, the container runtimes (service, named pipe,
+    version), the node services, and whether the node has joined a cluster, and sets them as the fact
+    C(kubewin_node).
+  - C(kubewin_node.join_state) is V(joined) when C(kubelet.conf) exists, V(partial) when an interrupted join left
+    bootstrap files behind (reset before joining again), V(fresh) otherwise.
+options:
+  extra_paths:
+    description: More paths whose existence to report in C(kubewin_node.paths).
+    type: list
+    elements: str
+    default: []
+attributes:
+  check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: none
+  facts:
+    description: Action returns an C(ansible_facts) dictionary that will update existing host facts.
+    support: full
+  platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
+    platforms: windows
+author:
+  - kubewin.nodes maintainers (@kubewin)
+"""
+
+EXAMPLES = r"""
+- name: Read the node
+  kubewin.nodes.win_node_facts:
+
+- name: Show the build
+  ansible.builtin.debug:
+    msg: "{{ kubewin_node.windows_build }} {{ kubewin_node.runtimes.containerd.version }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts about the node.
+  returned: success
+  type: dict
+  contains:
+    kubewin_node:
+      description: The node as seen by kubewin.nodes.
+      type: dict
+      returned: success
+      sample: {"hostname": "win-1", "windows_build": "10.0.20348", "join_state": "fresh",
+               "runtimes": {"containerd": {"service_exists": true, "service_status": "Running", "pipe_exists": true,
+                                           "version": "1.7.20"}},
+               "adapters": [{"name": "Ethernet0", "mac": "00-15-5D-01-02-03", "ipv4": ["192.0.2.10"]}]}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kubewin.nodes.plugins.module_utils.node_facts import FACTS_ARGSPEC
+
+
+def main():
+    module = AnsibleModule(argument_spec=FACTS_ARGSPEC, supports_check_mode=True)
+    # Reached only if the action plugin was bypassed.
+    module.fail_json(msg="kubewin.nodes.win_node_facts runs through its action plugin")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: win_node_files
+short_description: Directories, checksum-verified downloads and configuration files of a Windows node
+version_added: 0.1.0
+description:
+  - Creates directories (by default with access limited to Administrators and SYSTEM), downloads binaries and
+    archives verified against their published SHA-512 (or a pinned checksum), unpacks archives, and writes
+    configuration files, in one read and at most one write on the node.
+  - Everything is compared by SHA-512 first, so a file that is already right is neither downloaded nor written.
+  - The checksum files are fetched on the controller, so a download from a mirror, a file share or a local path
+    is verified the same way.
+options:
+  directories:
+    description: Directories to create.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path:
+        description: Directory path.
+        type: str
+        required: true
+      restricted:
+        description: Limit access to Administrators and SYSTEM, not inherited.
+        type: bool
+        default: true
+  downloads:
+    description: Files or archives to download.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      url:
+        description: C(http(s)://) URL, UNC path (C(\\server\share\...)) or local path on the node.
+        type: str
+        required: true
+      dest:
+        description: Destination file. Exactly one of O(downloads[].dest) and O(downloads[].extract_dir).
+        type: str
+      extract_dir:
+        description: Unpack the archive (C(.zip), C(.tgz)) into this directory with C(tar.exe).
+        type: str
+      checksum:
+        description: Pinned SHA-512, as hex or C(sha512:<hex>). Wins over O(downloads[].checksum_url).
+        type: str
+      checksum_url:
+        description: URL of the checksum file. Defaults to the O(downloads[].url) with C(.sha512) appended.
+        type: str
+  files:
+    description: Files to write.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path:
+        description: File path.
+        type: str
+        required: true
+      content:
+        description: File content (UTF-8).
+        type: str
+        required: true
+      restricted:
+        description: Limit access to Administrators and SYSTEM (for credentials).
+        type: bool
+        default: false
+      secret:
+        description: Keep the content out of diffs and run the write with C(no_log).
+        type: bool
+        default: false
+  proxy:
+    description: HTTP proxy for the downloads and the checksum files, for example V(http://proxy:3128).
+    type: str
+  proxy_bypass:
+    description: Hosts the node reaches without the proxy.
+    type: list
+    elements: str
+    default: []
+  checksum_timeout:
+    description: Seconds to wait for a checksum file.
+    type: int
+    default: 30
+attributes:
+  check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: full
+  platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
+    platforms: windows
+author:
+  - kubewin.nodes maintainers (@kubewin)
+"""
+
+EXAMPLES = r"""
+- name: Kubernetes node binaries from the release tree, verified against the published SHA-512
+  kubewin.nodes.win_node_files:
+    directories:
+      - path: C:\k
+    downloads:
+      - url: https://dl.k8s.io/release/v1.33.2/bin/windows/amd64/kubelet.exe
+        dest: C:\k\kubelet.exe
+      - url: https://github.com/containernetworking/plugins/releases/download/v1.6.2/cni-plugins-windows-amd64-v1.6.2.tgz
+        extract_dir: C:\opt\cni\bin
+"""
+
+RETURN = r"""
+directories:
+  description: Directories created or whose access rules were set.
+  returned: success
+  type: list
+  elements: str
+  sample: ['C:\k']
+downloaded:
+  description: Destinations downloaded (for archives, the stamp file in the directory they were unpacked to).
+  returned: success
+  type: list
+  elements: str
+  sample: ['C:\k\kubelet.exe']
+written:
+  description: Files written.
+  returned: success
+  type: list
+  elements: str
+  sample: ['C:\etc\cni\net.d\10-flannel.conf']
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kubewin.nodes.plugins.module_utils.node_files import FILES_ARGSPEC
+
+
+def main():
+    module = AnsibleModule(argument_spec=FILES_ARGSPEC, supports_check_mode=True)
+    # Reached only if the action plugin was bypassed.
+    module.fail_json(msg="kubewin.nodes.win_node_files runs through its action plugin")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+import pytest
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nf
+
+
+def answer(**over):
+    base = {
+        "computer_name": "WIN-1", "hostname": "win-1",
+        "version": {"major": 10, "minor": 0, "build": "20348", "ubr": 2113},
+        "adapters": [{"name": "Ethernet0", "mac": "00-15-5D-00-00-01", "ipv4": ["192.0.2.10"]}],
+        "pipes": ["containerd-containerd"],
+        "services": {"containerd": {"exists": True, "status": "Running",
+                                    "version_output": "containerd github.com/containerd/containerd/v2 v2.0.4 1a43\r\n"},
+                     "docker": {"exists": False}},
+        "paths": {},
+    }
+    base.update(over)
+    return base
+
+
+def test_build_runtime_and_adapters_are_reported():
+    facts = nf.node_facts(answer())
+    assert facts["windows_build"] == "10.0.20348" and facts["windows_build_full"] == "10.0.20348.2113"
+    assert facts["runtimes"]["containerd"] == {"service_exists": True, "service_status": "Running",
+                                               "pipe_exists": True, "version": "2.0.4"}
+    docker = facts["runtimes"]["docker"]
+    assert docker["service_exists"] is False and docker["pipe_exists"] is False
+    assert facts["adapters"][0]["ipv4"] == ["192.0.2.10"]
+
+
+@pytest.mark.parametrize("output, version", [
+    ("Docker version 24.0.7, build afdd53b", "24.0.7"),
+    ("containerd github.com/containerd/containerd v1.6.28 ae07eda", "1.6.28"),
+    ("'C:\\x\\containerd.exe' is not recognized", None), (None, None),
+])
+def test_runtime_versions(output, version):
+    assert nf.parse_runtime_version(output) == version
+
+
+@pytest.mark.parametrize("present, state", [
+    ([], "fresh"),
+    ([nf.BOOTSTRAP_CONF], "partial"),
+    ([nf.CA_CERT], "partial"),
+    ([nf.KUBELET_CONF, nf.CA_CERT], "joined"),
+])
+def test_join_state_tells_an_interrupted_join_apart(present, state):
+    paths = {p: p in present for p in nf.JOIN_MARKERS}
+    assert nf.node_facts(answer(paths=paths))["join_state"] == state
+
+
+def test_script_asks_for_join_markers_and_runtime_versions():
+    params = nf.script_parameters(["C:\\k\\x"])
+    assert set(nf.JOIN_MARKERS) <= set(params["Paths"]) and "C:\\k\\x" in params["Paths"]
+    assert params["VersionOf"] == ["containerd", "docker"]

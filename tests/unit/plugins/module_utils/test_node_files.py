@@ -1,0 +1,92 @@
+import base64
+import hashlib
+
+import pytest
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
+
+SHA = hashlib.sha512(b"kubelet").hexdigest()
+URL = "http://mirror.example/release/v1.33.2/bin/windows/amd64/kubelet.exe"
+
+
+def resolved(**over):
+    entry = {"url": URL, "dest": "C:\\k\\kubelet.exe", "checksum": None, "checksum_url": None, "extract_dir": None}
+    entry.update(over)
+    return nfiles.resolve_downloads([entry], fetch={URL + ".sha512": SHA + "\n"}.__getitem__)
+
+
+@pytest.mark.parametrize("text", [SHA, "sha512:" + SHA.upper(), "%s  kubelet.exe\n" % SHA, "\n%s\n" % SHA])
+def test_checksum_forms(text):
+    assert nfiles.parse_checksum(text, "x") == SHA
+
+
+@pytest.mark.parametrize("text", ["", "abc", hashlib.sha256(b"x").hexdigest(), "<html>Not Found</html>"])
+def test_non_sha512_checksums_are_refused_with_their_source(text):
+    with pytest.raises(nfiles.NodeFilesError, match="http://m/c is not a SHA-512"):
+        nfiles.parse_checksum(text, "http://m/c")
+
+
+def test_published_checksum_is_fetched_next_to_the_download():
+    assert resolved()[0]["sha512"] == SHA
+
+
+def test_pinned_checksum_needs_no_fetch():
+    out = nfiles.resolve_downloads([{"url": URL, "dest": "C:\\k\\kubelet.exe", "checksum": "sha512:" + SHA}],
+                                   fetch=lambda url: pytest.fail("fetched %s" % url))
+    assert out[0]["sha512"] == SHA
+
+
+def test_unreachable_checksum_says_what_to_do():
+    def fetch(url):
+        raise OSError("connection refused")
+
+    with pytest.raises(nfiles.NodeFilesError, match="pin the checksum") as err:
+        nfiles.resolve_downloads([{"url": URL, "dest": "C:\\k\\kubelet.exe"}], fetch)
+    assert URL + ".sha512" in str(err.value) and "connection refused" in str(err.value)
+
+
+def test_archive_gets_a_stamp_file_in_its_directory():
+    entry = resolved(dest=None, extract_dir="C:\\opt\\cni\\bin\\", url=URL)[0]
+    assert entry["dest"] == "C:\\opt\\cni\\bin\\.kubewin-kubelet.exe.sha512"
+    assert nfiles.expected_file_hash(entry) == hashlib.sha512(SHA.encode()).hexdigest()
+
+
+def test_dest_and_extract_dir_are_exclusive():
+    with pytest.raises(nfiles.NodeFilesError, match="exactly one of dest"):
+        resolved(extract_dir="C:\\x")
+
+
+DIRS = [{"path": "C:\\k", "restricted": True}, {"path": "C:\\var\\log", "restricted": False}]
+FILES = [{"path": "C:\\etc\\cni\\net.d\\10-flannel.conf", "content": "{}", "restricted": False, "secret": False},
+         {"path": "C:\\etc\\kube-proxy\\kubeconfig", "content": "token: s3cret", "restricted": True, "secret": True}]
+
+
+def test_fresh_node_gets_everything_in_one_sync():
+    params, report = nfiles.plan(DIRS, resolved(), FILES, {"files": {}, "dirs": {}})
+    assert [d["sddl"] for d in params["Dirs"]] == [nfiles.RESTRICTED_DIR_SDDL, ""]
+    assert params["Downloads"][0]["sha512"] == SHA
+    secret = params["Files"][1]
+    assert base64.b64decode(secret["content"]) == b"token: s3cret" and secret["sddl"] == nfiles.RESTRICTED_FILE_SDDL
+    assert "s3cret" not in str(report) and report["after"][FILES[0]["path"]] == "{}"
+
+
+def test_node_in_the_desired_state_needs_nothing():
+    live = {"files": {"C:\\k\\kubelet.exe": SHA,
+                      FILES[0]["path"]: hashlib.sha512(b"{}").hexdigest(),
+                      FILES[1]["path"]: hashlib.sha512(b"token: s3cret").hexdigest()},
+            "dirs": {"C:\\k": nfiles.RESTRICTED_DIR_SDDL, "C:\\var\\log": "D:AI(A;OICIID;FA;;;BU)"}}
+    params, report = nfiles.plan(DIRS, resolved(), FILES, live)
+    assert params is None and report["downloads"] == [] and report["directories"] == []
+
+
+def test_wrong_binary_and_loose_acl_are_repaired():
+    live = {"files": {"C:\\k\\kubelet.exe": hashlib.sha512(b"old").hexdigest()},
+            "dirs": {"C:\\k": "D:AI(A;OICIID;FA;;;BU)"}}
+    params, report = nfiles.plan(DIRS[:1], resolved(), [], live)
+    assert report["downloads"] == ["C:\\k\\kubelet.exe"] and report["directories"] == ["C:\\k"]
+    assert report["before"]["C:\\k"].startswith("access: D:AI")
+
+
+def test_state_query_covers_every_managed_path():
+    q = nfiles.state_query(DIRS, resolved(), FILES)
+    assert q == {"Files": ["C:\\k\\kubelet.exe", FILES[0]["path"], FILES[1]["path"]], "Dirs": ["C:\\k", "C:\\var\\log"]}
