@@ -1,0 +1,1 @@
+"""Simulated Windows hosts for the kubewin.nodes test lab (see README.md)."""

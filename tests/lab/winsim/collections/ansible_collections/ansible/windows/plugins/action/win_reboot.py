@@ -1,0 +1,21 @@
+# -*- coding: utf-8 -*-
+# Test-lab stand-in for the ansible.windows.win_reboot action: one remote operation that reboots the
+# simulated host (services restart by start mode, HNS objects are gone, see winsim_reboot).
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.plugins.action import ActionBase
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        if self._task.check_mode:
+            return dict(result, changed=True)
+        answer = self._execute_module("ansible.windows.winsim_reboot", module_args=dict(self._task.args),
+                                      task_vars=task_vars)
+        result.update(answer)
+        return result

@@ -1,0 +1,163 @@
+# -*- coding: utf-8 -*-
+# Test-lab only: stand-in executables on the simulated C: drive.
+"""A stand-in binary is a text file whose first line is ``KUBEWIN-SIM-BINARY <tool> <version>``.
+
+Running one (win_command, win_shell, or as a service's ImagePath) dispatches to the Python
+implementation registered for ``<tool>``. Anything else fails the way Windows would.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
+
+MARKER = "KUBEWIN-SIM-BINARY"
+COMMANDS = {}        # tool -> fn(host, version, args, stdin) -> (rc, stdout, stderr)
+SERVICE_START = {}   # tool -> fn(host, version, svc, args)
+SERVICE_STOP = {}    # tool -> fn(host, version, svc)
+
+
+def command(tool):
+    def register(fn):
+        COMMANDS[tool] = fn
+        return fn
+    return register
+
+
+def marker_line(tool, version):
+    return "%s %s %s\n" % (MARKER, tool, version)
+
+
+def read_marker(path):
+    """(tool, version) of a stand-in binary, or None if the file is not one."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(200).decode("ascii", "replace").split()
+    except (IOError, OSError):
+        return None
+    if len(first) >= 3 and first[0] == MARKER:
+        return first[1], first[2]
+    return None
+
+
+def resolve_executable(host, name, cwd=None):
+    """Find an executable like Windows does: absolute path, the working directory, then Path (+.exe)."""
+    candidates = []
+    names = [name] if name.lower().endswith((".exe", ".cmd", ".bat")) else [name + ".exe", name]
+    if re.match(r"^[A-Za-z]:[\\/]", name):
+        candidates = names
+    else:
+        dirs = ([cwd] if cwd else []) + [d for d in (host.state.get("env", {}).get("Path") or "").split(";") if d]
+        candidates = [d.rstrip("\\") + "\\" + n for d in dirs for n in names]
+    for c in candidates:
+        try:
+            local = host.local_path(c)
+        except SimError:
+            continue
+        if os.path.isfile(local):
+            return c, local
+    return None, None
+
+
+def run(host, argv, cwd=None, stdin=None, shell="cmd"):
+    """Run argv[0] with argv[1:]; returns (rc, stdout, stderr)."""
+    win, local = resolve_executable(host, argv[0], cwd)
+    if local is None:
+        if shell == "powershell":
+            return 1, "", ("%s : The term '%s' is not recognized as the name of a cmdlet, function, script file, or "
+                           "operable program.\r\n" % (argv[0], argv[0]))
+        return 1, "", "'%s' is not recognized as an internal or external command,\r\noperable program or batch " \
+                  "file.\r\n" \
+            % argv[0]
+    marker = read_marker(local)
+    if marker is None:
+        raise SimError("winsim: %s is not a stand-in binary (first line must be '%s <tool> <version>')" % (win, MARKER))
+    tool, version = marker
+    impl = COMMANDS.get(tool)
+    if impl is None:
+        raise SimError("winsim: no implementation for stand-in binary %s (%s %s)" % (win, tool, version))
+    host.fault("exec:" + tool)
+    return impl(host, version, list(argv[1:]), stdin)
+
+
+def service_process_start(host, svc):
+    """What happens when SCM launches a service's ImagePath."""
+    from ansible_collections.kubewin.nodes.plugins.module_utils.kubelet_service import split_windows_command_line
+
+    argv = split_windows_command_line(svc["image_path"] or "")
+    if not argv:
+        raise SimError("2: The system cannot find the file specified.")
+    win, local = resolve_executable(host, argv[0])
+    if local is None:
+        raise SimError("2: The system cannot find the file specified. (%s)" % argv[0])
+    marker = read_marker(local)
+    if marker is None:
+        raise SimError("193: %s is not a valid Win32 application." % win)
+    tool, version = marker
+    host.fault("service:" + svc["name"].lower())
+    fn = SERVICE_START.get(tool)
+    if fn is None:
+        # A program that does not talk to the SCM: SCM gives up waiting for it.
+        raise SimError("1053: The service did not respond to the start or control request in a timely fashion.")
+    fn(host, version, svc, argv[1:])
+
+
+def service_process_stop(host, svc):
+    argv = _argv(svc)
+    if not argv:
+        return
+    win, local = resolve_executable(host, argv[0])
+    marker = read_marker(local) if local else None
+    if marker and marker[0] in SERVICE_STOP:
+        SERVICE_STOP[marker[0]](host, marker[1], svc)
+
+
+def _argv(svc):
+    from ansible_collections.kubewin.nodes.plugins.module_utils.kubelet_service import split_windows_command_line
+    return split_windows_command_line(svc["image_path"] or "")
+
+
+# --- system services and runtimes: start/stop only ------------------------------------------
+def _plain_service(host, version, svc, args):
+    return None
+
+
+def _runtime_start(pipe):
+    def start(host, version, svc, args):
+        if "--run-service" not in args:
+            raise SimError("1053: The service did not respond to the start or control request in a timely fashion.")
+        pipes = host.state.setdefault("pipes", [])
+        if pipe not in pipes:
+            pipes.append(pipe)
+    return start
+
+
+def _runtime_stop(pipe):
+    def stop(host, version, svc):
+        pipes = host.state.setdefault("pipes", [])
+        if pipe in pipes:
+            pipes.remove(pipe)
+    return stop
+
+
+for _tool in ("svchost", "vmcompute"):
+    SERVICE_START[_tool] = _plain_service
+SERVICE_START["containerd"] = _runtime_start(r"\\.\pipe\containerd-containerd")
+SERVICE_STOP["containerd"] = _runtime_stop(r"\\.\pipe\containerd-containerd")
+SERVICE_START["dockerd"] = _runtime_start(r"\\.\pipe\docker_engine")
+SERVICE_STOP["dockerd"] = _runtime_stop(r"\\.\pipe\docker_engine")
+
+
+@command("containerd")
+def _containerd(host, version, args, stdin):
+    if args[:1] in (["--version"], ["-v"]):
+        return 0, "containerd github.com/containerd/containerd v%s\n" % version.lstrip("v"), ""
+    return 1, "", "winsim: containerd %s is not simulated\n" % " ".join(args)
+
+
+# The Kubernetes binaries live in winsim_kube (imported for its registrations).
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube  # noqa: E402,F401

@@ -1,0 +1,627 @@
+# -*- coding: utf-8 -*-
+# Test-lab only: stand-in kubeadm.exe and kubelet.exe that talk to the lab's real API server.
+"""kubeadm join/reset/upgrade node/version and the kubelet service, following the real steps
+(cmd/kubeadm/app/cmd/phases/join, pkg/kubelet/certificate/bootstrap) closely enough that what the
+collection does around them is tested against a real kube-apiserver: token discovery with JWS and
+CA-pin verification, the TLS bootstrap through a CSR approved by the controller-manager, and the
+Node registration (annotated for kwok, which keeps it Ready)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import datetime
+import hashlib
+import hmac
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+
+import yaml
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries as binaries
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
+
+ETC = "C:\\etc\\kubernetes"
+KUBELET_DIR = "C:\\var\\lib\\kubelet"
+CRI_CONTAINERD = "npipe:////./pipe/containerd-containerd"
+# Flags only the Windows kubelet registers (cmd/kubelet/app/options/osflags_windows.go): the
+# lab's flag list comes from a Linux kubelet's --help, which lacks them.
+WINDOWS_ONLY_FLAGS = {"windows-service", "windows-priorityclass"}
+
+
+# --- small helpers --------------------------------------------------------------------------
+def _read(host, win_path):
+    with open(host.local_path(win_path), "rb") as f:
+        return f.read()
+
+
+def _write(host, win_path, data):
+    local = host.local_path(win_path)
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    with open(local, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+
+
+def _exists(host, win_path):
+    return os.path.exists(host.local_path(win_path))
+
+
+def go_quote(s):
+    """Go's %q for the ASCII text kubeadm writes (kubeadm-flags.env)."""
+    out = ['"']
+    for c in s:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\t":
+            out.append("\\t")
+        elif ord(c) < 0x20 or ord(c) == 0x7f:
+            out.append("\\x%02x" % ord(c))
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def _b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+class Api(object):
+    """Minimal client: bootstrap token, client certificate, or anonymous; CA-verified or not."""
+
+    def __init__(self, server, ca_pem=None, token=None, cert_pem=None, key_pem=None):
+        self.server, self.token = server.rstrip("/"), token
+        self._tmp = tempfile.mkdtemp(prefix="winsim-api-")
+        self.verify = False
+        if ca_pem:
+            self.verify = self._file("ca.crt", ca_pem)
+        self.cert = None
+        if cert_pem:
+            self.cert = (self._file("c.crt", cert_pem), self._file("c.key", key_pem))
+
+    def _file(self, name, data):
+        path = os.path.join(self._tmp, name)
+        with open(path, "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode())
+        return path
+
+    def close(self):
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def request(self, method, path, body=None, content_type="application/json"):
+        import requests
+        import urllib3
+        urllib3.disable_warnings()
+        headers = {"Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
+        if body is not None:
+            headers["Content-Type"] = content_type
+            body = json.dumps(body)
+        try:
+            r = requests.request(method, self.server + path, data=body, headers=headers, verify=self.verify,
+                                 cert=self.cert, timeout=15)
+        except requests.RequestException as e:
+            raise SimError("unable to reach the API server %s: %s" % (self.server, e)) from None
+        if r.status_code >= 400:
+            return r.status_code, (r.json() if r.headers.get("Content-Type", "").startswith("application/json")
+                                   else {"message": r.text})
+        return r.status_code, r.json()
+
+
+def _kubeconfig(server, ca_pem, user):
+    return yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "preferences": {},
+        "clusters": [{"name": "default-cluster", "cluster": {
+            "server": server, "certificate-authority-data": base64.b64encode(ca_pem).decode()}}],
+        "contexts": [{"name": "default-context", "context": {
+            "cluster": "default-cluster", "namespace": "default", "user": "default-auth"}}],
+        "current-context": "default-context",
+        "users": [{"name": "default-auth", "user": user}],
+    }, default_flow_style=False)
+
+
+def _load_kubeconfig(host, win_path):
+    """(server, ca_pem, user) of a kubeconfig on the node."""
+    cfg = yaml.safe_load(_read(host, win_path))
+    ctx_name = cfg.get("current-context")
+    ctx = next((c["context"] for c in cfg.get("contexts") or [] if c["name"] == ctx_name), None) or {}
+    cluster = next((c["cluster"] for c in cfg["clusters"] if c["name"] == ctx.get("cluster")),
+                   cfg["clusters"][0]["cluster"])
+    user = next((u["user"] for u in cfg.get("users") or [] if u["name"] == ctx.get("user")), {})
+    ca = base64.b64decode(cluster["certificate-authority-data"]) if cluster.get("certificate-authority-data") \
+        else _read(host, cluster["certificate-authority"])
+    return cluster["server"], ca, user
+
+
+def _api_from_kubeconfig(host, win_path):
+    server, ca, user = _load_kubeconfig(host, win_path)
+    if user.get("token"):
+        return Api(server, ca, token=user["token"])
+    cert = base64.b64decode(user["client-certificate-data"]) if user.get("client-certificate-data") \
+        else _read(host, user["client-certificate"])
+    key = base64.b64decode(user["client-key-data"]) if user.get("client-key-data") else _read(host, user["client-key"])
+    return Api(server, ca, cert_pem=cert, key_pem=key)
+
+
+def ca_pins(ca_pem):
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    pins = []
+    for block in re.findall(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", ca_pem, re.S):
+        cert = x509.load_pem_x509_certificate(block)
+        spki = cert.public_key().public_bytes(serialization.Encoding.DER,
+                                              serialization.PublicFormat.SubjectPublicKeyInfo)
+        pins.append("sha256:" + hashlib.sha256(spki).hexdigest())
+    return pins
+
+
+def _timeout(host, key, default):
+    return float(host.config().get(key, default))
+
+
+# --- kubeadm --------------------------------------------------------------------------------
+class Out(object):
+    def __init__(self):
+        self.lines = []
+
+    def __call__(self, text):
+        self.lines.append(text)
+
+    def text(self):
+        return "".join(line + "\n" for line in self.lines)
+
+
+def _parse_kubeadm_flags(args, known, bools=()):
+    """pflag-style parsing: --name=value, --name value, booleans; unknown flags are errors."""
+    flags, positional, i = {}, [], 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith("-") and a != "-":
+            name, sep, value = a.lstrip("-").partition("=")
+            if name not in known and name not in bools:
+                raise _KubeadmExit("unknown flag: %s" % a.split("=")[0])
+            if name in bools:
+                flags[name] = value if sep else "true"
+            elif sep:
+                flags[name] = value
+            else:
+                if i + 1 >= len(args):
+                    raise _KubeadmExit("flag needs an argument: %s" % a)
+                flags[name] = args[i + 1]
+                i += 1
+        else:
+            positional.append(a)
+        i += 1
+    return flags, positional
+
+
+class _KubeadmExit(Exception):
+    pass
+
+
+@binaries.command("kubeadm")
+def kubeadm(host, version, args, stdin):
+    out = Out()
+    try:
+        if not args:
+            raise _KubeadmExit("kubeadm: easily bootstrap a secure Kubernetes cluster (no command given)")
+        cmd, rest = args[0], args[1:]
+        if cmd == "version":
+            flags, _ = _parse_kubeadm_flags(rest, {"output", "o"})
+            fmt = flags.get("output") or flags.get("o")
+            if fmt == "short":
+                out(version)
+            else:
+                out('kubeadm version: &version.Info{Major:"1", GitVersion:"%s", Platform:"windows/amd64"}' % version)
+        elif cmd == "join":
+            _join(host, version, rest, out)
+        elif cmd == "reset":
+            _reset(host, version, rest, out, stdin)
+        elif cmd == "upgrade" and rest[:1] == ["node"]:
+            _upgrade_node(host, version, rest[1:], out)
+        else:
+            raise _KubeadmExit("unknown command %r for \"kubeadm\"" % cmd)
+    except _KubeadmExit as e:
+        return 1, out.text(), "%s\nTo see the stack trace of this error execute with --v=5 or higher\n" % e
+    return 0, out.text(), ""
+
+
+JOIN_FLAGS = {"token", "discovery-token", "tls-bootstrap-token", "discovery-token-ca-cert-hash", "node-name",
+              "cri-socket", "ignore-preflight-errors", "v", "config", "discovery-file", "skip-phases", "patches"}
+JOIN_BOOLS = {"discovery-token-unsafe-skip-ca-verification", "dry-run"}
+
+
+def _join(host, version, args, out):
+    flags, positional = _parse_kubeadm_flags(args, JOIN_FLAGS, JOIN_BOOLS)
+    if flags.get("config") or flags.get("discovery-file"):
+        raise _KubeadmExit("winsim: kubeadm join --config/--discovery-file is not simulated")
+    if len(positional) != 1:
+        raise _KubeadmExit("[discovery] a single API server endpoint is required, got %r" % positional)
+    endpoint = positional[0]
+    disc_token = flags.get("discovery-token") or flags.get("token")
+    tls_token = flags.get("tls-bootstrap-token") or flags.get("token")
+    if not disc_token or not tls_token:
+        raise _KubeadmExit("discovery: Invalid value: \"\": bootstrapToken or file must be set")
+    m = re.match(r"^([a-z0-9]{6})\.([a-z0-9]{16})$", disc_token)
+    if not m:
+        raise _KubeadmExit("the bootstrap token \"%s\" was not of the form \"%s\""
+                           % (disc_token, "[a-z0-9]{6}.[a-z0-9]{16}"))
+    pins = [p for p in (flags.get("discovery-token-ca-cert-hash") or "").split(",") if p]
+    skip_verify = flags.get("discovery-token-unsafe-skip-ca-verification") == "true"
+    if not pins and not skip_verify:
+        raise _KubeadmExit("discovery.bootstrapToken: Invalid value: \"\": using token-based discovery without "
+                           "caCertHashes can be unsafe. Set unsafeSkipCAVerification as true in your kubeadm config "
+                           "file or pass --discovery-token-unsafe-skip-ca-verification flag to continue")
+    ignore = set((flags.get("ignore-preflight-errors") or "").lower().split(","))
+    node_name = (flags.get("node-name") or host.state["hostname"]).lower()
+    cri = flags.get("cri-socket") or CRI_CONTAINERD
+
+    out("[preflight] Running pre-flight checks")
+    errors = []
+    for name, path in (("FileAvailable--etc-kubernetes-kubelet.conf", ETC + "\\kubelet.conf"),
+                       ("FileAvailable--etc-kubernetes-pki-ca.crt", ETC + "\\pki\\ca.crt")):
+        if _exists(host, path) and name.lower() not in ignore and "all" not in ignore:
+            errors.append("[ERROR %s]: %s already exists" % (name, path))
+    pipe = cri.replace("npipe:////./pipe/", "\\\\.\\pipe\\")
+    if pipe not in host.state.get("pipes", []) and "cri" not in ignore and "all" not in ignore:
+        errors.append("[ERROR CRI]: container runtime is not running: validate service connection: validate CRI v1 "
+                      "runtime API for endpoint \"%s\": open %s: The system cannot find the file specified."
+                      % (cri, pipe))
+    if errors:
+        raise _KubeadmExit("error execution phase preflight: [preflight] Some fatal errors "
+                           "occurred:\n\t%s\n[preflight] "
+                           "If you know what you are doing, you can make a check non-fatal with "
+                           "`--ignore-preflight-errors=...`" % "\n\t".join(errors))
+
+    server = "https://" + endpoint
+    cluster_server, ca_pem = _discover(host, server, m.group(1), m.group(2), pins, skip_verify, out)
+    _write(host, ETC + "\\pki\\ca.crt", ca_pem)
+    _write(host, ETC + "\\bootstrap-kubelet.conf", _kubeconfig(cluster_server, ca_pem, {"token": tls_token}))
+
+    api = Api(cluster_server, ca_pem, token=tls_token)
+    try:
+        out("[preflight] Reading configuration from the \"kubeadm-config\" ConfigMap in namespace \"kube-system\"...")
+        code, cm = api.request("GET", "/api/v1/namespaces/kube-system/configmaps/kubeadm-config")
+        if code != 200:
+            raise _KubeadmExit("error execution phase preflight: unable to fetch the kubeadm-config ConfigMap: %s"
+                               % cm.get("message"))
+        code, node = api.request("GET", "/api/v1/nodes/%s" % node_name)
+        if code == 200 and any(c.get("type") == "Ready" and c.get("status") == "True"
+                               for c in (node.get("status") or {}).get("conditions") or []):
+            raise _KubeadmExit("error execution phase kubelet-start: a Node with name \"%s\" and status "
+                               "\"Ready\" already "
+                               "exists in the cluster. You must delete the existing Node or change the name of this "
+                               "new joining Node" % node_name)
+        code, kcm = api.request("GET", "/api/v1/namespaces/kube-system/configmaps/kubelet-config")
+        if code != 200:
+            raise _KubeadmExit("error execution phase kubelet-start: unable to fetch the kubelet-config ConfigMap: %s"
+                               % kcm.get("message"))
+    finally:
+        api.close()
+
+    out("[kubelet-start] Writing kubelet configuration to file \"%s\\config.yaml\"" % KUBELET_DIR)
+    _write(host, KUBELET_DIR + "\\config.yaml", _windows_kubelet_config(kcm["data"]["kubelet"]))
+    kubelet_args = ["--container-runtime-endpoint=" + cri]
+    if node_name != host.state["hostname"].lower():
+        kubelet_args.append("--hostname-override=" + node_name)
+    out("[kubelet-start] Writing kubelet environment file with flags to file \"%s\\kubeadm-flags.env\"" % KUBELET_DIR)
+    _write(host, KUBELET_DIR + "\\kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=%s\n" % go_quote(" ".join(kubelet_args)))
+
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
+    svc = winsim_scm.find(host.state, "kubelet")
+    if svc is None:
+        out("[kubelet-start] Couldn't detect a kubelet service, can't make sure the kubelet is running properly.")
+    else:
+        out("[kubelet-start] Starting the kubelet")
+        try:
+            winsim_scm.stop(host, "kubelet", force=True)
+            winsim_scm.start(host, "kubelet")
+        except SimError as e:
+            out("[kubelet-start] WARNING: unable to start the kubelet service: [%s]" % e)
+    out("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap")
+    # The simulated kubelet bootstraps synchronously inside its start, so there is nothing to wait for:
+    # a missing kubelet.conf now is what kubeadm reports after its 4-minute wait.
+    if svc is None or winsim_scm.find(host.state, "kubelet")["status"] != "Running" \
+            or not _exists(host, ETC + "\\kubelet.conf"):
+        raise _KubeadmExit("error execution phase kubelet-start: failed while waiting for the kubelet to start: "
+                           "The HTTP call equal to 'curl -sSL http://127.0.0.1:10248/healthz' returned error: "
+                           "timed out waiting for the condition")
+    os.remove(host.local_path(ETC + "\\bootstrap-kubelet.conf"))
+    out("\nThis node has joined the cluster:\n* Certificate signing request was sent to apiserver and a response was "
+        "received.\n* The Kubelet was informed of the new secure connection details.")
+
+
+def _discover(host, server, token_id, token_secret, pins, skip_verify, out):
+    """Token discovery: fetch cluster-info insecurely, verify its JWS and the CA pin, refetch securely."""
+    deadline = time.time() + _timeout(host, "discovery_timeout", 60)
+    last = "no answer"
+    out("[discovery] Trying to connect to API Server \"%s\"" % server.replace("https://", ""))
+    while True:
+        api = Api(server)
+        try:
+            code, cm = api.request("GET", "/api/v1/namespaces/kube-public/configmaps/cluster-info")
+        except SimError as e:
+            code, cm = 0, {"message": str(e)}
+        finally:
+            api.close()
+        if code == 200:
+            data = cm.get("data") or {}
+            sig = data.get("jws-kubeconfig-" + token_id)
+            if sig:
+                break
+            last = "token id \"%s\" is invalid for this cluster or it has expired. Use \"kubeadm token create\" " \
+                   "on the " \
+                   "control-plane node to create a new valid token" % token_id
+        else:
+            last = cm.get("message")
+        if time.time() > deadline:
+            raise _KubeadmExit("error execution phase preflight: couldn't validate the identity of the API Server: %s"
+                               % last)
+        time.sleep(2)
+    kubeconfig = data["kubeconfig"]
+    header = _b64url(json.dumps({"alg": "HS256", "kid": token_id}, separators=(",", ":")).encode())
+    parts = sig.split(".")
+    if len(parts) != 3 or parts[1]:
+        raise _KubeadmExit("error execution phase preflight: couldn't validate the identity of the API Server: "
+                           "malformed JWS signature")
+    signing_input = (parts[0] + "." + _b64url(kubeconfig.encode())).encode()
+    expected = _b64url(hmac.new(token_secret.encode(), signing_input, hashlib.sha256).digest())
+    if not hmac.compare_digest(expected, parts[2]) or json.loads(
+            base64.urlsafe_b64decode(parts[0] + "=" * (-len(parts[0]) % 4))).get("kid") != token_id:
+        raise _KubeadmExit("error execution phase preflight: couldn't validate the identity of the API Server: "
+                           "failed to "
+                           "verify JWS signature of received cluster info object, can't trust this API Server")
+    del header
+    cfg = yaml.safe_load(kubeconfig)
+    cluster = cfg["clusters"][0]["cluster"]
+    ca_pem = base64.b64decode(cluster["certificate-authority-data"])
+    if not skip_verify:
+        have = ca_pins(ca_pem)
+        if not set(p.lower() for p in pins) & set(have):
+            raise _KubeadmExit("error execution phase preflight: couldn't validate the identity of the API Server: "
+                               "cluster CA found in cluster-info ConfigMap is invalid: none of the public keys "
+                               "\"%s\" are "
+                               "pinned" % ",".join(have))
+    secure = Api(server, ca_pem)
+    try:
+        code, cm2 = secure.request("GET", "/api/v1/namespaces/kube-public/configmaps/cluster-info")
+    finally:
+        secure.close()
+    if code != 200 or cm2["data"]["kubeconfig"] != kubeconfig:
+        raise _KubeadmExit("error execution phase preflight: couldn't validate the identity of the API Server: the "
+                           "second cluster-info fetch did not match")
+    out("[discovery] Cluster info signature and contents are valid and TLS certificate validates against pinned roots, "
+        "will use API Server \"%s\"" % cluster["server"].replace("https://", ""))
+    return cluster["server"], ca_pem
+
+
+def _windows_kubelet_config(text):
+    """kubeadm's Windows mutation of the KubeletConfiguration (componentconfigs/kubelet_windows.go):
+    absolute paths gain the system drive, and there is no resolv.conf."""
+    cfg = yaml.safe_load(text)
+
+    def fix(p):
+        return "C:" + p.replace("/", "\\") if isinstance(p, str) and p.startswith("/") else p
+    for key in ("staticPodPath", "tlsCertFile", "tlsPrivateKeyFile"):
+        if cfg.get(key):
+            cfg[key] = fix(cfg[key])
+    x509 = ((cfg.get("authentication") or {}).get("x509") or {})
+    if x509.get("clientCAFile"):
+        x509["clientCAFile"] = fix(x509["clientCAFile"])
+    cfg["resolvConf"] = ""
+    return yaml.safe_dump(cfg, default_flow_style=False)
+
+
+def _reset(host, version, args, out, stdin):
+    flags, _ = _parse_kubeadm_flags(args, {"cri-socket", "ignore-preflight-errors", "v", "cert-dir", "kubeconfig",
+                                           "skip-phases"}, {"force", "f", "dry-run", "cleanup-tmp-dir"})
+    if flags.get("force") != "true" and flags.get("f") != "true" and (stdin or "").strip().lower() not in ("y", "yes"):
+        raise _KubeadmExit("won't proceed; the user didn't answer (Y|n) in order to continue")
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
+    out("[reset] Stopping the kubelet service")
+    if winsim_scm.find(host.state, "kubelet"):
+        winsim_scm.stop(host, "kubelet", force=True)
+    for d in (ETC + "\\manifests", KUBELET_DIR, ETC + "\\pki"):
+        local = host.local_path(d)
+        if os.path.isdir(local):
+            out("[reset] Deleting contents of directories: [%s]" % d)
+            for entry in os.listdir(local):
+                p = os.path.join(local, entry)
+                shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.remove(p)
+    for f in ("admin.conf", "super-admin.conf", "kubelet.conf", "bootstrap-kubelet.conf", "controller-manager.conf",
+              "scheduler.conf"):
+        local = host.local_path(ETC + "\\" + f)
+        if os.path.exists(local):
+            os.remove(local)
+    out("[reset] Deleted files; the reset process does not clean CNI configuration or HNS state")
+
+
+def _upgrade_node(host, version, args, out):
+    _parse_kubeadm_flags(args, {"v", "patches", "skip-phases", "ignore-preflight-errors"},
+                         {"dry-run", "certificate-renewal", "etcd-upgrade"})
+    if not _exists(host, ETC + "\\kubelet.conf"):
+        raise _KubeadmExit("error execution phase preflight: couldn't create a Kubernetes client from file "
+                           "\"%s\": open "
+                           "%s: The system cannot find the file specified." % (ETC + "\\kubelet.conf",
+                                                                                ETC + "\\kubelet.conf"))
+    api = _api_from_kubeconfig(host, ETC + "\\kubelet.conf")
+    try:
+        code, kcm = api.request("GET", "/api/v1/namespaces/kube-system/configmaps/kubelet-config")
+    finally:
+        api.close()
+    if code != 200:
+        raise _KubeadmExit("error execution phase kubelet-config: %s" % kcm.get("message"))
+    _write(host, KUBELET_DIR + "\\config.yaml", _windows_kubelet_config(kcm["data"]["kubelet"]))
+    out("[upgrade] The configuration for this node was successfully upgraded!")
+
+
+# --- kubelet --------------------------------------------------------------------------------
+@binaries.command("kubelet")
+def kubelet_cli(host, version, args, stdin):
+    if args[:1] == ["--version"]:
+        return 0, "Kubernetes %s\n" % version, ""
+    return 1, "", "winsim: only 'kubelet --version' runs outside the service\n"
+
+
+def kubelet_flag_spec(host, version):
+    """{flag: takes_value} of the real kubelet of this version, or None when the lab has no list."""
+    cache = host.config().get("lab_cache")
+    path = os.path.join(cache, version, "kubelet-flags.txt") if cache else None
+    if not path or not os.path.exists(path):
+        return None
+    spec = {}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^\s+(?:-\w, )?--([a-z0-9][a-z0-9-]*)(?: ([A-Za-z0-9.]+))?(?:\s{2,}|$)", line)
+            if m:
+                spec[m.group(1)] = m.group(2) is not None
+    return spec or None
+
+
+def _kubelet_service_start(host, version, svc, args):
+    spec = kubelet_flag_spec(host, version)
+    flags = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("-"):
+            raise SimError("1067: The process terminated unexpectedly. (kubelet: unexpected argument %r)" % a)
+        name, sep, value = a.lstrip("-").partition("=")
+        if spec is not None and name not in spec and name not in WINDOWS_ONLY_FLAGS:
+            raise SimError("1067: The process terminated unexpectedly. (kubelet %s: unknown flag: --%s)"
+                           % (version, name))
+        if not sep and spec is not None and spec.get(name):
+            if i + 1 >= len(args):
+                raise SimError("1067: The process terminated unexpectedly. (flag needs an argument: --%s)" % name)
+            value = args[i + 1]
+            i += 1
+        flags[name] = value if (sep or (spec and spec.get(name))) else "true"
+        i += 1
+    if spec is None:
+        host.state.setdefault("notes", []).append("kubelet flags not checked: no kubelet-flags.txt for %s" % version)
+    if flags.get("windows-service") not in ("true",):
+        # Without --windows-service the kubelet never reports to the SCM.
+        raise SimError("1053: The service did not respond to the start or control request in a timely fashion.")
+    config = {}
+    if flags.get("config"):
+        if not _exists(host, flags["config"]):
+            raise SimError("1067: The process terminated unexpectedly. (failed to load kubelet config file, path: %s, "
+                           "error: open %s: The system cannot find the file specified.)"
+                           % (flags["config"], flags["config"]))
+        config = yaml.safe_load(_read(host, flags["config"])) or {}
+    cri = flags.get("container-runtime-endpoint") or config.get("containerRuntimeEndpoint") or CRI_CONTAINERD
+    pipe = cri.replace("npipe:////./pipe/", "\\\\.\\pipe\\").replace("npipe://", "")
+    if pipe not in host.state.get("pipes", []):
+        raise SimError("1067: The process terminated unexpectedly. (validate CRI v1 runtime API for endpoint \"%s\": "
+                       "The system cannot find the file specified.)" % cri)
+    kubeconfig = flags.get("kubeconfig")
+    bootstrap = flags.get("bootstrap-kubeconfig")
+    cert_dir = flags.get("cert-dir") or KUBELET_DIR + "\\pki"
+    node_name = (flags.get("hostname-override") or host.state["hostname"]).lower()
+    if not kubeconfig:
+        return  # standalone mode: runs, registers nothing
+    try:
+        if not _exists(host, kubeconfig):
+            if not bootstrap or not _exists(host, bootstrap):
+                raise SimError("1067: The process terminated unexpectedly. (unable to load bootstrap kubeconfig: stat "
+                               "%s: The system cannot find the file specified.)" % bootstrap)
+            _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name)
+        _register_node(host, version, kubeconfig, node_name, flags)
+    except SimError as e:
+        # A real kubelet keeps retrying while running; record why it is not registered.
+        host.state.setdefault("notes", []).append("kubelet: %s" % e)
+        if str(e).startswith("1067"):
+            raise
+
+
+def _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name):
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    csr = x509.CertificateSigningRequestBuilder().subject_name(x509.Name([
+        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:nodes"),
+        x509.NameAttribute(NameOID.COMMON_NAME, "system:node:" + node_name),
+    ])).sign(key, hashes.SHA256())
+    server, ca_pem, user = _load_kubeconfig(host, bootstrap)
+    api = Api(server, ca_pem, token=user.get("token"))
+    try:
+        code, created = api.request("POST", "/apis/certificates.k8s.io/v1/certificatesigningrequests", {
+            "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+            "metadata": {"generateName": "csr-"},
+            "spec": {"request": base64.b64encode(csr.public_bytes(serialization.Encoding.PEM)).decode(),
+                     "signerName": "kubernetes.io/kube-apiserver-client-kubelet",
+                     "usages": ["digital signature", "client auth"]}})
+        if code not in (200, 201):
+            raise SimError("failed to run Kubelet: cannot create certificate signing request: %s"
+                           % created.get("message"))
+        name = created["metadata"]["name"]
+        deadline = time.time() + _timeout(host, "csr_timeout", 60)
+        cert = None
+        while time.time() < deadline:
+            code, got = api.request("GET", "/apis/certificates.k8s.io/v1/certificatesigningrequests/" + name)
+            cert = (got.get("status") or {}).get("certificate") if code == 200 else None
+            if cert:
+                break
+            time.sleep(1)
+        if not cert:
+            raise SimError("kubelet TLS bootstrap: CSR %s was not approved and signed in time" % name)
+    finally:
+        api.close()
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                serialization.NoEncryption())
+    stamp = datetime.datetime.utcnow().strftime("%Y-%m-%d-%H-%M-%S")
+    pem_name = cert_dir + "\\kubelet-client-%s.pem" % stamp
+    _write(host, pem_name, base64.b64decode(cert) + key_pem)
+    _write(host, cert_dir + "\\kubelet-client-current.pem", base64.b64decode(cert) + key_pem)
+    current = cert_dir + "\\kubelet-client-current.pem"
+    _write(host, kubeconfig, _kubeconfig(server, ca_pem, {"client-certificate": current, "client-key": current}))
+
+
+def _register_node(host, version, kubeconfig, node_name, flags):
+    build = host.state.get("build")
+    labels = {"kubernetes.io/os": "windows", "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "windows",
+              "beta.kubernetes.io/arch": "amd64", "kubernetes.io/hostname": node_name,
+              "node.kubernetes.io/windows-build": "10.0.%s" % build}
+    for kv in (flags.get("node-labels") or "").split(","):
+        if "=" in kv:
+            k, v = kv.split("=", 1)
+            labels[k] = v
+    annotations = {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0",
+                   "volumes.kubernetes.io/controller-managed-attach-detach": "true"}
+    adapters = host.state.get("adapters") or [{}]
+    ip = flags.get("node-ip") or adapters[0].get("ip")
+    runtime = host.state.get("runtime") or {}
+    node = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": node_name, "labels": labels, "annotations": annotations},
+            "status": {"addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": node_name}],
+                       "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                       "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                       "nodeInfo": {"operatingSystem": "windows", "architecture": "amd64", "kubeletVersion": version,
+                                    "kubeProxyVersion": "", "osImage": "Windows Server Datacenter",
+                                    "kernelVersion": "10.0.%s.0" % build, "machineID": "", "systemUUID": "",
+                                    "bootID": "", "containerRuntimeVersion": "%s://%s" % (
+                                        runtime.get("name", "containerd"), runtime.get("version", "0"))}}}
+    api = _api_from_kubeconfig(host, kubeconfig)
+    try:
+        code, ans = api.request("POST", "/api/v1/nodes", node)
+        if code == 409:
+            code, ans = api.request("PATCH", "/api/v1/nodes/" + node_name,
+                                    {"metadata": {"labels": labels, "annotations": annotations}},
+                                    content_type="application/merge-patch+json")
+        if code >= 300:
+            raise SimError("unable to register node \"%s\" with API server: %s" % (node_name, ans.get("message")))
+    finally:
+        api.close()
+
+
+binaries.SERVICE_START["kubelet"] = _kubelet_service_start

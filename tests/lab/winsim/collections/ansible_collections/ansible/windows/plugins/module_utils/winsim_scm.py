@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Test-lab only: the Service Control Manager over a host's state.
+"""Services with SCM semantics: create/delete (a running service is only marked for deletion),
+start (dependencies first; a missing dependency is error 1075), stop (dependents stop first when
+forced), start modes, and the registry values SCM keeps (ImagePath, DependOnService, FailureActions
+as a SERVICE_FAILURE_ACTIONS blob, FailureActionsOnNonCrashFailures, Description, DisplayName)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import base64
+import struct
+
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
+
+START_MODES = {"boot": 0, "system": 1, "auto": 2, "automatic": 2, "delayed": 2, "manual": 3, "demand": 3,
+               "disabled": 4}
+ACTION_TYPES = {"none": 0, "restart": 1, "reboot": 2, "run": 3}
+
+
+def find(state, name):
+    svc = state["services"].get(str(name).lower())
+    if svc is None:
+        # DisplayName also resolves, as Get-Service -Name falls back to it
+        for s in state["services"].values():
+            if s["display_name"].lower() == str(name).lower():
+                return s
+    return svc
+
+
+def require(state, name):
+    svc = find(state, name)
+    if svc is None:
+        raise SimError("OpenService FAILED 1060: The specified service does not exist as an installed service. (%s)"
+                       % name)
+    return svc
+
+
+def create(state, name, image_path, display_name="", start=2, dependencies=None, description=""):
+    existing = state["services"].get(name.lower())
+    if existing is not None:
+        if existing["pending_delete"]:
+            raise SimError("CreateService FAILED 1072: The specified service has been marked for deletion. (%s)" % name)
+        raise SimError("Service '%s' cannot be created because a service with that name already exists" % name)
+    state["services"][name.lower()] = {
+        "name": name, "display_name": display_name or name, "description": description, "image_path": image_path,
+        "start": start, "delayed_autostart": 0, "dependencies": list(dependencies or []),
+        "object_name": "LocalSystem", "status": "Stopped", "failure_actions": None,
+        "failure_actions_on_non_crash": None, "pending_delete": False, "last_error": None,
+    }
+    return state["services"][name.lower()]
+
+
+def delete(state, name):
+    svc = require(state, name)
+    if svc["pending_delete"]:
+        raise SimError("[SC] DeleteService FAILED 1072: The specified service has been marked for deletion.")
+    if svc["status"] == "Stopped":
+        del state["services"][svc["name"].lower()]
+    else:
+        svc["pending_delete"] = True  # SCM removes it once it stops
+
+
+def dependents(state, name):
+    return [s for s in state["services"].values() if name.lower() in [d.lower() for d in s["dependencies"]]]
+
+
+def stop(host, name, force=True):
+    state = host.state
+    svc = require(state, name)
+    if svc["status"] == "Stopped":
+        return
+    running_deps = [s for s in dependents(state, svc["name"]) if s["status"] != "Stopped"]
+    if running_deps and not force:
+        raise SimError("Cannot stop service '%s' because it has dependent services. It can only be stopped if the "
+                       "Force flag is set." % svc["name"])
+    for d in running_deps:
+        stop(host, d["name"], force=True)
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries
+    winsim_binaries.service_process_stop(host, svc)
+    svc["status"] = "Stopped"
+    if svc["pending_delete"]:
+        del state["services"][svc["name"].lower()]
+
+
+def start(host, name, _chain=()):
+    """Start a service and, first, the services it depends on (as SCM does)."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries
+
+    state = host.state
+    svc = require(state, name)
+    if svc["status"] == "Running":
+        return
+    if svc["pending_delete"]:
+        raise SimError("Service '%s' cannot be started: 1072 The specified service has been marked for deletion."
+                       % svc["name"])
+    if svc["start"] == 4:
+        raise SimError("Service '%s (%s)' cannot be started due to the following error: Cannot start service %s on "
+                       "computer '.'. (1058: The service cannot be started, either because it is disabled or because "
+                       "it has no enabled devices associated with it.)"
+                       % (svc["display_name"], svc["name"], svc["name"]))
+    for dep in svc["dependencies"]:
+        if find(state, dep) is None or find(state, dep)["pending_delete"]:
+            svc["last_error"] = 1075
+            raise SimError("Service '%s (%s)' cannot be started due to the following error: Cannot start service %s "
+                           "on computer '.'. (1075: The dependency service does not exist or has been marked for "
+                           "deletion.)" % (svc["display_name"], svc["name"], svc["name"]))
+        try:
+            start(host, dep, _chain + (svc["name"],))
+        except SimError as e:
+            svc["last_error"] = 1068
+            raise SimError("Service '%s (%s)' cannot be started due to the following error: Cannot start service %s "
+                           "on computer '.'. (1068: The dependency service or group failed to start: %s)"
+                           % (svc["display_name"], svc["name"], svc["name"], e)) from None
+    try:
+        winsim_binaries.service_process_start(host, svc)
+    except SimError as e:
+        svc["status"] = "Stopped"
+        svc["last_error"] = str(e)
+        raise SimError("Service '%s (%s)' cannot be started due to the following error: Cannot start service %s on "
+                       "computer '.'. (%s)" % (svc["display_name"], svc["name"], svc["name"], e)) from None
+    svc["status"] = "Running"
+    svc["last_error"] = None
+
+
+def encode_failure_actions(reset_seconds, actions):
+    """SERVICE_FAILURE_ACTIONS as SCM stores it in the FailureActions value: dwResetPeriod,
+    lpRebootMsg, lpCommand, cActions, lpsaActions (offset of the array), then SC_ACTION pairs."""
+    blob = struct.pack("<5I", reset_seconds, 0, 0, len(actions), 20 if actions else 0)
+    for kind, delay in actions:
+        blob += struct.pack("<2I", ACTION_TYPES[kind], delay)
+    return base64.b64encode(blob).decode("ascii")
+
+
+def parse_sc_actions(text):
+    """'restart/10000/restart/10000' -> [('restart', 10000), ...] as sc.exe failure actions= reads it."""
+    parts = [p for p in text.split("/")]
+    if len(parts) % 2:
+        raise SimError("[SC] ChangeServiceConfig2 FAILED 87: The parameter is incorrect. (actions=%s)" % text)
+    out = []
+    for kind, delay in (parts[i:i + 2] for i in range(0, len(parts), 2)):
+        kind = kind.strip().lower() or "none"
+        if kind not in ACTION_TYPES or not delay.isdigit():
+            raise SimError("[SC] ChangeServiceConfig2 FAILED 87: The parameter is incorrect. (actions=%s)" % text)
+        out.append((kind, int(delay)))
+    return out
+
+
+def snapshot(svc):
+    """What the service looks like to a dump (stable, no transient errors)."""
+    keep = ("name", "display_name", "description", "image_path", "start", "delayed_autostart", "dependencies",
+            "object_name", "status", "failure_actions", "failure_actions_on_non_crash", "pending_delete")
+    return {k: svc.get(k) for k in keep}

@@ -1,0 +1,66 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Test-lab stand-in for ansible.windows.win_powershell: no PowerShell runs; kubewin.nodes scripts are
+# dispatched by their header line to Python implementations (module_utils/winsim_scripts.py).
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_module import run
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_scripts import run_script
+
+# Same test the real module uses when it cannot parse the script's AST.
+SHOULD_PROCESS = re.compile(r"\[CmdletBinding\((?:[\w=\$]+,\s*)?SupportsShouldProcess(?:=\$true)?(?:,\s*[\w=\$]+)?\)\]",
+                            re.I)
+
+
+def _streams(result):
+    for key in ("host_out", "host_err"):
+        result.setdefault(key, "")
+    for key in ("output", "error", "warning", "verbose", "debug", "information"):
+        result.setdefault(key, [])
+    result.setdefault("result", {})
+
+
+def body(sim):
+    p = sim.params
+    if p.get("executable"):
+        raise SimError("winsim: win_powershell with executable= is not simulated")
+    if p.get("path"):
+        raise SimError("winsim: win_powershell with path= (a script file on the host) is not simulated")
+    if p.get("creates") and os.path.exists(sim.host.local_path(p["creates"])):
+        sim.result.update(changed=False, msg="skipped, since %s exists" % p["creates"])
+        _streams(sim.result)
+        return
+    if p.get("removes") and not os.path.exists(sim.host.local_path(p["removes"])):
+        sim.result.update(changed=False, msg="skipped, since %s does not exist" % p["removes"])
+        _streams(sim.result)
+        return
+    script = p["script"] or ""
+    if sim.check_mode and not SHOULD_PROCESS.search(script):
+        sim.result["changed"] = True  # the real module reports changed without running the script
+        _streams(sim.result)
+        return
+    try:
+        answer = run_script(sim.host, script, p.get("parameters") or {}, sim.check_mode)
+    except SimError as e:
+        # A terminating error: the real module returns the error record and fails.
+        sim.result.update(changed=True, failed=True, error=[{
+            "exception": {"message": str(e), "type": "System.Management.Automation.RuntimeException"},
+            "output": str(e), "fully_qualified_error_id": "RuntimeException", "category_info": {},
+            "error_details": None, "target_object": None, "script_stack_trace": ""}])
+        _streams(sim.result)
+        return
+    sim.result.update(changed=bool(answer.get("changed", True)), result=answer.get("result", {}))
+    _streams(sim.result)
+
+
+def main():
+    run("win_powershell", body, check_mode="partial")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+# -*- coding: utf-8 -*-
+# Test-lab only: the connection to a simulated Windows host.
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: winsim
+short_description: Run ansible.windows stand-in modules against a simulated Windows host (test lab only)
+description:
+  - A local connection that resolves modules like a Windows connection does (C(.ps1) first, so
+    C(setup), C(slurp), C(stat) map to their C(ansible.windows) counterparts), always pipelines them,
+    and runs them on the controller with the simulated host's identity and state directory.
+  - Every module execution is appended to C(<root>/hosts/<host>/ops.log). Modules that are not
+    C(ansible.windows) stand-ins, and raw commands, fail as they would not run on Windows either.
+options:
+  winsim_root:
+    description: Directory holding C(hosts/<host>/) state.
+    type: str
+    vars: [{name: winsim_root}]
+    env: [{name: KUBEWIN_SIM_ROOT}]
+    required: true
+  winsim_host:
+    description: Name of the simulated host (its state directory).
+    type: str
+    vars: [{name: winsim_host}, {name: inventory_hostname}]
+"""
+
+import os  # noqa: E402 (DOCUMENTATION first, as in every Ansible plugin)
+import re  # noqa: E402
+import shlex  # noqa: E402
+import time  # noqa: E402
+
+from ansible.errors import AnsibleConnectionFailure  # noqa: E402
+from ansible.plugins.connection.local import Connection as LocalConnection  # noqa: E402
+
+# The AnsiballZ wrapper names the module it runs in plain text.
+_MODULE_FQN = re.compile(r"ansible_collections\.([a-z0-9_]+)\.([a-z0-9_]+)\.plugins\.modules\.([a-z0-9_]+)"
+                         r"|ansible\.(?:modules|legacy)\.([a-z0-9_]+)")
+ALLOWED_COLLECTIONS = {("ansible", "windows")}
+# What Ansible itself runs through the shell around modules (temporary directories, home lookup).
+_HOUSEKEEPING = re.compile(r"^\s*(?:/bin/sh -c )?'?\s*"
+                           r"(?:\( umask 77 && mkdir -p|echo ~|rm -f -r |chmod |test -e |setfacl |chown )")
+
+
+class Connection(LocalConnection):
+    transport = "kubewin_lab.winsim.winsim"
+    module_implementation_preferences = (".ps1", ".exe", "")
+    always_pipeline_modules = True
+    has_pipelining = True
+
+    def _state_dir(self):
+        root = self.get_option("winsim_root")
+        host = self.get_option("winsim_host") or self._play_context.remote_addr
+        return os.path.abspath(root), host
+
+    def exec_command(self, cmd, in_data=None, sudoable=True):
+        root, host = self._state_dir()
+        hostdir = os.path.join(root, "hosts", host)
+        if in_data is None:
+            if _HOUSEKEEPING.search(cmd):
+                return super(Connection, self).exec_command(cmd, in_data=in_data, sudoable=sudoable)
+            return 1, b"", ("winsim: raw commands do not run on simulated Windows hosts: %s" % cmd[:200]).encode()
+        text = in_data.decode("utf-8", "replace") if isinstance(in_data, bytes) else in_data
+        m = _MODULE_FQN.search(text)
+        if m is None:
+            return 1, b"", b"winsim: could not identify the module in the payload"
+        if m.group(4) or (m.group(1), m.group(2)) not in ALLOWED_COLLECTIONS:
+            name = m.group(4) and "ansible.builtin." + m.group(4) or ".".join(m.group(1, 2, 3))
+            return 1, b"", ("winsim: %s is not a Windows module; it cannot run on Windows host %s"
+                            % (name, host)).encode()
+        if not os.path.isdir(hostdir):
+            raise AnsibleConnectionFailure("winsim: no simulated host state in %s (run make_inventory)" % hostdir)
+        with open(os.path.join(hostdir, "ops.log"), "a") as log:
+            log.write("%.3f %s\n" % (time.time(), m.group(3)))
+        env = "KUBEWIN_SIM_HOST=%s KUBEWIN_SIM_ROOT=%s " % (shlex.quote(host), shlex.quote(root))
+        return super(Connection, self).exec_command(env + cmd, in_data=in_data, sudoable=sudoable)
