@@ -1,0 +1,34 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for kubewin.nodes.win_node_preflight: validation on the controller only, no remote call."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import preflight
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    # Pure controller-side validation: nothing runs on the host, so no connection is ever opened
+    # (connection plugins connect on first use).
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super(ActionModule, self).run(tmp, task_vars)
+        dummy, args = self.validate_argument_spec(argument_spec=preflight.PREFLIGHT_ARGSPEC)
+        host = task_vars.get("inventory_hostname", "?")
+        failures, warnings = preflight.run_checks(args)
+        # ``warnings`` as text so Ansible shows them; ``warning_findings`` keeps check and variable.
+        result.update(changed=False, failures=failures, warning_findings=warnings,
+                      warnings=[w["message"] for w in warnings])
+        if failures:
+            result.update(failed=True, msg=preflight.failure_message(host, failures))
+        else:
+            result["msg"] = "Preflight passed on %s (%d warning(s))" % (host, len(warnings))
+        return result

@@ -1,0 +1,693 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller-side preflight checks for a Windows node about to join a kubeadm/kubespray cluster.
+
+Every check is a plain function of the inputs that returns findings; none of them touches a host.
+A finding names the check, the variable the user sets to fix it, and a message that says what is
+wrong and what to do. ``run_checks`` runs them all so one run reports every problem of a host.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ipaddress
+import re
+
+PREFLIGHT_ARGSPEC = dict(
+    node_name=dict(type="str", required=True),
+    hostname=dict(type="str"),
+    windows_build=dict(type="str"),
+    supported_builds=dict(type="list", elements="str"),
+    container_runtime=dict(type="str", default="containerd", choices=["containerd", "docker"]),
+    runtime=dict(type="dict", options=dict(
+        service_exists=dict(type="bool"),
+        service_status=dict(type="str"),
+        pipe_exists=dict(type="bool"),
+        version=dict(type="str"),
+        cri_dockerd_service_exists=dict(type="bool"),
+    )),
+    deployment_mode=dict(type="str", default="services", choices=["services", "hostprocess"]),
+    kube_pods_subnet=dict(type="str"),
+    kube_service_addresses=dict(type="str"),
+    cluster_pod_subnet=dict(type="str"),
+    cluster_service_subnet=dict(type="str"),
+    kube_network_plugin=dict(type="str", default="flannel"),
+    flannel_backend_type=dict(type="str", default="vxlan"),
+    flannel_vxlan_vni=dict(type="int", default=4096),
+    flannel_vxlan_port=dict(type="int", default=4789),
+    cluster_flannel=dict(type="dict", options=dict(
+        found=dict(type="bool", default=True),
+        backend_type=dict(type="str"),
+        vni=dict(type="int"),
+        port=dict(type="int"),
+        network=dict(type="str"),
+    )),
+    kube_version=dict(type="str"),
+    server_version=dict(type="str"),
+    existing_node=dict(type="dict", options=dict(
+        exists=dict(type="bool", default=False),
+        ready=dict(type="bool", default=False),
+        os=dict(type="str"),
+    )),
+    joined=dict(type="bool", default=False),
+    adapters=dict(type="list", elements="dict", options=dict(
+        name=dict(type="str", required=True),
+        ipv4=dict(type="list", elements="str", default=[]),
+    )),
+    adapter_name=dict(type="str"),
+)
+
+# The user-facing variable behind each option (kubespray's name where kubespray has one).
+VARIABLES = {
+    "node_name": "kubewin_node_name",
+    "windows_build": "kubewin_supported_windows_builds",
+    "container_runtime": "kubewin_container_runtime",
+    "deployment_mode": "kubewin_deployment_mode",
+    "kube_pods_subnet": "kube_pods_subnet",
+    "kube_service_addresses": "kube_service_addresses",
+    "kube_network_plugin": "kube_network_plugin",
+    "flannel_backend_type": "flannel_backend_type",
+    "flannel_vxlan_vni": "flannel_vxlan_vni",
+    "flannel_vxlan_port": "flannel_vxlan_port",
+    "kube_version": "kube_version",
+    "adapter_name": "kubewin_network_adapter",
+}
+
+# Windows Server builds this collection supports (LTSC releases Kubernetes supports on Windows).
+SUPPORTED_BUILDS = {
+    17763: "Windows Server 2019",
+    20348: "Windows Server 2022",
+    26100: "Windows Server 2025",
+}
+
+RUNTIME_PIPES = {
+    "containerd": "\\\\.\\pipe\\containerd-containerd",
+    "docker": "\\\\.\\pipe\\docker_engine",
+}
+CONTAINERD_HOSTPROCESS_MIN = (1, 6)
+CONTAINERD_RECOMMENDED = (1, 7)
+# Kubernetes 1.26 dropped the CRI v1alpha2 API: containerd 1.5 and older no longer work with its kubelet.
+CONTAINERD_MIN_FOR_KUBE_126 = (1, 6)
+DOCKERSHIM_REMOVED = (1, 24)
+HOSTPROCESS_BETA = (1, 23)
+HOSTPROCESS_GA = (1, 26)
+
+FLANNEL_BACKENDS = ("vxlan", "host-gw")
+WINDOWS_VXLAN_MIN_VNI = 4096
+VXLAN_MAX_VNI = 16777215
+WINDOWS_VXLAN_PORT = 4789
+# What Linux flannel uses when net-conf.json leaves Backend.VNI / Backend.Port out.
+FLANNEL_LINUX_DEFAULT_VNI = 1
+FLANNEL_LINUX_DEFAULT_PORT = 8472
+
+NETBIOS_MAX = 15
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
+_STRICT_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
+
+RESET_HINT = "playbooks/reset.yml"
+FLANNEL_CLUSTER_FIX = (
+    "set flannel_vxlan_vni: %d and flannel_vxlan_port: %d in the kubespray inventory and re-run kubespray's "
+    "network plugin role (cluster.yml --tags network) so it rewrites the kube-flannel ConfigMap, then restart "
+    "the kube-flannel pods (on a plain kubeadm cluster edit net-conf.json in the kube-flannel-cfg ConfigMap); "
+    "changing them briefly interrupts pod traffic between nodes"
+)
+
+
+def finding(check, variable, message):
+    return {"check": check, "variable": variable, "message": message}
+
+
+class Findings:
+    """Collects failures and warnings of one check function."""
+
+    def __init__(self, check):
+        self.check = check
+        self.failures = []
+        self.warnings = []
+
+    def fail(self, variable, message):
+        self.failures.append(finding(self.check, variable, message))
+
+    def warn(self, variable, message):
+        self.warnings.append(finding(self.check, variable, message))
+
+    def result(self):
+        return self.failures, self.warnings
+
+
+def parse_version(text, strict=False):
+    """Find a version like 'v1.31.2', '1.7.13' or 'containerd github.com/... v1.7.13 abc' -> (1, 31, 2).
+
+    ``strict``: the whole text must be the version (an optional -suffix or +suffix allowed).
+    Returns None when the text holds no version.
+    """
+    text = str(text or "").strip()
+    m = _STRICT_VERSION.match(text) if strict else _VERSION.search(text)
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+def _v(ver, parts=3):
+    return "v" + ".".join(str(p) for p in ver[:parts])
+
+
+def parse_build(text):
+    """'10.0.20348', '10.0.20348.2113' or '20348' -> 20348; None if the text is no Windows build."""
+    text = str(text or "").strip()
+    m = re.match(r"^10\.0\.(\d+)(?:\.\d+)?$", text) or re.match(r"^(\d{5})$", text)
+    return int(m.group(1)) if m else None
+
+
+# ---------------------------------------------------------------------------------------------------
+# node name
+
+
+def suggest_node_name(name):
+    """A DNS-1123 subdomain close to ``name`` (lowercase, invalid characters replaced by '-')."""
+    labels = []
+    for label in str(name or "").lower().split("."):
+        label = re.sub(r"[^a-z0-9-]+", "-", label).strip("-")[:63].strip("-")
+        if label:
+            labels.append(label)
+    return ".".join(labels)[:253].strip(".-")
+
+
+def check_node_name(node_name, hostname=None):
+    f = Findings("node_name")
+    var = VARIABLES["node_name"]
+    name = node_name or ""
+    problems = []
+    if not name:
+        problems.append("it is empty")
+    else:
+        if len(name) > 253:
+            problems.append("it is %d characters long (at most 253)" % len(name))
+        if name != name.lower():
+            problems.append("it has uppercase letters (the kubelet registers lowercase names)")
+        for label in name.lower().split("."):
+            if len(label) > 63:
+                problems.append("label %r is %d characters long (at most 63)" % (label, len(label)))
+            elif not _DNS_LABEL.match(label):
+                problems.append("label %r must consist of a-z, 0-9 and '-' and start and end with a letter or digit"
+                                % label)
+    if problems:
+        origin = ""
+        if hostname and name.lower() == hostname.lower():
+            origin = " (it defaults to the Windows computer name %r)" % hostname
+        suggestion = suggest_node_name(name or hostname)
+        fix = ("set %s to a valid name%s" % (var, ", for example %r" % suggestion if suggestion else ""))
+        f.fail(var, "node name %r%s is not a valid Kubernetes node name (DNS-1123 subdomain): %s; %s"
+               % (name, origin, "; ".join(problems), fix))
+    if hostname and len(hostname) > NETBIOS_MAX:
+        f.warn(var, "the Windows computer name %r is longer than %d characters (%d): Windows truncates its "
+                    "NetBIOS name to %d characters (%r), and the node name must not depend on the truncated form; "
+                    "rename the computer to at most %d characters or set %s explicitly"
+               % (hostname, NETBIOS_MAX, len(hostname), NETBIOS_MAX, hostname[:NETBIOS_MAX], NETBIOS_MAX, var))
+    return f.result()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Windows build
+
+
+def supported_builds_table(supported_builds=None):
+    """The supported builds as {build: label}; ``supported_builds`` (strings) overrides the default table."""
+    if supported_builds is None:
+        return dict(SUPPORTED_BUILDS)
+    table = {}
+    for item in supported_builds:
+        build = parse_build(item)
+        if build is None:
+            raise ValueError(item)
+        table[build] = SUPPORTED_BUILDS.get(build, "build %d" % build)
+    return table
+
+
+def check_windows_build(windows_build, supported_builds=None):
+    f = Findings("windows_build")
+    var = VARIABLES["windows_build"]
+    try:
+        table = supported_builds_table(supported_builds)
+    except ValueError as e:
+        f.fail(var, "%s entry %r is not a Windows build number; list builds like '20348' or '10.0.20348'"
+               % (var, str(e)))
+        return f.result()
+    if windows_build is None:
+        return f.result()
+    build = parse_build(windows_build)
+    listed = ", ".join("%d (%s)" % (b, table[b]) for b in sorted(table))
+    if build is None:
+        f.fail(var, "Windows version %r is not a Windows build like 10.0.20348; check the gathered facts "
+                    "(ansible_distribution_version) of this host" % windows_build)
+    elif build not in table:
+        known = SUPPORTED_BUILDS.get(build)
+        f.fail(var, "Windows build 10.0.%d%s is not supported; supported builds: %s. Use a supported Windows "
+                    "Server (client editions such as Windows 10/11 cannot be nodes), or add %d to %s if you have "
+                    "verified this build"
+               % (build, " (%s)" % known if known else "", listed, build, var))
+    return f.result()
+
+
+# ---------------------------------------------------------------------------------------------------
+# container runtime and deployment mode
+
+
+def check_container_runtime(container_runtime, runtime, deployment_mode, kube_version=None):
+    f = Findings("container_runtime")
+    var = VARIABLES["container_runtime"]
+    mode_var = VARIABLES["deployment_mode"]
+    kube = parse_version(kube_version, strict=True) if kube_version else None
+    if container_runtime == "docker":
+        if deployment_mode == "hostprocess":
+            f.fail(mode_var, "%s: hostprocess needs containerd >= 1.6; Docker cannot run HostProcess containers: "
+                             "set %s: containerd, or %s: services"
+                   % (mode_var, var, mode_var))
+        cri_dockerd = bool(runtime and runtime.get("cri_dockerd_service_exists"))
+        if kube and kube[:2] >= DOCKERSHIM_REMOVED and not cri_dockerd:
+            f.fail(var, "%s: docker cannot be used with kube_version %s: the kubelet's built-in Docker support "
+                        "(dockershim) was removed in Kubernetes 1.24 and no cri-dockerd service exists on this "
+                        "host: set %s: containerd (recommended), or install cri-dockerd as a Windows service"
+                   % (var, _v(kube), var))
+    if not runtime:
+        return f.result()
+    pipe = RUNTIME_PIPES[container_runtime]
+    if not runtime.get("service_exists"):
+        f.fail(var, "%s is %s but the %s service does not exist on this host; install %s (and register its "
+                    "service) or set %s to the runtime this host has"
+               % (var, container_runtime, container_runtime, container_runtime, var))
+        return f.result()
+    status = runtime.get("service_status")
+    if (status or "").lower() != "running":
+        f.fail(var, "the %s service (%s: %s) is %s, not Running; start it (Start-Service %s) and set its start "
+                    "type to Automatic"
+               % (container_runtime, var, container_runtime, status or "in an unknown state", container_runtime))
+    elif not runtime.get("pipe_exists"):
+        f.fail(var, "the %s service is running but its named pipe %s does not exist; the kubelet connects to "
+                    "it there: check the %s configuration (%s) and restart the service"
+               % (container_runtime, pipe, container_runtime,
+                  "grpc.address in config.toml" if container_runtime == "containerd" else "daemon.json hosts"))
+    if container_runtime != "containerd":
+        return f.result()
+    version = parse_version(runtime.get("version"))
+    if version is None:
+        f.warn(var, "the containerd version (%r) could not be read, so it was not checked: hostprocess mode needs "
+                    "containerd >= %s, Kubernetes 1.26+ needs >= %s, and >= %s is recommended"
+               % (runtime.get("version"), _v(CONTAINERD_HOSTPROCESS_MIN, 2), _v(CONTAINERD_MIN_FOR_KUBE_126, 2),
+                  _v(CONTAINERD_RECOMMENDED, 2)))
+        return f.result()
+    if deployment_mode == "hostprocess" and version[:2] < CONTAINERD_HOSTPROCESS_MIN:
+        f.fail(mode_var, "%s: hostprocess needs containerd >= %s (HostProcess containers), this host has "
+                         "containerd %s; upgrade containerd or set %s: services"
+               % (mode_var, _v(CONTAINERD_HOSTPROCESS_MIN, 2), _v(version), mode_var))
+    elif kube and kube[:2] >= (1, 26) and version[:2] < CONTAINERD_MIN_FOR_KUBE_126:
+        f.fail(var, "containerd %s is too old for kube_version %s: the kubelet speaks only the CRI v1 API from "
+                    "Kubernetes 1.26, which needs containerd >= %s; upgrade containerd on this host"
+               % (_v(version), _v(kube), _v(CONTAINERD_MIN_FOR_KUBE_126, 2)))
+    elif version[:2] < CONTAINERD_RECOMMENDED:
+        f.warn(var, "containerd %s works but containerd >= %s is recommended for Windows nodes; upgrade "
+                    "containerd when you can" % (_v(version), _v(CONTAINERD_RECOMMENDED, 2)))
+    return f.result()
+
+
+def check_deployment_mode(deployment_mode, kube_version=None):
+    f = Findings("deployment_mode")
+    var = VARIABLES["deployment_mode"]
+    kube = parse_version(kube_version, strict=True) if kube_version else None
+    if deployment_mode == "hostprocess" and kube:
+        if kube[:2] < HOSTPROCESS_BETA:
+            f.fail(var, "%s: hostprocess needs HostProcess containers, which Kubernetes %s does not have (beta "
+                        "from 1.23, stable from 1.26); set %s: services or use kube_version >= 1.26"
+                   % (var, _v(kube, 2), var))
+        elif kube[:2] < HOSTPROCESS_GA:
+            f.warn(var, "%s: hostprocess on Kubernetes %s uses HostProcess containers while they are beta "
+                        "(stable from 1.26)" % (var, _v(kube, 2)))
+    return f.result()
+
+
+# ---------------------------------------------------------------------------------------------------
+# subnets
+
+
+def _ipv4_part(value):
+    """The IPv4 entry of a possibly dual-stack kubeadm value ('10.244.0.0/16,fd00::/56')."""
+    parts = [p.strip() for p in str(value).split(",") if p.strip()]
+    for p in parts:
+        if ":" not in p:
+            return p
+    return parts[0] if parts else str(value)
+
+
+def _network(f, var, value, what):
+    """Parse a CIDR the user set; record a failure and return None when it is unusable."""
+    if "," in value:
+        f.fail(var, "%s %r lists several networks; Windows nodes are IPv4 single-stack: set %s to the IPv4 %s "
+                    "only" % (var, value, var, what))
+        return None
+    try:
+        net = ipaddress.ip_network(value.strip(), strict=False)
+    except ValueError:
+        f.fail(var, "%s %r is not a network in CIDR form; set %s to the cluster's %s, for example %s"
+               % (var, value, var, what, "10.233.64.0/18" if what == "pod network" else "10.233.0.0/18"))
+        return None
+    if net.version != 4:
+        f.fail(var, "%s %s is IPv6; Windows nodes here support IPv4 only: set %s to the IPv4 %s"
+               % (var, value, var, what))
+        return None
+    if str(net) != value.strip():
+        f.fail(var, "%s %s has host bits set; set %s: %s" % (var, value, var, net))
+        return None
+    return net
+
+
+def check_subnets(kube_pods_subnet, kube_service_addresses, cluster_pod_subnet=None, cluster_service_subnet=None):
+    f = Findings("subnets")
+    pods_var, svc_var = VARIABLES["kube_pods_subnet"], VARIABLES["kube_service_addresses"]
+    nets = {}
+    for var, value, cluster_value, what, cluster_field in (
+            (pods_var, kube_pods_subnet, cluster_pod_subnet, "pod network", "networking.podSubnet"),
+            (svc_var, kube_service_addresses, cluster_service_subnet, "service network", "networking.serviceSubnet")):
+        if not value:
+            if not cluster_value:
+                f.fail(var, "%s is not set and the cluster's kubeadm ClusterConfiguration has no %s; set %s to the "
+                            "cluster's %s" % (var, cluster_field, var, what))
+                continue
+            value = _ipv4_part(cluster_value)
+        net = _network(f, var, value, what)
+        nets[var] = net
+        if net is None or not cluster_value:
+            continue
+        cluster_text = _ipv4_part(cluster_value)
+        try:
+            cluster_net = ipaddress.ip_network(cluster_text, strict=False)
+        except ValueError:
+            f.warn(var, "the cluster's %s %r is not a network; %s was not compared with it"
+                   % (cluster_field, cluster_value, var))
+            continue
+        if cluster_net != net:
+            f.fail(var, "%s is %s but the cluster's kubeadm ClusterConfiguration %s is %s; the %s cannot change "
+                        "after kubeadm init: set %s: %s"
+                   % (var, net, cluster_field, cluster_value, what, var, cluster_net))
+    pods, svc = nets.get(pods_var), nets.get(svc_var)
+    if pods is not None and svc is not None and pods.overlaps(svc):
+        f.fail(pods_var, "%s %s overlaps %s %s; pod and service networks must be disjoint: change one of them "
+                         "(on a new cluster; an existing cluster's values cannot change)"
+               % (pods_var, pods, svc_var, svc))
+    return f.result(), pods, svc
+
+
+# ---------------------------------------------------------------------------------------------------
+# network plugin (flannel)
+
+
+def _flannel_cluster_values(cluster_flannel):
+    backend = (cluster_flannel.get("backend_type") or "vxlan").lower()
+    vni = cluster_flannel.get("vni")
+    port = cluster_flannel.get("port")
+    if backend == "vxlan":
+        vni = FLANNEL_LINUX_DEFAULT_VNI if vni is None else vni
+        port = FLANNEL_LINUX_DEFAULT_PORT if port in (None, 0) else port
+    return backend, vni, port
+
+
+def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxlan_vni, flannel_vxlan_port,
+                         cluster_flannel=None, pods_net=None):
+    f = Findings("network_plugin")
+    plugin_var = VARIABLES["kube_network_plugin"]
+    backend_var = VARIABLES["flannel_backend_type"]
+    vni_var, port_var = VARIABLES["flannel_vxlan_vni"], VARIABLES["flannel_vxlan_port"]
+    if (kube_network_plugin or "").lower() != "flannel":
+        f.fail(plugin_var, "%s is %r; kubewin.nodes supports flannel only on Windows nodes: the cluster must run "
+                           "flannel (set %s: flannel in kubespray)" % (plugin_var, kube_network_plugin, plugin_var))
+        return f.result()
+    backend = (flannel_backend_type or "").lower()
+    if backend not in FLANNEL_BACKENDS:
+        f.fail(backend_var, "%s is %r; flannel on Windows supports vxlan and host-gw only: set %s: vxlan "
+                            "(or host-gw), the same as the Linux nodes"
+               % (backend_var, flannel_backend_type, backend_var))
+        return f.result()
+    if backend == "vxlan":
+        fix = FLANNEL_CLUSTER_FIX % (WINDOWS_VXLAN_MIN_VNI, WINDOWS_VXLAN_PORT)
+        if flannel_vxlan_vni is None or not WINDOWS_VXLAN_MIN_VNI <= flannel_vxlan_vni <= VXLAN_MAX_VNI:
+            f.fail(vni_var, "%s is %s; flannel on Windows needs a VXLAN VNI from %d to %d (kubespray's default 1 "
+                            "does not work) and the Linux flannel must use the same VNI: %s"
+                   % (vni_var, flannel_vxlan_vni, WINDOWS_VXLAN_MIN_VNI, VXLAN_MAX_VNI, fix))
+        if flannel_vxlan_port != WINDOWS_VXLAN_PORT:
+            f.fail(port_var, "%s is %s; Windows VXLAN works on UDP port %d only (kubespray's default 8472 does not "
+                             "work) and the Linux flannel must use the same port: %s"
+                   % (port_var, flannel_vxlan_port, WINDOWS_VXLAN_PORT, fix))
+    else:
+        f.warn(backend_var, "%s: host-gw routes pod traffic directly between node IPs: every Linux and Windows "
+                            "node must share one L2 network segment; use vxlan if they do not" % backend_var)
+    if cluster_flannel is None:
+        return f.result()
+    if not cluster_flannel.get("found", True):
+        f.fail(plugin_var, "%s is flannel but the cluster has no flannel ConfigMap (kube-flannel-cfg); deploy "
+                           "flannel on the Linux nodes first (kubespray: %s: flannel)" % (plugin_var, plugin_var))
+        return f.result()
+    c_backend, c_vni, c_port = _flannel_cluster_values(cluster_flannel)
+    if c_backend != backend:
+        f.fail(backend_var, "%s is %s but the cluster's flannel uses backend %s; all nodes must use the same "
+                            "backend: set %s: %s" % (backend_var, backend, c_backend, backend_var, c_backend))
+    elif backend == "vxlan":
+        cluster_ok = c_vni is not None and WINDOWS_VXLAN_MIN_VNI <= c_vni <= VXLAN_MAX_VNI \
+            and c_port == WINDOWS_VXLAN_PORT
+        if c_vni != flannel_vxlan_vni:
+            if cluster_ok:
+                fix = "set %s: %s to match the cluster" % (vni_var, c_vni)
+            else:
+                fix = FLANNEL_CLUSTER_FIX % (WINDOWS_VXLAN_MIN_VNI, WINDOWS_VXLAN_PORT)
+            f.fail(vni_var, "the cluster's flannel uses VXLAN VNI %s but %s is %s; Linux and Windows flannel must "
+                            "use the same VNI%s: %s"
+                   % (c_vni, vni_var, flannel_vxlan_vni,
+                      " and Windows needs >= %d" % WINDOWS_VXLAN_MIN_VNI if c_vni < WINDOWS_VXLAN_MIN_VNI else "",
+                      fix))
+        if c_port != flannel_vxlan_port:
+            if c_port == WINDOWS_VXLAN_PORT:
+                fix = "set %s: %d to match the cluster" % (port_var, c_port)
+            else:
+                fix = FLANNEL_CLUSTER_FIX % (WINDOWS_VXLAN_MIN_VNI, WINDOWS_VXLAN_PORT)
+            f.fail(port_var, "the cluster's flannel uses VXLAN port %s but %s is %s; Linux and Windows flannel must "
+                             "use the same port%s: %s"
+                   % (c_port, port_var, flannel_vxlan_port,
+                      " and Windows needs %d" % WINDOWS_VXLAN_PORT if c_port != WINDOWS_VXLAN_PORT else "", fix))
+    network = cluster_flannel.get("network")
+    if network and pods_net is not None:
+        try:
+            flannel_net = ipaddress.ip_network(_ipv4_part(network), strict=False)
+        except ValueError:
+            f.warn(VARIABLES["kube_pods_subnet"], "the cluster's flannel Network %r is not a network; "
+                                                  "kube_pods_subnet was not compared with it" % network)
+        else:
+            if flannel_net.version != 4 or not pods_net.subnet_of(flannel_net):
+                f.fail(VARIABLES["kube_pods_subnet"],
+                       "kube_pods_subnet %s is not inside the cluster's flannel Network %s (kube-flannel-cfg "
+                       "net-conf.json); set kube_pods_subnet: %s, the network flannel hands out node subnets from"
+                       % (pods_net, network, flannel_net))
+    return f.result()
+
+
+# ---------------------------------------------------------------------------------------------------
+# version skew
+
+
+def allowed_kubelet_minors(server_minor):
+    """Minor versions a kubelet may have against an API server 1.<server_minor> (skew policy):
+    never newer, at most 3 minors older, 2 if the kubelet is older than 1.25."""
+    return [m for m in range(max(server_minor - 3, 0), server_minor + 1)
+            if server_minor - m <= (3 if m >= 25 else 2)]
+
+
+def check_version_skew(kube_version, server_version):
+    f = Findings("version_skew")
+    var = VARIABLES["kube_version"]
+    if not kube_version:
+        return f.result()
+    kube = parse_version(kube_version, strict=True)
+    if kube is None:
+        f.fail(var, "kube_version %r is not a Kubernetes version like v1.31.4; set %s" % (kube_version, var))
+        return f.result()
+    if not server_version:
+        return f.result()
+    server = parse_version(server_version)
+    if server is None:
+        f.warn(var, "the API server version %r could not be read; kube_version %s was not checked against it"
+               % (server_version, _v(kube)))
+        return f.result()
+    if kube[0] != 1 or server[0] != 1:
+        f.fail(var, "kube_version %s and API server %s: only Kubernetes 1.x is supported" % (_v(kube), server_version))
+        return f.result()
+    minors = allowed_kubelet_minors(server[1])
+    allowed = "v1.%d to v1.%d" % (minors[0], minors[-1])
+    if kube[1] > server[1]:
+        f.fail(var, "kube_version %s is newer than the API server %s; a kubelet must never be newer than the API "
+                    "server (version skew policy; allowed: %s): set %s to %s, or upgrade the control plane first"
+               % (_v(kube), server_version, allowed, var, "v1.%d.x" % server[1]))
+    elif kube[1] not in minors:
+        f.fail(var, "kube_version %s is too old for the API server %s; the kubelet may be at most %d minor versions "
+                    "older (version skew policy; allowed: %s): set %s within that range"
+               % (_v(kube), server_version, server[1] - minors[0], allowed, var))
+    elif kube[1] == server[1] and kube[2] > server[2]:
+        f.warn(var, "kube_version %s is a newer patch release than the API server %s; upgrading the control plane "
+                    "to it first is recommended" % (_v(kube), server_version))
+    return f.result()
+
+
+# ---------------------------------------------------------------------------------------------------
+# existing Node object
+
+
+def check_existing_node(node_name, existing_node, joined):
+    f = Findings("existing_node")
+    var = VARIABLES["node_name"]
+    node = existing_node or {}
+    if not node.get("exists"):
+        if joined:
+            f.warn(var, "this host has C:\\etc\\kubernetes\\kubelet.conf but the cluster has no Node %r: it was "
+                        "deleted or this host belongs to another cluster; if so, reset it (%s) before joining"
+                   % (node_name, RESET_HINT))
+        return f.result()
+    node_os = (node.get("os") or "").lower()
+    if node_os and node_os != "windows":
+        f.fail(var, "Node %r already exists in the cluster and is a %s node; the name belongs to another machine: "
+                    "set %s to a different name" % (node_name, node_os, var))
+        return f.result()
+    if joined:
+        return f.result()
+    if node.get("ready"):
+        f.fail(var, "Node %r already exists and is Ready, but this host has not joined (no kubelet.conf): the name "
+                    "is taken and kubeadm join refuses a Ready Node of the same name; reset that node first (%s "
+                    "for a kubewin node; otherwise kubeadm reset on it and kubectl delete node %s) or set %s to a "
+                    "different name"
+               % (node_name, RESET_HINT, node_name, var))
+    else:
+        f.warn(var, "Node %r already exists (NotReady) and this host has not joined: kubeadm join refuses only a "
+                    "Ready Node of the same name, so joining takes over the existing Node object with its labels "
+                    "and taints; delete it first (kubectl delete node %s) if it belongs to another machine"
+               % (node_name, node_name))
+    return f.result()
+
+
+# ---------------------------------------------------------------------------------------------------
+# network adapter
+
+
+def _usable_ipv4(values):
+    out = []
+    for value in values or []:
+        try:
+            ip = ipaddress.ip_interface(str(value).strip()).ip
+        except ValueError:
+            continue
+        if ip.version == 4 and not ip.is_loopback and not ip.is_link_local:
+            out.append(ip)
+    return out
+
+
+def adapter_candidates(adapters):
+    """{physical adapter name: [IPv4]} for adapters with a usable IPv4 address.
+
+    Once HNS has bound an adapter X to a vSwitch, X keeps no address and the host vNIC
+    'vEthernet (X)' holds it: that address counts for X. Other 'vEthernet (...)' adapters
+    (HNS's nat, cbr0_ep, ...) are HNS's own and not candidates.
+    """
+    names = {a["name"] for a in adapters}
+    lower = {n.lower(): n for n in names}
+    out = {}
+    for a in adapters:
+        ips = _usable_ipv4(a.get("ipv4"))
+        if not ips:
+            continue
+        m = re.match(r"^vEthernet \((.*)\)$", a["name"], re.IGNORECASE)
+        if m:
+            owner = lower.get(m.group(1).lower())
+            if owner is None:
+                continue
+            out.setdefault(owner, []).extend(ips)
+        else:
+            out.setdefault(a["name"], []).extend(ips)
+    return out
+
+
+def check_network_adapter(adapters, adapter_name, kube_network_plugin="flannel"):
+    """Returns ((failures, warnings), node_ips) where node_ips are the chosen adapter's IPv4 addresses."""
+    f = Findings("network_adapter")
+    var = VARIABLES["adapter_name"]
+    if adapters is None:
+        return f.result(), []
+    candidates = adapter_candidates(adapters)
+    if adapter_name:
+        by_lower = {a["name"].lower(): a["name"] for a in adapters}
+        actual = by_lower.get(adapter_name.lower())
+        if actual is None:
+            f.fail(var, "%s is %r but this host has no adapter of that name; adapters: %s; set %s to one of them"
+                   % (var, adapter_name, ", ".join(sorted(a["name"] for a in adapters)) or "none", var))
+            return f.result(), []
+        ips = candidates.get(actual) or _usable_ipv4(next(a for a in adapters if a["name"] == actual).get("ipv4"))
+        if not ips:
+            f.fail(var, "%s is %r but that adapter has no IPv4 address; set %s to the adapter that carries the "
+                        "node's IPv4 address%s"
+                   % (var, adapter_name, var,
+                      " (%s)" % ", ".join(sorted(candidates)) if candidates else ""))
+        return f.result(), ips
+    if not candidates:
+        f.fail(var, "no network adapter of this host has an IPv4 address (adapters: %s); the node needs one, or "
+                    "set %s to the adapter to use" % (", ".join(sorted(a["name"] for a in adapters)) or "none", var))
+        return f.result(), []
+    if len(candidates) > 1:
+        if (kube_network_plugin or "").lower() == "flannel":
+            listing = ", ".join("%s %s" % (n, "/".join(str(i) for i in candidates[n])) for n in sorted(candidates))
+            f.fail(var, "this host has %d adapters with an IPv4 address (%s) and %s is not set; flannel and HNS "
+                        "must know the node's interface (HNS otherwise fails with \"An adapter was not found\"): "
+                        "set %s to one of them" % (len(candidates), listing, var, var))
+        return f.result(), []
+    return f.result(), next(iter(candidates.values()))
+
+
+def check_node_ip(node_ips, pods_net, svc_net):
+    f = Findings("node_ip")
+    for ip in node_ips:
+        for var, net in ((VARIABLES["kube_pods_subnet"], pods_net), (VARIABLES["kube_service_addresses"], svc_net)):
+            if net is not None and ip in net:
+                f.fail(var, "the node address %s lies inside %s %s; node, pod and service networks must be "
+                            "disjoint: give the node an address outside it (or choose another network when "
+                            "creating the cluster)" % (ip, var, net))
+    return f.result()
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+def run_checks(inputs):
+    """Run every check on the task's options; return (failures, warnings), each a list of
+    {check, variable, message}."""
+    i = dict((k, spec.get("default")) for k, spec in PREFLIGHT_ARGSPEC.items())
+    i.update((k, v) for k, v in inputs.items() if v is not None)
+    results = [
+        check_node_name(i["node_name"], i["hostname"]),
+        check_windows_build(i["windows_build"], i["supported_builds"]),
+        check_deployment_mode(i["deployment_mode"], i["kube_version"]),
+        check_container_runtime(i["container_runtime"], i["runtime"], i["deployment_mode"], i["kube_version"]),
+        check_version_skew(i["kube_version"], i["server_version"]),
+    ]
+    subnet_result, pods, svc = check_subnets(i["kube_pods_subnet"], i["kube_service_addresses"],
+                                             i["cluster_pod_subnet"], i["cluster_service_subnet"])
+    results.append(subnet_result)
+    results.append(check_network_plugin(i["kube_network_plugin"], i["flannel_backend_type"], i["flannel_vxlan_vni"],
+                                        i["flannel_vxlan_port"], i["cluster_flannel"], pods))
+    results.append(check_existing_node(i["node_name"], i["existing_node"], i["joined"]))
+    adapter_result, node_ips = check_network_adapter(i["adapters"], i["adapter_name"], i["kube_network_plugin"])
+    results.append(adapter_result)
+    results.append(check_node_ip(node_ips, pods, svc))
+    failures, warnings = [], []
+    for fails, warns in results:
+        failures.extend(fails)
+        warnings.extend(warns)
+    return failures, warnings
+
+
+def failure_message(host, failures):
+    return "Preflight failed on %s:\n%s" % (host, "\n".join("- " + x["message"] for x in failures))

@@ -1,0 +1,240 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: win_node_preflight
+short_description: Check on the controller that a Windows host can join the cluster, before anything changes
+version_added: 0.1.0
+description:
+  - Validates the settings and gathered facts of one Windows host against the cluster it is about to join, and fails
+    before any change is made. Every problem of the host is reported at once, one line each, naming the variable to
+    set and how to fix it.
+  - Runs entirely on the controller and makes no remote call; the facts (Windows build, container runtime, adapters,
+    the existing Node object, the cluster's kubeadm and flannel configuration) are gathered by earlier tasks.
+  - Checks the node name (DNS-1123 subdomain; warns about Windows computer names longer than 15 characters), the
+    Windows build, the container runtime and deployment mode, the pod and service networks against each other and
+    against the cluster, flannel's backend, VNI and port against Windows' limits and the Linux flannel, the version
+    skew between O(kube_version) and the API server, a Node object already using the name, and the network adapter.
+  - Options that are not given are not checked (for example no O(runtime) facts when the role installs the runtime
+    itself).
+options:
+  node_name:
+    description: The Kubernetes node name the host will have (variable C(kubewin_node_name)).
+    type: str
+    required: true
+  hostname:
+    description: The Windows computer name (from facts), to explain where an invalid node name comes from.
+    type: str
+  windows_build:
+    description: The Windows version of the host, V(10.0.20348) or with the update revision V(10.0.20348.2113).
+    type: str
+  supported_builds:
+    description:
+      - Windows builds accepted instead of the default table (17763 Windows Server 2019, 20348 Windows Server 2022,
+        26100 Windows Server 2025), as V(20348) or V(10.0.20348) (variable C(kubewin_supported_windows_builds)).
+    type: list
+    elements: str
+  container_runtime:
+    description: The container runtime of the node (variable C(kubewin_container_runtime)).
+    type: str
+    choices: [containerd, docker]
+    default: containerd
+  runtime:
+    description: Facts about the chosen runtime on the host. When omitted, the runtime on the host is not checked.
+    type: dict
+    suboptions:
+      service_exists:
+        description: Whether the runtime's Windows service exists.
+        type: bool
+      service_status:
+        description: Status of that service, for example V(Running) or V(Stopped).
+        type: str
+      pipe_exists:
+        description:
+          - Whether the runtime's named pipe exists (C(\\.\pipe\containerd-containerd) or C(\\.\pipe\docker_engine)).
+        type: bool
+      version:
+        description: The runtime's version, for example V(1.7.13) or the output of C(containerd --version).
+        type: str
+      cri_dockerd_service_exists:
+        description: Whether a C(cri-dockerd) service exists (needed for Docker from Kubernetes 1.24).
+        type: bool
+  deployment_mode:
+    description:
+      - How the node's kubelet companions run (variable C(kubewin_deployment_mode)). V(hostprocess) needs
+        containerd 1.6 or later.
+    type: str
+    choices: [services, hostprocess]
+    default: services
+  kube_pods_subnet:
+    description: The cluster's pod network (kubespray's variable). Defaults to the cluster's value when given.
+    type: str
+  kube_service_addresses:
+    description: The cluster's service network (kubespray's variable). Defaults to the cluster's value when given.
+    type: str
+  cluster_pod_subnet:
+    description: C(networking.podSubnet) of the cluster's kubeadm ClusterConfiguration.
+    type: str
+  cluster_service_subnet:
+    description: C(networking.serviceSubnet) of the cluster's kubeadm ClusterConfiguration.
+    type: str
+  kube_network_plugin:
+    description: The cluster's network plugin (kubespray's variable); must be V(flannel).
+    type: str
+    default: flannel
+  flannel_backend_type:
+    description: flannel backend (kubespray's variable); V(vxlan) or V(host-gw).
+    type: str
+    default: vxlan
+  flannel_vxlan_vni:
+    description: VXLAN VNI (kubespray's variable); at least 4096 on Windows.
+    type: int
+    default: 4096
+  flannel_vxlan_port:
+    description: VXLAN UDP port (kubespray's variable); 4789 on Windows.
+    type: int
+    default: 4789
+  cluster_flannel:
+    description: The Linux flannel's configuration (C(net-conf.json) of the C(kube-flannel-cfg) ConfigMap).
+    type: dict
+    suboptions:
+      found:
+        description: Whether the ConfigMap was found.
+        type: bool
+        default: true
+      backend_type:
+        description: C(Backend.Type).
+        type: str
+      vni:
+        description: C(Backend.VNI); unset means flannel's Linux default 1.
+        type: int
+      port:
+        description: C(Backend.Port); unset means the Linux default 8472.
+        type: int
+      network:
+        description: C(Network), the range flannel hands node subnets out of.
+        type: str
+  kube_version:
+    description: The kubelet version to install (kubespray's variable), for example V(v1.31.4).
+    type: str
+  server_version:
+    description: The API server's C(gitVersion).
+    type: str
+  existing_node:
+    description: The Node object of the same name in the cluster, if any.
+    type: dict
+    suboptions:
+      exists:
+        description: Whether a Node of that name exists.
+        type: bool
+        default: false
+      ready:
+        description: Whether it is Ready.
+        type: bool
+        default: false
+      os:
+        description: Its C(kubernetes.io/os) label.
+        type: str
+  joined:
+    description: Whether this host has already joined (C(C:\etc\kubernetes\kubelet.conf) exists).
+    type: bool
+    default: false
+  adapters:
+    description: The host's network adapters.
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: Adapter name, for example V(Ethernet0).
+        type: str
+        required: true
+      ipv4:
+        description: Its IPv4 addresses, with or without prefix length.
+        type: list
+        elements: str
+        default: []
+  adapter_name:
+    description:
+      - The adapter flannel and HNS use (variable C(kubewin_network_adapter)). Required when several adapters have
+        an IPv4 address.
+    type: str
+attributes:
+  check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: none
+  platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
+    platforms: windows
+notes:
+  - Never changes anything and never contacts the host.
+author:
+  - kubewin.nodes maintainers (@kubewin)
+"""
+
+EXAMPLES = r"""
+- name: Check the host before anything changes
+  kubewin.nodes.win_node_preflight:
+    node_name: "{{ kubewin_node_name }}"
+    hostname: "{{ ansible_hostname }}"
+    windows_build: "{{ ansible_distribution_version }}"
+    container_runtime: "{{ kubewin_container_runtime }}"
+    runtime: "{{ kubewin_runtime_facts }}"
+    deployment_mode: "{{ kubewin_deployment_mode }}"
+    kube_pods_subnet: "{{ kube_pods_subnet | default(omit) }}"
+    kube_service_addresses: "{{ kube_service_addresses | default(omit) }}"
+    cluster_pod_subnet: "{{ kubewin_cluster.pod_subnet }}"
+    cluster_service_subnet: "{{ kubewin_cluster.service_subnet }}"
+    flannel_backend_type: "{{ flannel_backend_type | default('vxlan') }}"
+    flannel_vxlan_vni: "{{ flannel_vxlan_vni | default(4096) }}"
+    flannel_vxlan_port: "{{ flannel_vxlan_port | default(4789) }}"
+    cluster_flannel: "{{ kubewin_cluster.flannel }}"
+    kube_version: "{{ kube_version }}"
+    server_version: "{{ kubewin_cluster.server_version }}"
+    existing_node: "{{ kubewin_existing_node }}"
+    joined: "{{ kubewin_kubelet_conf.exists }}"
+    adapters: "{{ kubewin_adapters }}"
+    adapter_name: "{{ kubewin_network_adapter | default(omit) }}"
+"""
+
+RETURN = r"""
+failures:
+  description: Every problem found, one entry each, naming the check and the variable to change.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"check": "network_plugin", "variable": "flannel_vxlan_vni",
+            "message": "flannel_vxlan_vni is 1; flannel on Windows needs a VXLAN VNI from 4096 ..."}]
+warning_findings:
+  description: The warnings (also shown as Ansible warnings), with check and variable.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"check": "network_plugin", "variable": "flannel_backend_type",
+            "message": "flannel_backend_type: host-gw routes pod traffic directly between node IPs ..."}]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kubewin.nodes.plugins.module_utils.preflight import PREFLIGHT_ARGSPEC
+
+
+def main():
+    module = AnsibleModule(argument_spec=PREFLIGHT_ARGSPEC, supports_check_mode=True)
+    # Reached only if the action plugin was bypassed (e.g. the module was copied elsewhere).
+    module.fail_json(msg="kubewin.nodes.win_node_preflight runs through its action plugin; call it as a task of the "
+                         "kubewin.nodes collection")
+
+
+if __name__ == "__main__":
+    main()

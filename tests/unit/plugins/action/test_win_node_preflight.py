@@ -1,0 +1,120 @@
+"""The win_node_preflight action plugin: validation on the controller only, every failure of a host at once."""
+
+from unittest.mock import MagicMock
+
+import pytest
+from ansible.errors import AnsibleActionFail
+
+from ansible_collections.kubewin.nodes.plugins.action.win_node_preflight import ActionModule as PreflightAction
+
+GOOD = dict(
+    node_name="win-worker-1",
+    hostname="WIN-WORKER-1",
+    windows_build="10.0.20348.2113",
+    runtime=dict(service_exists=True, service_status="Running", pipe_exists=True, version="1.7.13"),
+    kube_pods_subnet="10.244.0.0/16",
+    kube_service_addresses="10.96.0.0/12",
+    cluster_pod_subnet="10.244.0.0/16",
+    cluster_service_subnet="10.96.0.0/12",
+    cluster_flannel=dict(backend_type="vxlan", vni=4096, port=4789, network="10.244.0.0/16"),
+    kube_version="v1.31.4",
+    server_version="v1.31.4",
+    existing_node=dict(exists=False),
+    adapters=[dict(name="Ethernet0", ipv4=["192.168.10.21/24"])],
+)
+
+
+class NoRemote:
+    """Stands in for every way an action plugin reaches the host; any use fails the test."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, *args, **kwargs):
+        self.calls.append((args, kwargs))
+        pytest.fail("win_node_preflight made a remote call: %r %r" % (args, kwargs))
+
+
+@pytest.fixture
+def make_preflight():
+    def _make(args, check_mode=False):
+        task = MagicMock()
+        task.args = args
+        task.async_val = 0
+        task.check_mode = check_mode
+        task.diff = False
+        connection = MagicMock()
+        connection._shell.tmpdir = None
+        play_context = MagicMock()
+        play_context.check_mode = check_mode
+        action = PreflightAction(task, connection, play_context, MagicMock(), MagicMock(), MagicMock())
+        action._load_name = "kubewin.nodes.win_node_preflight"  # set by the plugin loader in real runs
+        guard = NoRemote()
+        action._execute_module = guard
+        action._low_level_execute_command = guard
+        action._transfer_data = guard
+        action._make_tmp_path = guard
+        return action, guard, connection
+
+    return _make
+
+
+def test_valid_host_passes_without_remote_calls(make_preflight):
+    action, guard, connection = make_preflight(dict(GOOD))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert not result.get("failed"), result.get("msg")
+    assert result["changed"] is False and result["failures"] == [] and result["warnings"] == []
+    assert guard.calls == [] and connection.exec_command.call_count == 0 and connection.put_file.call_count == 0
+    assert connection._connect.call_count == 0
+
+
+def test_plugin_needs_no_connection():
+    assert PreflightAction._requires_connection is False and PreflightAction.TRANSFERS_FILES is False
+
+
+def test_all_failures_are_aggregated_one_line_each_naming_the_host(make_preflight):
+    args = dict(GOOD, node_name="Win_1", windows_build="10.0.19045", flannel_vxlan_vni=1, flannel_vxlan_port=8472,
+                kube_version="v1.32.1", kube_pods_subnet="10.233.64.0/18",
+                existing_node=dict(exists=True, ready=True, os="windows"),
+                adapters=[dict(name="Ethernet0", ipv4=["192.168.10.21"]), dict(name="Ethernet1", ipv4=["10.0.0.4"])])
+    action, guard, dummy = make_preflight(args)
+    result = action.run(task_vars={"inventory_hostname": "win7"})
+    assert result["failed"] and guard.calls == []
+    lines = result["msg"].split("\n")
+    assert lines[0] == "Preflight failed on win7:"
+    assert len(lines) - 1 == len(result["failures"]) and all(line.startswith("- ") for line in lines[1:])
+    variables = {f["variable"] for f in result["failures"]}
+    assert variables >= {"kubewin_node_name", "kubewin_supported_windows_builds", "flannel_vxlan_vni",
+                         "flannel_vxlan_port", "kube_version", "kube_pods_subnet", "kubewin_network_adapter"}
+    assert all(set(f) == {"check", "variable", "message"} for f in result["failures"])
+
+
+def test_warnings_are_returned_and_do_not_fail(make_preflight):
+    args = dict(GOOD, flannel_backend_type="host-gw", cluster_flannel=dict(backend_type="host-gw",
+                                                                           network="10.244.0.0/16"),
+                runtime=dict(GOOD["runtime"], version="1.6.20"))
+    action, guard, dummy = make_preflight(args)
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert not result.get("failed")
+    assert len(result["warnings"]) == 2 and any("L2 network segment" in w for w in result["warnings"])
+    assert {w["variable"] for w in result["warning_findings"]} == {"flannel_backend_type",
+                                                                   "kubewin_container_runtime"}
+
+
+def test_check_mode_runs_the_same_checks(make_preflight):
+    action, guard, dummy = make_preflight(dict(GOOD, kube_version="v1.27.0"), check_mode=True)
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert result["failed"] and "kube_version v1.27.0 is too old" in result["msg"] and guard.calls == []
+
+
+def test_invalid_options_are_refused_by_the_argspec(make_preflight):
+    action, guard, dummy = make_preflight(dict(GOOD, container_runtime="cri-o"))
+    with pytest.raises(AnsibleActionFail, match="container_runtime must be one of"):
+        action.run(task_vars={"inventory_hostname": "win1"})
+    action, guard, dummy = make_preflight(dict(GOOD, runtime=dict(GOOD["runtime"], pipe="x")))
+    with pytest.raises(AnsibleActionFail, match="pipe"):
+        action.run(task_vars={"inventory_hostname": "win1"})
+    action, guard, dummy = make_preflight({"hostname": "x"})
+    with pytest.raises(AnsibleActionFail, match="node_name"):
+        action.run(task_vars={"inventory_hostname": "win1"})
+    assert guard.calls == []
