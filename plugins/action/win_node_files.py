@@ -51,4 +51,3 @@ class ActionModule(ActionBase):
             result["diff"] = {"before": report["before"], "after": report["after"],
                               "before_header": "%s files" % host, "after_header": "%s files" % host}
         return result
-

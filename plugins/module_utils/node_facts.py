@@ -62,7 +62,7 @@ def node_facts(answer):
             "pipe_exists": pipe in pipes,
             "version": parse_runtime_version(svc.get("version_output")),
         }
-    adapters = [{"name": a.get("name"), "mac": a.get("mac"), "ipv4": list(a.get("ipv4") or [])}
+    adapters = [{"name": a.get("name"), "ipv4": list(a.get("ipv4") or [])}
                 for a in answer.get("adapters") or []]
     return {
         "hostname": answer.get("hostname"),

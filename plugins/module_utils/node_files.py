@@ -39,7 +39,7 @@ FILES_ARGSPEC = dict(
         secret=dict(type="bool", default=False),
     )),
     proxy=dict(type="str"),
-    proxy_bypass=dict(type="list", elements="str", default=[]),
+    proxy_bypass=dict(type="list", elements="str", default=[], no_log=False),
     checksum_timeout=dict(type="int", default=30),
 )
 
@@ -72,6 +72,18 @@ def windows_basename(path):
 def stamp_path(entry):
     """Where an unpacked archive records which archive it came from."""
     return "%s\\.kubewin-%s.sha512" % (entry["extract_dir"].rstrip("\\"), windows_basename(entry["url"]))
+
+
+def pin_checksums(downloads, checksums):
+    """Add the user's pinned checksum (``kubewin_checksums``: file name -> SHA-512) to each download."""
+    pinned = []
+    for d in downloads:
+        d = dict(d)
+        name = windows_basename(d["url"].split("?", 1)[0])
+        if checksums and name in checksums:
+            d["checksum"] = parse_checksum(str(checksums[name]), "kubewin_checksums[%r]" % name)
+        pinned.append(d)
+    return pinned
 
 
 def resolve_downloads(downloads, fetch):

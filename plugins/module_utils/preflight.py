@@ -425,9 +425,9 @@ def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxla
         return f.result()
     backend = (flannel_backend_type or "").lower()
     if backend not in FLANNEL_BACKENDS:
-        f.fail(backend_var, "%s is %r; flannel on Windows supports vxlan and host-gw only: set %s: vxlan "
-                            "(or host-gw), the same as the Linux nodes"
-               % (backend_var, flannel_backend_type, backend_var))
+        f.fail(backend_var,
+               "%s is %r; flannel on Windows supports vxlan and host-gw only: set %s: vxlan (or host-gw), "
+               "the same as the Linux nodes" % (backend_var, flannel_backend_type, backend_var))
         return f.result()
     if backend == "vxlan":
         fix = FLANNEL_CLUSTER_FIX % (WINDOWS_VXLAN_MIN_VNI, WINDOWS_VXLAN_PORT)

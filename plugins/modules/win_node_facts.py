@@ -64,7 +64,7 @@ ansible_facts:
       sample: {"hostname": "win-1", "windows_build": "10.0.20348", "join_state": "fresh",
                "runtimes": {"containerd": {"service_exists": true, "service_status": "Running", "pipe_exists": true,
                                            "version": "1.7.20"}},
-               "adapters": [{"name": "Ethernet0", "mac": "00-15-5D-01-02-03", "ipv4": ["192.0.2.10"]}]}
+               "adapters": [{"name": "Ethernet0", "ipv4": ["192.0.2.10"]}]}
 """
 
 from ansible.module_utils.basic import AnsibleModule

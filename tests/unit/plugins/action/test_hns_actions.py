@@ -29,7 +29,7 @@ class FakeHns:
             if self.refuse:
                 responses.append(json.dumps({"Success": False, "Error": self.refuse}))
                 break
-            kind, _, obj_id = call["path"].strip("/").partition("/")
+            kind, dummy, obj_id = call["path"].strip("/").partition("/")
             if call["method"] == "POST":
                 net = dict(json.loads(call["request"]), ID="ID-%d" % len(self.networks))
                 self.networks.append(net)
