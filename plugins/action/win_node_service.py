@@ -29,7 +29,8 @@ class ActionModule(ActionBase):
             command_line = ws.render_command_line([args["path"]] + list(args["args"]))
             return ws.desired_definition(
                 command_line, args["dependencies"], args["restart_delay_seconds"],
-                args["display_name"] or args["name"], args["description"], args["environment"]), []
+                args["display_name"] or args["name"], args["description"], args["environment"],
+                args["parameters"]), []
 
         try:
             result.update(converge_service(self, task_vars, args["name"], args["state"], build_desired))

@@ -31,6 +31,7 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
             "FailureResetSeconds": ws.FAILURE_RESET_SECONDS,
             "FailureActions": desired.get("recovery", {}).get("actions", ""),
             "Environment": desired.get("environment", []),
+            "Parameters": desired.get("parameters", {}),
             "Run": plan["run"],
         })
         status = reply.get("status", status)

@@ -69,7 +69,8 @@ $Ansible.Result = @{ responses = $responses.ToArray() }
 
 # Contract: parameters Name (service name) and FlagsFile (path, may be empty).
 # Result: {exists, status, image_path, start, delayed_autostart, dependencies, display_name,
-# description, object_name, environment (list of NAME=value), failure_actions (base64 of the
+# description, object_name, environment (list of NAME=value), parameters (values under the service's
+# Parameters key: text or list), failure_actions (base64 of the
 # FailureActions registry value or null), failure_actions_on_non_crash (int or null),
 # flags_file_content (text or null)}.
 SERVICE_STATE = HEADER_PREFIX + "service_state" + r"""
@@ -98,6 +99,11 @@ if ($service) {
     $result.description = $key.GetValue('Description', '')
     $result.object_name = $key.GetValue('ObjectName', '')
     $result.environment = @($key.GetValue('Environment', @()))
+    $result.parameters = @{}
+    $params = Get-Item -LiteralPath "HKLM:\SYSTEM\CurrentControlSet\Services\$($service.Name)\Parameters" -ErrorAction SilentlyContinue
+    if ($params) {
+        foreach ($value in $params.GetValueNames()) { $result.parameters[$value] = $params.GetValue($value) }
+    }
     $result.failure_actions = if ($failure) { [Convert]::ToBase64String($failure) } else { $null }
     $result.failure_actions_on_non_crash = $key.GetValue('FailureActionsOnNonCrashFailures', $null)
 }
@@ -106,7 +112,8 @@ $Ansible.Result = $result
 
 # Contract: parameters Name, Action (create|update|remove|none), CommandLine, DisplayName,
 # Description, Dependencies (list), FailureResetSeconds, FailureActions (sc.exe form
-# "restart/10000/..."), Environment (list of NAME=value: the service's own environment), Run
+# "restart/10000/..."), Environment (list of NAME=value: the service's own environment), Parameters
+# (name -> text or list: values of the service's Parameters key, as NSSM reads them), Run
 # (none|start|restart|stop). create/update set start mode automatic, then recovery actions (also on
 # non-crash failures); remove stops and deletes the service. Result: {status}.
 SERVICE_APPLY = HEADER_PREFIX + "service_apply" + r"""
@@ -120,6 +127,7 @@ param(
     [int]$FailureResetSeconds = 86400,
     [string]$FailureActions = '',
     [string[]]$Environment = @(),
+    [hashtable]$Parameters = @{},
     [ValidateSet('none', 'start', 'restart', 'stop')][string]$Run = 'none'
 )
 $ErrorActionPreference = 'Stop'
@@ -165,6 +173,15 @@ if ($Action -ne 'none') {
         Set-ItemProperty -LiteralPath $key -Name Environment -Value $Environment -Type MultiString
     } else {
         Remove-ItemProperty -LiteralPath $key -Name Environment -ErrorAction SilentlyContinue
+    }
+    if ($Parameters.Count -gt 0) {
+        # New-Item -Force would empty an existing registry key, so create it only when missing.
+        if (-not (Test-Path -LiteralPath "$key\Parameters")) { New-Item -Path "$key\Parameters" | Out-Null }
+        foreach ($name in $Parameters.Keys) {
+            $value = $Parameters[$name]
+            $type = if ($value -is [System.Collections.IList]) { 'MultiString' } else { 'String' }
+            Set-ItemProperty -LiteralPath "$key\Parameters" -Name $name -Value $value -Type $type
+        }
     }
 }
 if ($Action -ne 'none' -and $FailureActions) {

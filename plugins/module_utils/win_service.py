@@ -22,6 +22,7 @@ NODE_SERVICE_ARGSPEC = dict(
     args=dict(type="list", elements="str", default=[]),
     dependencies=dict(type="list", elements="str", default=[]),
     environment=dict(type="dict", default={}),
+    parameters=dict(type="dict", default={}),
     display_name=dict(type="str"),
     description=dict(type="str", default="Kubernetes node component (managed by kubewin.nodes)"),
     restart_delay_seconds=dict(type="int", default=10),
@@ -117,8 +118,9 @@ def decode_failure_actions(b64):
 
 
 def desired_definition(command_line, dependencies, restart_delay_seconds, display_name, description,
-                       environment=None):
-    """The service as it should be. ``environment`` is a dict set as the service's own environment."""
+                       environment=None, parameters=None):
+    """The service as it should be. ``environment`` is a dict set as the service's own environment;
+    ``parameters`` are values of the service's Parameters registry key (how NSSM is configured)."""
     return {
         "command_line": command_line,
         "start_mode": "auto",
@@ -126,10 +128,17 @@ def desired_definition(command_line, dependencies, restart_delay_seconds, displa
         "display_name": display_name,
         "description": description,
         "environment": environment_block(environment),
+        "parameters": parameter_values(parameters),
         "recovery": {"reset_seconds": FAILURE_RESET_SECONDS,
                      "actions": failure_actions_sc(restart_delay_seconds),
                      "on_non_crash_failures": True},
     }
+
+
+def parameter_values(parameters):
+    """Registry values: a list becomes REG_MULTI_SZ, anything else REG_SZ text."""
+    return {k: [str(i) for i in v] if isinstance(v, (list, tuple)) else str(v)
+            for k, v in (parameters or {}).items()}
 
 
 def environment_block(environment):
@@ -154,6 +163,7 @@ def live_definition(answer):
         "display_name": answer.get("display_name") or "",
         "description": answer.get("description") or "",
         "environment": list(answer.get("environment") or []),
+        "parameters": dict(answer.get("parameters") or {}),
         "recovery": failure,
     }
 
@@ -170,7 +180,16 @@ def definition_differences(desired, live):
     for field in ("display_name", "description", "environment", "recovery"):
         if desired[field] != live[field]:
             diffs.append(field)
+    # Only the values the task sets: a program may keep more of its own under Parameters.
+    wanted = desired.get("parameters") or {}
+    have = live.get("parameters") or {}
+    if any(_registry_value(have.get(k)) != v for k, v in wanted.items()):
+        diffs.append("parameters")
     return diffs
+
+
+def _registry_value(value):
+    return [str(i) for i in value] if isinstance(value, (list, tuple)) else (None if value is None else str(value))
 
 
 def plan_service(state, desired, answer):

@@ -48,6 +48,7 @@ attributes:
     platforms: posix
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - kubewin.nodes.k8s_auth
 options:
   state:
     description:
@@ -117,52 +118,6 @@ options:
       - Seconds to wait for the signature with O(wait_for_signature).
     type: int
     default: 60
-  kubeconfig:
-    description:
-      - Path to a kubeconfig file, or a kubeconfig as a dictionary.
-      - When not given, and O(host) with O(api_key) or O(client_cert) is not given either, the default
-        kubeconfig (E(KUBECONFIG) or C(~/.kube/config)) is used, then the in-cluster service account.
-      - Can also be set with E(K8S_AUTH_KUBECONFIG).
-    type: raw
-  context:
-    description:
-      - Context of the kubeconfig to use instead of its current context.
-      - Can also be set with E(K8S_AUTH_CONTEXT).
-    type: str
-  host:
-    description:
-      - URL of the API server, for example V(https://192.0.2.10:6443). Overrides the kubeconfig.
-      - Can also be set with E(K8S_AUTH_HOST).
-    type: str
-  api_key:
-    description:
-      - Bearer token to authenticate with. Overrides the kubeconfig.
-      - Can also be set with E(K8S_AUTH_API_KEY).
-    type: str
-  validate_certs:
-    description:
-      - Whether to verify the API server's TLS certificate. Default is the kubeconfig's setting (verify).
-      - Can also be set with E(K8S_AUTH_VERIFY_SSL).
-    type: bool
-    aliases: [verify_ssl]
-  ca_cert:
-    description:
-      - Path to a CA certificate file to verify the API server with. Overrides the kubeconfig.
-      - Can also be set with E(K8S_AUTH_SSL_CA_CERT).
-    type: path
-    aliases: [ssl_ca_cert]
-  client_cert:
-    description:
-      - Path to a client certificate file. Overrides the kubeconfig.
-      - Can also be set with E(K8S_AUTH_CERT_FILE).
-    type: path
-    aliases: [cert_file]
-  client_key:
-    description:
-      - Path to the client certificate's key file. Overrides the kubeconfig.
-      - Can also be set with E(K8S_AUTH_KEY_FILE).
-    type: path
-    aliases: [key_file]
 notes:
   - The kubeconfig's user must be allowed to get, list, create, update and delete Secrets in
     C(kube-system) and to get ConfigMaps in C(kube-public); C(/etc/kubernetes/admin.conf) can.
@@ -281,37 +236,18 @@ deleted_token_ids:
 
 import hmac
 import json
-import os
 import time
-import traceback
 
-from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.parameters import remove_values
-from ansible.module_utils.common.validation import check_type_path
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import bootstrap_token as bt
-
-K8S_IMPORT_ERROR = None
-try:
-    from kubernetes import client as k8s_client
-    from kubernetes import config as k8s_config
-    from kubernetes.client.exceptions import ApiException
-    from kubernetes.config.config_exception import ConfigException
-except ImportError:
-    K8S_IMPORT_ERROR = traceback.format_exc()
-
-    class ApiException(Exception):  # type: ignore[no-redef]
-        """Placeholder so that except clauses work without the library."""
-
-    class ConfigException(Exception):  # type: ignore[no-redef]
-        """Placeholder so that except clauses work without the library."""
-
-try:
-    from urllib3.exceptions import HTTPError as Urllib3HTTPError
-except ImportError:
-    class Urllib3HTTPError(Exception):  # type: ignore[no-redef]
-        """Placeholder so that except clauses work without the library."""
-
+from ansible_collections.kubewin.nodes.plugins.module_utils import k8s_client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s_client import (
+    K8S_IMPORT_ERROR,
+    ApiException,
+    Urllib3HTTPError,
+)
 
 # Seconds for one API request (connect, read): an unreachable server must not hang the play.
 REQUEST_TIMEOUT = (10, 30)
@@ -332,48 +268,11 @@ def build_core_v1_api(params):
 
     Tests replace this function with one returning a fake API.
     """
-    configuration = k8s_client.Configuration()
-    kubeconfig = params.get("kubeconfig")
-    context = params.get("context")
-    explicit = params.get("host") and (params.get("api_key") or params.get("client_cert"))
     try:
-        if isinstance(kubeconfig, dict):
-            k8s_config.load_kube_config_from_dict(
-                config_dict=kubeconfig, context=context, client_configuration=configuration
-            )
-        elif kubeconfig:
-            path = check_type_path(kubeconfig)
-            if not os.path.exists(path):
-                raise ModuleFailure("kubeconfig file %s does not exist." % path)
-            k8s_config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
-        elif not explicit:
-            try:
-                k8s_config.load_kube_config(context=context, client_configuration=configuration)
-            except (ConfigException, OSError) as exc:
-                try:
-                    k8s_config.load_incluster_config(client_configuration=configuration)
-                except ConfigException:
-                    if not params.get("host"):
-                        raise ModuleFailure(
-                            "No Kubernetes credentials found: no usable default kubeconfig (%s) and not "
-                            "running in a pod. Set kubeconfig (for example /etc/kubernetes/admin.conf on a "
-                            "control-plane host), or host with api_key or client_cert/client_key." % exc
-                        ) from None
-    except (ConfigException, ValueError, TypeError) as exc:
-        raise ModuleFailure("Cannot load the kubeconfig: %s" % exc) from None
-    if params.get("host"):
-        configuration.host = params["host"]
-    if params.get("api_key"):
-        configuration.api_key = {"authorization": "Bearer " + params["api_key"]}
-    if params.get("validate_certs") is not None:
-        configuration.verify_ssl = params["validate_certs"]
-    if params.get("ca_cert"):
-        configuration.ssl_ca_cert = params["ca_cert"]
-    if params.get("client_cert"):
-        configuration.cert_file = params["client_cert"]
-    if params.get("client_key"):
-        configuration.key_file = params["client_key"]
-    return k8s_client.CoreV1Api(k8s_client.ApiClient(configuration)), configuration.host
+        api_client, host = kc.build_api_client(params)
+    except kc.K8sError as exc:
+        raise ModuleFailure(exc.msg) from None
+    return kc.k8s_client.CoreV1Api(api_client), host
 
 
 def _api_detail(exc):
@@ -714,7 +613,7 @@ def _absent(module, cluster, secret_values):
 
 
 def argument_spec():
-    return dict(
+    spec = dict(
         state=dict(type="str", choices=["present", "absent"], default="present"),
         ttl=dict(type="str", default=bt.DEFAULT_TTL),
         min_remaining_ttl=dict(type="str", default="1h"),
@@ -725,16 +624,9 @@ def argument_spec():
         token_id=dict(type="str", no_log=False),
         wait_for_signature=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=60),
-        kubeconfig=dict(type="raw", fallback=(env_fallback, ["K8S_AUTH_KUBECONFIG"])),
-        context=dict(type="str", fallback=(env_fallback, ["K8S_AUTH_CONTEXT"])),
-        host=dict(type="str", fallback=(env_fallback, ["K8S_AUTH_HOST"])),
-        api_key=dict(type="str", no_log=True, fallback=(env_fallback, ["K8S_AUTH_API_KEY"])),
-        validate_certs=dict(type="bool", aliases=["verify_ssl"], fallback=(env_fallback, ["K8S_AUTH_VERIFY_SSL"])),
-        ca_cert=dict(type="path", aliases=["ssl_ca_cert"], fallback=(env_fallback, ["K8S_AUTH_SSL_CA_CERT"])),
-        client_cert=dict(type="path", aliases=["cert_file"], fallback=(env_fallback, ["K8S_AUTH_CERT_FILE"])),
-        client_key=dict(type="path", aliases=["key_file"], no_log=False,
-                        fallback=(env_fallback, ["K8S_AUTH_KEY_FILE"])),
     )
+    spec.update(kc.auth_argument_spec())
+    return spec
 
 
 def main():

@@ -52,6 +52,7 @@ class FakeScm:
                        display_name=p["DisplayName"], description=p["Description"],
                        failure_actions=base64.b64encode(blob).decode(), failure_actions_on_non_crash=1,
                        environment=p["Environment"])
+            svc.setdefault("parameters", {}).update(p["Parameters"])
         if p["Run"] in ("start", "restart"):
             svc["status"] = "Running"
             svc["restarts"] = svc.get("restarts", 0) + 1

@@ -33,3 +33,15 @@ def test_check_mode_registers_nothing(make_action):
     scm = FakeScm()
     result = make_action(ActionModule, dict(PROXY), scm.host, check_mode=True).run(task_vars={})
     assert result["changed"] and scm.services == {}
+
+
+def test_nssm_parameters_are_compared_by_the_values_the_task_sets(make_action):
+    scm = FakeScm()
+    flanneld = {"name": "flanneld", "path": "C:\\k\\nssm.exe",
+                "parameters": {"Application": "C:\\k\\flanneld.exe", "AppEnvironmentExtra": ["NODE_NAME=win-1"]}}
+    assert make_action(ActionModule, dict(flanneld), scm.host).run(task_vars={})["changed"]
+    scm.services["flanneld"]["parameters"]["AppExit"] = "Restart"  # NSSM keeps its own values there too
+    assert make_action(ActionModule, dict(flanneld), scm.host).run(task_vars={})["changed"] is False
+    moved = dict(flanneld, parameters={"Application": "D:\\k\\flanneld.exe",
+                                       "AppEnvironmentExtra": ["NODE_NAME=win-1"]})
+    assert make_action(ActionModule, moved, scm.host).run(task_vars={})["differences"] == ["parameters"]

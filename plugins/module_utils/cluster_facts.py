@@ -1,0 +1,315 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""What a Windows-node preflight needs to know about a cluster, from API objects as dicts.
+
+Plain functions with no Kubernetes API access, used by ``kubewin.nodes.cluster_info`` and
+unit-tested on their own: the server version, flannel's ``net-conf.json`` with the defaults
+flannel applies, a per-node summary, kubeadm's ClusterConfiguration and the kubelet-config
+ConfigMap name.
+
+Sources: flannel-io/flannel pkg/subnet/config.go (Backend missing -> ``udp``; JSON keys matched
+case-insensitively as Go's encoding/json does), pkg/backend/vxlan/vxlan.go (Linux: VNI 1, port 0
+meaning the kernel's 8472) and vxlan_windows.go (VNI >= 4096, port 4789); kubeadm
+(kube-system/kubeadm-config key ClusterConfiguration, kubelet-config / kubelet-config-1.X).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+try:
+    import yaml
+
+    HAS_YAML = True
+except ImportError:  # pragma: no cover - PyYAML ships with ansible-core
+    HAS_YAML = False
+
+
+FLANNEL_CONFIGMAPS = ["kube-flannel/kube-flannel-cfg", "kube-system/kube-flannel-cfg"]
+FLANNEL_NET_CONF_KEY = "net-conf.json"
+
+LINUX_VXLAN_DEFAULT_VNI = 1
+LINUX_VXLAN_DEFAULT_PORT = 8472  # flannel passes port 0: the Linux kernel's default VXLAN port
+WINDOWS_VXLAN_MIN_VNI = 4096
+WINDOWS_VXLAN_PORT = 4789
+WINDOWS_BACKENDS = ("vxlan", "host-gw")
+
+KUBEADM_CONFIG = ("kube-system", "kubeadm-config")
+KUBEADM_CLUSTER_CONFIGURATION_KEY = "ClusterConfiguration"
+KUBELET_CONFIG_NAMESPACE = "kube-system"
+
+OS_LABEL = "kubernetes.io/os"
+WINDOWS_BUILD_LABEL = "node.kubernetes.io/windows-build"
+
+
+class ClusterFactsError(Exception):
+    """A cluster object that cannot be understood."""
+
+
+def split_ref(ref, what="object"):
+    """``namespace/name`` -> ``(namespace, name)``."""
+    parts = str(ref or "").split("/")
+    if len(parts) != 2 or not all(parts):
+        raise ClusterFactsError("%s %r must be written as namespace/name" % (what, ref))
+    return parts[0], parts[1]
+
+
+# --- server version -----------------------------------------------------------------------------
+
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
+
+
+def _leading_int(value):
+    match = re.match(r"\s*(\d+)", str(value if value is not None else ""))
+    return int(match.group(1)) if match else None
+
+
+def parse_server_version(doc):
+    """``/version`` -> ``{git_version, version, major, minor, patch, platform}``.
+
+    ``major``/``minor`` are integers (a provider's ``"28+"`` becomes 28); they fall back to
+    ``gitVersion`` when the fields are empty. ``version`` is ``1.28.3`` without ``v`` or build metadata.
+    """
+    doc = doc or {}
+    git_version = doc.get("gitVersion") or ""
+    match = _VERSION_RE.match(git_version)
+    major = _leading_int(doc.get("major"))
+    minor = _leading_int(doc.get("minor"))
+    patch = None
+    if match:
+        if major is None:
+            major = int(match.group(1))
+        if minor is None:
+            minor = int(match.group(2))
+        patch = int(match.group(3))
+    return {
+        "git_version": git_version or None,
+        "version": "%s.%s.%s" % match.groups() if match else None,
+        "major": major,
+        "minor": minor,
+        "patch": patch,
+        "platform": doc.get("platform"),
+    }
+
+
+# --- flannel ------------------------------------------------------------------------------------
+
+def go_json_get(mapping, key):
+    """``mapping[key]`` the way Go's encoding/json fills a struct field: exact name first, then
+    a case-insensitive match. Returns ``(found, value)``."""
+    if not isinstance(mapping, dict):
+        return False, None
+    if key in mapping:
+        return True, mapping[key]
+    for other, value in mapping.items():
+        if isinstance(other, str) and other.lower() == key.lower():
+            return True, value
+    return False, None
+
+
+def _json_int(value, what):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise ClusterFactsError("%s is %r, not a number (flannel would refuse to start)" % (what, value))
+    return int(value)
+
+
+def parse_flannel_net_conf(text):
+    """flannel's ``net-conf.json`` -> the settings flannel would run with, and Windows compatibility.
+
+    Returns ``network``, ``backend_type``, ``vni``, ``port``, ``direct_routing``, ``net_conf`` (the
+    parsed document), ``defaults_applied`` (names of the settings that came from flannel defaults),
+    ``windows_compatible`` and ``windows_problems`` (what to change, one sentence each).
+    """
+    try:
+        doc = json.loads(text) if isinstance(text, (str, bytes)) else text
+    except ValueError as exc:
+        raise ClusterFactsError("net-conf.json is not valid JSON: %s" % exc) from None
+    if not isinstance(doc, dict):
+        raise ClusterFactsError("net-conf.json is not a JSON object")
+    defaults = []
+    dummy, network = go_json_get(doc, "Network")
+    has_backend, backend = go_json_get(doc, "Backend")
+    if not has_backend or backend is None:
+        backend = {}
+        backend_type = "udp"  # flannel: no Backend at all means udp
+        defaults.append("backend_type")
+    elif not isinstance(backend, dict):
+        raise ClusterFactsError("net-conf.json Backend is not a JSON object")
+    else:
+        dummy, backend_type = go_json_get(backend, "Type")
+        backend_type = backend_type or None
+    vni = port = direct_routing = None
+    if backend_type == "vxlan":
+        dummy, vni = go_json_get(backend, "VNI")
+        vni = _json_int(vni, "Backend VNI")
+        if not vni:
+            vni = LINUX_VXLAN_DEFAULT_VNI
+            defaults.append("vni")
+        dummy, port = go_json_get(backend, "Port")
+        port = _json_int(port, "Backend Port")
+        if not port:
+            port = LINUX_VXLAN_DEFAULT_PORT
+            defaults.append("port")
+        dummy, direct_routing = go_json_get(backend, "DirectRouting")
+        direct_routing = bool(direct_routing)
+    problems = flannel_windows_problems(backend_type, vni, port, direct_routing)
+    return {
+        "network": network,
+        "backend_type": backend_type,
+        "vni": vni,
+        "port": port,
+        "direct_routing": direct_routing,
+        "defaults_applied": defaults,
+        "net_conf": doc,
+        "windows_compatible": not problems,
+        "windows_problems": problems,
+    }
+
+
+def flannel_windows_problems(backend_type, vni=None, port=None, direct_routing=None):
+    """Why Windows flannel could not join this flannel network (empty list: it can)."""
+    if not backend_type:
+        return ["net-conf.json has a Backend without a Type; flannel cannot start. Set Backend Type to "
+                "vxlan or host-gw."]
+    if backend_type not in WINDOWS_BACKENDS:
+        return ["flannel backend %s is not supported on Windows; only vxlan and host-gw are (kubespray: "
+                "flannel_backend_type)." % backend_type]
+    problems = []
+    if backend_type == "vxlan":
+        if vni is not None and vni < WINDOWS_VXLAN_MIN_VNI:
+            problems.append(
+                "vxlan VNI is %d, but Windows flannel needs a VNI of %d or more, and Linux and Windows must use "
+                "the same one: set Backend VNI to %d in net-conf.json (kubespray: flannel_vxlan_vni) and restart "
+                "flannel on the Linux nodes." % (vni, WINDOWS_VXLAN_MIN_VNI, WINDOWS_VXLAN_MIN_VNI))
+        if port is not None and port != WINDOWS_VXLAN_PORT:
+            problems.append(
+                "vxlan UDP port is %d, but Windows only uses %d: set Backend Port to %d in net-conf.json "
+                "(kubespray: flannel_vxlan_port) and restart flannel on the Linux nodes."
+                % (port, WINDOWS_VXLAN_PORT, WINDOWS_VXLAN_PORT))
+        if direct_routing:
+            problems.append("vxlan DirectRouting is not supported by Windows flannel; set it to false.")
+    return problems
+
+
+def flannel_facts(configmap, ref):
+    """The ``flannel`` result for a found ConfigMap (``ref`` = ``namespace/name``)."""
+    namespace, name = split_ref(ref)
+    result = flannel_not_found()
+    result.update(found=True, namespace=namespace, name=name)
+    text = ((configmap or {}).get("data") or {}).get(FLANNEL_NET_CONF_KEY)
+    if not text:
+        raise ClusterFactsError("ConfigMap %s has no %s key" % (ref, FLANNEL_NET_CONF_KEY))
+    result.update(parse_flannel_net_conf(text))
+    return result
+
+
+def flannel_not_found():
+    """The ``flannel`` result when no flannel ConfigMap exists."""
+    return {
+        "found": False, "namespace": None, "name": None, "network": None, "backend_type": None,
+        "vni": None, "port": None, "direct_routing": None, "defaults_applied": [], "net_conf": None,
+        "windows_compatible": None, "windows_problems": [],
+    }
+
+
+# --- nodes --------------------------------------------------------------------------------------
+
+def node_condition(node, condition_type):
+    """The condition dict of that type, or None."""
+    for cond in ((node or {}).get("status") or {}).get("conditions") or []:
+        if isinstance(cond, dict) and cond.get("type") == condition_type:
+            return cond
+    return None
+
+
+def node_is_ready(node):
+    """True when the Node's Ready condition has status "True"."""
+    cond = node_condition(node, "Ready")
+    return bool(cond) and cond.get("status") == "True"
+
+
+def node_facts(node):
+    """One entry of ``nodes``."""
+    metadata = (node or {}).get("metadata") or {}
+    labels = metadata.get("labels") or {}
+    status = (node or {}).get("status") or {}
+    info = status.get("nodeInfo") or {}
+    internal_ip = None
+    for address in status.get("addresses") or []:
+        if isinstance(address, dict) and address.get("type") == "InternalIP":
+            internal_ip = address.get("address")
+            break
+    return {
+        "ready": node_is_ready(node),
+        "os": labels.get(OS_LABEL) or info.get("operatingSystem"),
+        "kubelet_version": info.get("kubeletVersion"),
+        "windows_build": labels.get(WINDOWS_BUILD_LABEL),
+        "unschedulable": bool(((node or {}).get("spec") or {}).get("unschedulable")),
+        "internal_ip": internal_ip,
+        "architecture": info.get("architecture"),
+    }
+
+
+def nodes_facts(node_list):
+    """``{name: node_facts}`` for a NodeList dict (or a list of Nodes)."""
+    items = node_list.get("items") if isinstance(node_list, dict) else node_list
+    result = {}
+    for node in items or []:
+        name = ((node or {}).get("metadata") or {}).get("name")
+        if name:
+            result[name] = node_facts(node)
+    return result
+
+
+# --- kubeadm ------------------------------------------------------------------------------------
+
+def kubeadm_config_not_found():
+    return {
+        "found": False, "kubernetes_version": None, "control_plane_endpoint": None, "pod_subnet": None,
+        "service_subnet": None, "dns_domain": None, "cluster_name": None,
+    }
+
+
+def parse_kubeadm_config(configmap):
+    """ClusterConfiguration fields from the ``kube-system/kubeadm-config`` ConfigMap dict."""
+    result = kubeadm_config_not_found()
+    if configmap is None:
+        return result
+    text = (configmap.get("data") or {}).get(KUBEADM_CLUSTER_CONFIGURATION_KEY)
+    if not text:
+        raise ClusterFactsError("ConfigMap kube-system/kubeadm-config has no %s key"
+                                % KUBEADM_CLUSTER_CONFIGURATION_KEY)
+    try:
+        doc = yaml.safe_load(text) if HAS_YAML else json.loads(text)
+    except Exception as exc:  # yaml.YAMLError or ValueError
+        raise ClusterFactsError("the ClusterConfiguration in kube-system/kubeadm-config cannot be parsed: %s"
+                                % exc) from None
+    if not isinstance(doc, dict):
+        raise ClusterFactsError("the ClusterConfiguration in kube-system/kubeadm-config is not a mapping")
+    networking = doc.get("networking") or {}
+    result.update(
+        found=True,
+        kubernetes_version=doc.get("kubernetesVersion"),
+        control_plane_endpoint=doc.get("controlPlaneEndpoint") or None,
+        pod_subnet=networking.get("podSubnet") or None,
+        service_subnet=networking.get("serviceSubnet") or None,
+        dns_domain=networking.get("dnsDomain") or None,
+        cluster_name=doc.get("clusterName") or None,
+    )
+    return result
+
+
+def kubelet_config_names(major=None, minor=None):
+    """Names of the kubelet-config ConfigMap to look for, newest convention first.
+
+    kubeadm names it ``kubelet-config``; up to 1.23 it was ``kubelet-config-1.X``.
+    """
+    names = ["kubelet-config"]
+    if major == 1 and minor is not None and minor <= 23:
+        names.append("kubelet-config-%d.%d" % (major, minor))
+    return names

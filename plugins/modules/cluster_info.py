@@ -1,0 +1,300 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: cluster_info
+short_description: Read what adding Windows nodes to a kubeadm or kubespray cluster needs to know
+version_added: 0.1.0
+description:
+  - Reads, and never changes, the facts a Windows-node preflight checks, namely the API server version, the
+    flannel network configuration with the defaults flannel applies, every Node's readiness, OS, kubelet
+    version and Windows build, kubeadm's ClusterConfiguration and whether kubeadm's kubelet-config exists.
+  - flannel's C(net-conf.json) is read from the first ConfigMap of O(flannel_configmaps) that exists,
+    C(kube-flannel/kube-flannel-cfg) (flannel's own manifest) or C(kube-system/kube-flannel-cfg) (kubespray).
+    Settings missing from it are reported as flannel applies them on Linux. No C(Backend) means C(udp); a
+    vxlan backend without C(VNI) uses VNI 1 and without C(Port) the kernel's UDP port 8472. Windows flannel
+    needs vxlan VNI 4096 or more and port 4789 (on Linux too), or host-gw; RV(flannel.windows_problems) says
+    what to change.
+  - Runs where the Kubernetes API is reachable with a kubeconfig, usually on the controller or
+    delegated to a control-plane host.
+author:
+  - kubewin.nodes maintainers (@kubewin)
+requirements:
+  - kubernetes >= 29.0.0 (Python library)
+  - PyYAML (Python library, installed with ansible-core)
+attributes:
+  check_mode:
+    support: full
+    details:
+      - The module only reads; it runs the same in check mode.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - kubewin.nodes.k8s_auth
+options:
+  flannel_configmaps:
+    description:
+      - ConfigMaps (C(namespace/name)) to look for flannel's C(net-conf.json) in, first found wins.
+    type: list
+    elements: str
+    default: [kube-flannel/kube-flannel-cfg, kube-system/kube-flannel-cfg]
+notes:
+  - The kubeconfig's user must be allowed to list Nodes and get ConfigMaps in C(kube-system) and the flannel
+    namespace; C(/etc/kubernetes/admin.conf) can.
+seealso:
+  - name: flannel backends
+    description: The vxlan and host-gw settings, and what Windows supports.
+    link: https://github.com/flannel-io/flannel/blob/master/Documentation/backends.md
+  - module: kubewin.nodes.daemonset_os_pin
+  - module: kubewin.nodes.k8s_node
+"""
+
+EXAMPLES = r"""
+- name: Read the cluster facts from the first control-plane host
+  kubewin.nodes.cluster_info:
+    kubeconfig: /etc/kubernetes/admin.conf
+  delegate_to: "{{ groups['kube_control_plane'][0] }}"
+  run_once: true
+  register: cluster
+
+- name: Refuse to add Windows nodes to a flannel network Windows cannot join
+  ansible.builtin.assert:
+    that:
+      - not cluster.flannel.found or cluster.flannel.windows_compatible
+    fail_msg: "{{ cluster.flannel.windows_problems | join(' ') }}"
+
+- name: Windows kubelet must not be newer than the API server
+  ansible.builtin.assert:
+    that:
+      - kubelet_version is version(cluster.server_version.version, '<=')
+"""
+
+RETURN = r"""
+server_version:
+  description: The API server's version (C(/version)).
+  returned: always
+  type: dict
+  contains:
+    git_version:
+      description: C(gitVersion) as the server reports it.
+      type: str
+      sample: v1.31.4
+    version:
+      description: C(major.minor.patch) without C(v) or build metadata.
+      type: str
+      sample: 1.31.4
+    major:
+      description: Major version (a provider's C(1+) becomes 1).
+      type: int
+      sample: 1
+    minor:
+      description: Minor version (a provider's C(31+) becomes 31).
+      type: int
+      sample: 31
+    patch:
+      description: Patch version, from C(gitVersion).
+      type: int
+      sample: 4
+    platform:
+      description: The server's platform.
+      type: str
+      sample: linux/amd64
+flannel:
+  description: flannel's network configuration, with flannel's defaults applied.
+  returned: always
+  type: dict
+  contains:
+    found:
+      description: Whether one of O(flannel_configmaps) exists.
+      type: bool
+      sample: true
+    namespace:
+      description: Namespace of the ConfigMap found.
+      type: str
+      sample: kube-flannel
+    name:
+      description: Name of the ConfigMap found.
+      type: str
+      sample: kube-flannel-cfg
+    network:
+      description: The C(Network) (pod CIDR) flannel manages.
+      type: str
+      sample: 10.244.0.0/16
+    backend_type:
+      description: The backend flannel uses (C(udp) when net-conf.json has no Backend).
+      type: str
+      sample: vxlan
+    vni:
+      description: vxlan VNI (1 when not set); V(null) for other backends.
+      type: int
+      sample: 4096
+    port:
+      description: vxlan UDP port (8472 when not set); V(null) for other backends.
+      type: int
+      sample: 4789
+    direct_routing:
+      description: vxlan DirectRouting; V(null) for other backends.
+      type: bool
+      sample: false
+    defaults_applied:
+      description: Which of C(backend_type), C(vni), C(port) came from flannel's defaults.
+      type: list
+      elements: str
+      sample: [vni, port]
+    net_conf:
+      description: The parsed C(net-conf.json).
+      type: dict
+    windows_compatible:
+      description: Whether Windows flannel can join this network as configured; V(null) when not found.
+      type: bool
+      sample: true
+    windows_problems:
+      description: What to change so that Windows nodes can join, one sentence each.
+      type: list
+      elements: str
+      sample: []
+nodes:
+  description: Every Node, by name.
+  returned: always
+  type: dict
+  sample:
+    cp-1: {ready: true, os: linux, kubelet_version: v1.31.4, windows_build: null, unschedulable: false,
+           internal_ip: 192.0.2.10, architecture: amd64}
+    win-1: {ready: true, os: windows, kubelet_version: v1.31.4, windows_build: 10.0.20348,
+            unschedulable: false, internal_ip: 192.0.2.21, architecture: amd64}
+kubeadm_config:
+  description: Fields of kubeadm's ClusterConfiguration (ConfigMap C(kube-system/kubeadm-config)).
+  returned: always
+  type: dict
+  contains:
+    found:
+      description: Whether the ConfigMap exists (kubeadm and kubespray create it).
+      type: bool
+      sample: true
+    kubernetes_version:
+      description: C(kubernetesVersion).
+      type: str
+      sample: v1.31.4
+    control_plane_endpoint:
+      description: C(controlPlaneEndpoint).
+      type: str
+      sample: 192.0.2.10:6443
+    pod_subnet:
+      description: C(networking.podSubnet).
+      type: str
+      sample: 10.244.0.0/16
+    service_subnet:
+      description: C(networking.serviceSubnet).
+      type: str
+      sample: 10.96.0.0/12
+    dns_domain:
+      description: C(networking.dnsDomain).
+      type: str
+      sample: cluster.local
+    cluster_name:
+      description: C(clusterName).
+      type: str
+      sample: kubernetes
+kubelet_config_present:
+  description: Whether kubeadm's kubelet configuration ConfigMap exists (C(kube-system/kubelet-config), or
+    C(kubelet-config-1.X) up to Kubernetes 1.23); C(kubeadm join) needs it.
+  returned: always
+  type: bool
+  sample: true
+kubelet_config_name:
+  description: Name of that ConfigMap, V(null) when absent.
+  returned: always
+  type: str
+  sample: kubelet-config
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import cluster_facts as cf
+from ansible_collections.kubewin.nodes.plugins.module_utils import k8s_client as kc
+
+
+def build_apis(params):
+    """The API objects for the connection options. Tests replace this with fakes."""
+    return kc.build_apis(params)
+
+
+def gather(module, apis):
+    def get_configmap(namespace, name):
+        return kc.call(apis, "get", "configmaps", namespace, name,
+                       apis.core.read_namespaced_config_map, name, namespace)
+
+    version = cf.parse_server_version(kc.call(apis, "get", "the server version", None, None, apis.version.get_code))
+
+    try:
+        refs = [(ref,) + cf.split_ref(ref, "flannel_configmaps entry") for ref in module.params["flannel_configmaps"]]
+    except cf.ClusterFactsError as exc:
+        raise kc.K8sError(str(exc)) from None
+    flannel = cf.flannel_not_found()
+    for ref, namespace, name in refs:
+        cm = get_configmap(namespace, name)
+        if cm is not None:
+            try:
+                flannel = cf.flannel_facts(cm, ref)
+            except cf.ClusterFactsError as exc:
+                raise kc.K8sError("flannel's ConfigMap %s cannot be used: %s. Fix its %s (flannel on the Linux "
+                                  "nodes reads the same file)." % (ref, exc, cf.FLANNEL_NET_CONF_KEY)) from None
+            break
+
+    nodes = cf.nodes_facts(kc.call(apis, "list", "nodes", None, None, apis.core.list_node))
+
+    try:
+        kubeadm_config = cf.parse_kubeadm_config(get_configmap(*cf.KUBEADM_CONFIG))
+    except cf.ClusterFactsError as exc:
+        raise kc.K8sError("%s. It is written by 'kubeadm init' (phase upload-config); re-upload it with "
+                          "'kubeadm init phase upload-config kubeadm' on a control-plane node." % exc) from None
+
+    kubelet_config_name = None
+    for name in cf.kubelet_config_names(version["major"], version["minor"]):
+        if get_configmap(cf.KUBELET_CONFIG_NAMESPACE, name) is not None:
+            kubelet_config_name = name
+            break
+
+    return dict(
+        changed=False,
+        server_version=version,
+        flannel=flannel,
+        nodes=nodes,
+        kubeadm_config=kubeadm_config,
+        kubelet_config_present=kubelet_config_name is not None,
+        kubelet_config_name=kubelet_config_name,
+    )
+
+
+def argument_spec():
+    spec = dict(
+        flannel_configmaps=dict(type="list", elements="str", default=list(cf.FLANNEL_CONFIGMAPS)),
+    )
+    spec.update(kc.auth_argument_spec())
+    return spec
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    if not kc.HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=kc.K8S_IMPORT_ERROR)
+    failure = None
+    try:
+        result = gather(module, build_apis(module.params))
+    except kc.K8sError as exc:
+        failure = exc
+    if failure is not None:
+        module.fail_json(msg=failure.msg, changed=False)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,480 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: k8s_node
+short_description: Wait for, label, taint, cordon, drain or delete a Kubernetes Node
+version_added: 0.1.0
+description:
+  - Manages the Node object of a (Windows) node through its life cycle in the cluster.
+  - O(state=ready) waits until the Node has registered and its C(Ready) condition is C(True). When it does
+    not within O(wait_timeout), the error lists the Node's conditions and says where to look (the kubelet
+    service on that host).
+  - O(labels) and O(taints) are applied with every state but V(absent), changing only the labels and taints
+    the task names; others on the Node are left alone. With O(state=ready) they are applied as soon as the
+    Node has registered, before waiting for it to be Ready.
+  - O(state=cordoned) and O(state=uncordoned) set or clear C(spec.unschedulable), like C(kubectl cordon)/C(uncordon).
+  - O(state=drained) cordons the Node and evicts its pods through the Eviction API like
+    C(kubectl drain --ignore-daemonsets), so PodDisruptionBudgets are honoured. DaemonSet pods and mirror
+    (static) pods are skipped. Pods with emptyDir volumes need O(delete_emptydir_data), pods not managed by a
+    controller need O(force); otherwise the task fails naming them before changing anything. Evictions a
+    PodDisruptionBudget refuses (HTTP 429) are retried until O(wait_timeout), then the task fails naming
+    the pods. The task returns once the evicted pods are gone.
+  - O(state=absent) deletes the Node object (what is left to do after C(kubeadm reset), which does not).
+  - Runs where the Kubernetes API is reachable with a kubeconfig, usually on the controller or
+    delegated to a control-plane host.
+author:
+  - kubewin.nodes maintainers (@kubewin)
+requirements:
+  - kubernetes >= 29.0.0 (Python library)
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Nothing is changed. O(state=ready) does not wait in check mode; it reports the Node as it is.
+      - O(state=drained) reports the pods it would evict in RV(evicted_pods).
+  diff_mode:
+    support: full
+    details:
+      - Shows the labels, taints and C(unschedulable) that change, or the Node summary that is deleted.
+  platform:
+    platforms: posix
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - kubewin.nodes.k8s_auth
+options:
+  name:
+    description:
+      - Name of the Node, as the kubelet registers it (on Windows usually the lower-case host name).
+    type: str
+    required: true
+  state:
+    description:
+      - V(present) requires the Node to exist and applies O(labels) and O(taints).
+      - V(ready) waits for the Node to register and become Ready (and applies O(labels) and O(taints)).
+      - V(cordoned) marks it unschedulable; V(uncordoned) schedulable again.
+      - V(drained) cordons it and evicts its pods.
+      - V(absent) deletes the Node object; nothing happens if it does not exist.
+    type: str
+    choices: [present, ready, cordoned, uncordoned, drained, absent]
+    default: present
+  labels:
+    description:
+      - Labels to set on the Node. A value of V(null) removes that label. Labels not named are left alone.
+      - Values are strings; quote values such as V('true') in YAML.
+    type: dict
+  taints:
+    description:
+      - Taints to add, update or (with C(state=absent)) remove. A taint is identified by its key and effect,
+        as C(kubectl taint) does. Taints not named are left alone.
+    type: list
+    elements: dict
+    suboptions:
+      key:
+        description: Taint key.
+        type: str
+        required: true
+      value:
+        description: Taint value (optional).
+        type: str
+      effect:
+        description:
+          - Taint effect. Required unless O(taints[].state=absent), where leaving it out removes the key
+            with every effect.
+        type: str
+        choices: [NoSchedule, PreferNoSchedule, NoExecute]
+      state:
+        description: Whether the taint must be on the Node or not.
+        type: str
+        choices: [present, absent]
+        default: present
+  wait_timeout:
+    description:
+      - Seconds to wait in total, for the Node to register and become Ready (O(state=ready)), or for its
+        pods to be evicted and gone (O(state=drained)).
+    type: int
+    default: 300
+  delete_emptydir_data:
+    description:
+      - With O(state=drained), also evict pods that use emptyDir volumes (their local data is lost).
+    type: bool
+    default: false
+  force:
+    description:
+      - With O(state=drained), also evict pods that are not managed by a controller (they are not recreated).
+    type: bool
+    default: false
+  grace_period:
+    description:
+      - With O(state=drained), the termination grace period in seconds for evicted pods, instead of each
+        pod's own C(terminationGracePeriodSeconds).
+    type: int
+notes:
+  - The kubeconfig's user must be allowed to get, patch and delete Nodes, list Pods in all namespaces and
+    create C(pods/eviction); C(/etc/kubernetes/admin.conf) can.
+seealso:
+  - name: Safely drain a node
+    description: What kubectl drain does, and PodDisruptionBudgets.
+    link: https://kubernetes.io/docs/tasks/administer-cluster/safely-drain-node/
+  - module: kubewin.nodes.cluster_info
+"""
+
+EXAMPLES = r"""
+- name: Wait for the new Windows node, then taint it for Windows workloads only
+  kubewin.nodes.k8s_node:
+    kubeconfig: /etc/kubernetes/admin.conf
+    name: "{{ inventory_hostname_short | lower }}"
+    state: ready
+    wait_timeout: 600
+    labels:
+      node-role.kubernetes.io/windows-worker: ""
+    taints:
+      - key: os
+        value: windows
+        effect: NoSchedule
+  delegate_to: "{{ groups['kube_control_plane'][0] }}"
+
+- name: Drain before an upgrade
+  kubewin.nodes.k8s_node:
+    name: win-1
+    state: drained
+    delete_emptydir_data: true
+    wait_timeout: 900
+
+- name: Put it back into service
+  kubewin.nodes.k8s_node:
+    name: win-1
+    state: uncordoned
+
+- name: Remove a label and a taint
+  kubewin.nodes.k8s_node:
+    name: win-1
+    labels:
+      example.com/maintenance: null
+    taints:
+      - key: example.com/maintenance
+        state: absent
+
+- name: Remove the node from the cluster after kubeadm reset
+  kubewin.nodes.k8s_node:
+    name: win-1
+    state: absent
+"""
+
+RETURN = r"""
+node:
+  description: The Node after the task (before it, in check mode); for O(state=absent) the Node that was deleted.
+  returned: always
+  type: dict
+  contains:
+    exists:
+      description: Whether the Node exists.
+      type: bool
+      sample: true
+    name:
+      description: Node name.
+      type: str
+      sample: win-1
+    ready:
+      description: Whether its Ready condition is True.
+      type: bool
+      sample: true
+    conditions:
+      description: Its conditions, each with C(type), C(status), C(reason), C(message).
+      type: list
+      elements: dict
+      sample: [{type: Ready, status: "True", reason: KubeletReady, message: kubelet is posting ready status}]
+    labels:
+      description: Its labels.
+      type: dict
+      sample: {kubernetes.io/os: windows}
+    taints:
+      description: Its taints.
+      type: list
+      elements: dict
+      sample: [{key: os, value: windows, effect: NoSchedule}]
+    unschedulable:
+      description: Whether it is cordoned.
+      type: bool
+      sample: false
+    kubelet_version:
+      description: Version of its kubelet.
+      type: str
+      sample: v1.31.4
+    os:
+      description: Its operating system (C(kubernetes.io/os)).
+      type: str
+      sample: windows
+evicted_pods:
+  description: Pods evicted (or that would be, in check mode), as C(namespace/name).
+  returned: state is drained
+  type: list
+  elements: str
+  sample: [default/web-5d9c7b-x2k4q]
+skipped_pods:
+  description: Pods left on the node by a drain (DaemonSet and mirror pods), as C(namespace/name).
+  returned: state is drained
+  type: list
+  elements: str
+  sample: [kube-system/kube-proxy-windows-7xk2p]
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import k8s_client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_state as ns
+
+POLL_INTERVAL = 2.0
+EVICTION_RETRY_INTERVAL = 5.0
+PATCH_ATTEMPTS = 5
+
+
+def build_apis(params):
+    """The API objects for the connection options. Tests replace this with fakes."""
+    return kc.build_apis(params)
+
+
+class NodeTask(object):
+    def __init__(self, module, apis):
+        self.module = module
+        self.apis = apis
+        self.params = module.params
+        self.name = module.params["name"]
+        self.check = module.check_mode
+        self.timeout = max(0, module.params["wait_timeout"])
+        self.deadline = time.monotonic() + self.timeout
+        self.changed = False
+        self.diff_before = {}
+        self.diff_after = {}
+
+    def fail(self, msg, **extra):
+        extra.setdefault("changed", self.changed)
+        raise kc.K8sError(msg, **extra)
+
+    def left(self):
+        return self.deadline - time.monotonic()
+
+    def get_node(self):
+        return kc.call(self.apis, "get", "nodes", None, self.name, self.apis.core.read_node, self.name)
+
+    def list_pods(self):
+        result = kc.call(self.apis, "list", "pods", None, None, self.apis.core.list_pod_for_all_namespaces,
+                         field_selector="spec.nodeName=%s" % self.name, not_found_ok=False)
+        return (result or {}).get("items") or []
+
+    # -- waits ------------------------------------------------------------------------------------
+
+    def wait_for(self, predicate):
+        """Poll the Node until predicate(node) or the deadline; returns the last Node read."""
+        while True:
+            node = self.get_node()
+            if predicate(node):
+                return node, True
+            left = self.left()
+            if left <= 0:
+                return node, False
+            time.sleep(min(POLL_INTERVAL, left))
+
+    # -- labels, taints, unschedulable ------------------------------------------------------------
+
+    def apply(self, node, labels, taints, unschedulable):
+        for _attempt in range(PATCH_ATTEMPTS):
+            patch, before, after = ns.node_patch(node, labels, taints, unschedulable)
+            if patch is None:
+                return node
+            self.changed = True
+            for key, value in before.items():
+                self.diff_before.setdefault(key, value)
+            self.diff_after.update(after)
+            if self.check:
+                return node
+            try:
+                return kc.call(self.apis, "patch", "nodes", None, self.name, self.apis.core.patch_node,
+                               self.name, patch, not_found_ok=False, _content_type=kc.STRATEGIC_MERGE_PATCH)
+            except kc.K8sError as exc:
+                if exc.status != 409:
+                    exc.extra.setdefault("changed", False)
+                    raise
+            node = self.get_node()
+            if node is None:
+                self.fail("Node %s was deleted while this task was changing it." % self.name)
+        self.fail("Node %s kept changing while this task patched it (HTTP 409 %d times); run the task again."
+                  % (self.name, PATCH_ATTEMPTS))
+
+    # -- drain ------------------------------------------------------------------------------------
+
+    def drain(self, sorted_pods, result):
+        to_evict = sorted_pods["evict"]
+        result["evicted_pods"] = [ns.pod_ref(p) for p in to_evict]
+        result["skipped_pods"] = sorted_pods["skipped_daemonset"] + sorted_pods["skipped_mirror"]
+        if to_evict:
+            self.changed = True
+        if self.check:
+            return
+        pending = list(to_evict)
+        refused = {}
+        while pending:
+            still = []
+            for pod in pending:
+                metadata = pod["metadata"]
+                try:
+                    kc.call(self.apis, "create", "pods/eviction", metadata["namespace"], metadata["name"],
+                            self.apis.core.create_namespaced_pod_eviction, metadata["name"], metadata["namespace"],
+                            ns.eviction_body(pod, self.params["grace_period"]), not_found_ok=True)
+                    refused.pop(ns.pod_ref(pod), None)
+                except kc.K8sError as exc:
+                    if exc.status == 429:
+                        refused[ns.pod_ref(pod)] = exc.detail or "Too Many Requests"
+                        still.append(pod)
+                    elif exc.status == 409:  # the UID precondition: the pod was replaced, which is done
+                        refused.pop(ns.pod_ref(pod), None)
+                    else:
+                        raise
+            pending = still
+            if not pending:
+                break
+            left = self.left()
+            if left <= 0:
+                self.fail(ns.drain_timeout_message(self.name, self.timeout, refused, [ns.pod_ref(p) for p in pending]),
+                          evicted_pods=[r for r in result["evicted_pods"] if r not in refused])
+            time.sleep(min(EVICTION_RETRY_INTERVAL, left))
+        waiting = to_evict + sorted_pods["terminating"]
+        while waiting:
+            current = self.list_pods()
+            waiting = [p for p in waiting if ns.pod_still_there(p, current)]
+            if not waiting:
+                break
+            left = self.left()
+            if left <= 0:
+                self.fail(ns.drain_timeout_message(self.name, self.timeout, {}, [ns.pod_ref(p) for p in waiting]),
+                          evicted_pods=result["evicted_pods"])
+            time.sleep(min(POLL_INTERVAL, left))
+
+    # -- states -----------------------------------------------------------------------------------
+
+    def absent(self):
+        node = self.get_node()
+        summary = ns.node_summary(node)
+        if node is not None:
+            self.changed = True
+            self.diff_before = summary
+            if not self.check:
+                kc.call(self.apis, "delete", "nodes", None, self.name, self.apis.core.delete_node, self.name)
+        verb = "would be deleted" if self.check else "deleted"
+        msg = ("Node %s %s." % (self.name, verb)) if node is not None else "Node %s does not exist." % self.name
+        return dict(node=summary, msg=msg)
+
+    def run(self):
+        params = self.params
+        state = params["state"]
+        try:
+            labels = ns.normalize_labels(params["labels"])
+            taints = ns.normalize_taints(params["taints"])
+        except ns.NodeStateError as exc:
+            raise kc.K8sError(str(exc)) from None
+        if state == "absent":
+            if labels or taints:
+                raise kc.K8sError("labels and taints cannot be used with state=absent (the Node is deleted).")
+            return self.absent()
+
+        node = self.get_node()
+        result = {}
+        msg = []
+        if node is None and state == "ready":
+            if self.check:
+                self.changed = bool(labels or taints)
+                return dict(node=ns.node_summary(None),
+                            msg="Check mode: Node %s has not registered yet; not waiting for it." % self.name)
+            node, ok = self.wait_for(lambda n: n is not None)
+            if not ok:
+                self.fail(ns.not_registered_message(self.name, self.timeout), node=ns.node_summary(None))
+        elif node is None:
+            raise kc.K8sError(ns.missing_node_message(self.name, state))
+
+        sorted_pods = None
+        if state == "drained":
+            sorted_pods = ns.classify_pods(self.list_pods(), params["force"], params["delete_emptydir_data"])
+            if sorted_pods["blocked"]:
+                raise kc.K8sError(ns.blocked_message(self.name, sorted_pods["blocked"]))
+
+        unschedulable = {"cordoned": True, "drained": True, "uncordoned": False}.get(state)
+        node = self.apply(node, labels, taints, unschedulable)
+        if self.changed:
+            msg.append("Node %s %s." % (self.name, "would be updated" if self.check else "updated"))
+
+        if sorted_pods is not None:
+            self.drain(sorted_pods, result)
+            if result["evicted_pods"]:
+                msg.append("%s %d pod(s)." % ("Would evict" if self.check else "Evicted", len(result["evicted_pods"])))
+
+        if state == "ready":
+            if ns.node_is_ready(node):
+                pass
+            elif self.check:
+                msg.append("Check mode: Node %s is not Ready; not waiting for it." % self.name)
+            else:
+                node, ok = self.wait_for(lambda n: n is None or ns.node_is_ready(n))
+                if node is None:
+                    self.fail("Node %s was deleted while waiting for it to become Ready." % self.name)
+                if not ok:
+                    self.fail(ns.not_ready_message(self.name, node, self.timeout), node=ns.node_summary(node))
+            if not msg:
+                msg.append("Node %s is Ready." % self.name)
+        if sorted_pods is not None and not self.check:
+            node = self.get_node() or node
+        result["node"] = ns.node_summary(node)
+        result["msg"] = " ".join(msg) or "Node %s is already as wanted." % self.name
+        return result
+
+
+def argument_spec():
+    spec = dict(
+        name=dict(type="str", required=True),
+        state=dict(type="str", default="present",
+                   choices=["present", "ready", "cordoned", "uncordoned", "drained", "absent"]),
+        labels=dict(type="dict"),
+        taints=dict(type="list", elements="dict", options=dict(
+            key=dict(type="str", required=True, no_log=False),
+            value=dict(type="str"),
+            effect=dict(type="str", choices=list(ns.TAINT_EFFECTS)),
+            state=dict(type="str", choices=["present", "absent"], default="present"),
+        )),
+        wait_timeout=dict(type="int", default=300),
+        delete_emptydir_data=dict(type="bool", default=False),
+        force=dict(type="bool", default=False),
+        grace_period=dict(type="int"),
+    )
+    spec.update(kc.auth_argument_spec())
+    return spec
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    if not kc.HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=kc.K8S_IMPORT_ERROR)
+    failure = None
+    task = None
+    try:
+        task = NodeTask(module, build_apis(module.params))
+        result = task.run()
+    except kc.K8sError as exc:
+        failure = exc
+    if failure is not None:
+        extra = dict(failure.extra)
+        extra.setdefault("changed", bool(task and task.changed))
+        module.fail_json(msg=failure.msg, **extra)
+    result["changed"] = task.changed
+    if module._diff and task.changed:
+        result["diff"] = dict(before=task.diff_before, after=task.diff_after)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
