@@ -257,3 +257,223 @@ def test_kubeadm_stand_in_binary(lab):
     assert _one(res, "version")["stdout"].strip() == "v1.33.2"
     assert "is not recognized as an internal or external command" in _one(res, "missing")["stderr"]
     assert _one(res, "reset")["rc"] == 0
+
+
+# --- kubewin.nodes' node scripts: node_facts, files_state/node_sync, service environment ------------
+sys.path.insert(0, os.path.join(core.REPO, "tests", "lab"))
+import mirror  # noqa: E402
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_files  # noqa: E402
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_files  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("mirror"))
+    manifest = mirror.build(root)
+    server, url = mirror.start_server(root)
+    yield url, manifest, mirror.docroot(root)
+    server.shutdown()
+    server.server_close()
+
+
+def _urls(served):
+    url, manifest = served[:2]
+    v = manifest["versions"]
+    kubelet = mirror.layout.kubernetes_path(v["kubernetes"][0], "kubelet.exe")
+    return {
+        "kubelet": url + "/" + kubelet, "kubelet_sha": manifest["files"][kubelet]["sha512"],
+        "cni": url + "/" + mirror.layout.cni_path(v["cni"][0]),
+        "flanneld": url + "/" + mirror.layout.flannel_path(v["flannel"][0]),
+        "flanneld_sha": manifest["files"][mirror.layout.flannel_path(v["flannel"][0])]["sha512"],
+        "version": v["kubernetes"][0],
+    }
+
+
+def test_node_facts_read_the_host_in_one_operation(lab):
+    rc, _, res = lab.play("""
+        - name: facts
+          kubewin.nodes.win_node_facts:
+            extra_paths: ['C:\\Windows\\System32', 'D:\\nothing']
+    """, check=True)
+    node = _one(res, "facts")["ansible_facts"]["kubewin_node"]
+    assert rc == 0 and lab.ops() == ["win_powershell"]
+    assert (node["hostname"], node["computer_name"]) == ("win-1", "WIN-1")
+    assert node["windows_build"] == "10.0.20348" and node["windows_build_full"] == "10.0.20348.2849"
+    assert node["runtimes"]["containerd"] == {"service_exists": True, "service_status": "Running",
+                                              "pipe_exists": True, "version": "1.7.27"}
+    assert not node["runtimes"]["docker"]["service_exists"] and not node["runtimes"]["docker"]["pipe_exists"]
+    assert [(a["name"], a["ipv4"]) for a in node["adapters"]] == [("Ethernet", ["10.0.0.11"])]
+    assert node["join_state"] == "fresh" and node["services"]["kubelet"] == {"exists": False, "status": None}
+    assert node["paths"]["C:\\Windows\\System32"] is True and node["paths"]["D:\\nothing"] is False
+    # an interrupted join, and an HNS network that moved the address to the vSwitch's host vNIC
+    core.write_binary(os.path.join(lab.root, "hosts", "win-1", "C", "etc", "kubernetes", "pki", "ca.crt"), "x", "1")
+    core.flannel(lab.root, "win-1", backend="host-gw")
+    rc, _, res = lab.play("""
+        - name: facts
+          kubewin.nodes.win_node_facts:
+    """)
+    node = _one(res, "facts")["ansible_facts"]["kubewin_node"]
+    assert node["join_state"] == "partial"
+    assert [(a["name"], a["ipv4"]) for a in node["adapters"]] == [("Ethernet", []),
+                                                                   ("vEthernet (Ethernet)", ["10.0.0.11"])]
+
+
+def test_node_facts_script_answer_matches_the_contract(tmp_path):
+    host = core.create_host(str(tmp_path), "w", profile="ws2022-docker")
+    with host.open():
+        from ansible_collections.ansible.windows.plugins.module_utils import winsim_scripts
+        answer = winsim_scripts.node_facts(host, {"Services": ["docker", "containerd"], "VersionOf": ["docker"],
+                                                  "Paths": ["\\\\.\\pipe\\docker_engine"]}, False)["result"]
+    assert answer["pipes"] == ["docker_engine"] and answer["paths"] == {"\\\\.\\pipe\\docker_engine": True}
+    assert answer["services"]["docker"]["version_output"].startswith("Docker version 24.0.7, build ")
+    assert answer["services"]["containerd"] == {"exists": False, "status": None, "image_path": None,
+                                                "version_output": None}
+
+
+def test_inherited_access_rules():
+    assert winsim_files.inherited_sddl(winsim_files.DRIVE_DEFAULT_SDDL, True) == \
+        "D:AI(A;OICIID;FA;;;BA)(A;OICIID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
+    assert winsim_files.inherited_sddl(node_files.RESTRICTED_DIR_SDDL, False) == "D:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)"
+
+
+def _files_task(served, name="files", **extra):
+    u = _urls(served)
+    task = {"directories": [{"path": "C:\\k"}, {"path": "C:\\opt\\cni\\bin", "restricted": False}],
+            "downloads": [{"url": u["kubelet"], "dest": "C:\\k\\kubelet.exe"},
+                          {"url": u["cni"], "extract_dir": "C:\\opt\\cni\\bin"},
+                          {"url": u["flanneld"], "dest": "C:\\k\\flannel\\flanneld.exe",
+                           "checksum": u["flanneld_sha"]}],
+            "files": [{"path": "C:\\k\\flannel\\net-conf.json", "content": '{"Network": "10.244.0.0/16"}\n'}]}
+    task.update(extra)
+    return "- name: %s\n  kubewin.nodes.win_node_files: %s\n" % (name, json.dumps(task))
+
+
+def test_node_files_download_extract_write_then_nothing(lab, served):
+    u = _urls(served)
+    before = lab.dump()
+    rc, _, res = lab.play(_files_task(served), check=True)
+    assert rc == 0 and _one(res, "files")["changed"] and lab.dump() == before  # check mode changes nothing
+    lab.reset_ops()
+    rc, out, res = lab.play(_files_task(served))
+    r = _one(res, "files")
+    assert rc == 0 and r["changed"], r
+    assert lab.ops() == ["win_powershell", "win_powershell"]  # one read, one write
+    drive = os.path.join(lab.root, "hosts", "win-1", "C")
+    with open(os.path.join(drive, "k", "kubelet.exe")) as f:
+        assert f.readline().split() == ["KUBEWIN-SIM-BINARY", "kubelet", u["version"]]
+    assert sorted(os.listdir(os.path.join(drive, "opt", "cni", "bin"))) == [
+        ".kubewin-cni-plugins-windows-amd64-v1.6.2.tgz.sha512", "flannel.exe", "host-local.exe", "win-bridge.exe",
+        "win-overlay.exe"]
+    assert not [f for _, _, fs in os.walk(drive) for f in fs if f.endswith(".kubewin-download")]
+    dump = lab.dump()
+    assert dump["sddl"] == {"c:\\k": node_files.RESTRICTED_DIR_SDDL}
+    with core.Host(lab.root, "win-1").open(save=False) as h:
+        assert winsim_files.effective_sddl(h, "C:\\opt\\cni\\bin") == \
+            "D:AI(A;OICIID;FA;;;BA)(A;OICIID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
+        assert winsim_files.effective_sddl(h, "C:\\k\\kubelet.exe") == "D:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)"
+    lab.reset_ops()
+    rc, _, res = lab.play(_files_task(served))
+    assert rc == 0 and not _one(res, "files")["changed"]
+    assert lab.ops() == ["win_powershell"]  # exactly one remote operation on a converged node
+    assert lab.dump() == dump
+
+
+def test_node_files_checksum_mismatch_leaves_nothing(lab, served):
+    u = _urls(served)
+    wrong = "0" * 128
+    rc, _, res = lab.play("""
+        - name: files
+          kubewin.nodes.win_node_files:
+            downloads: [{url: '%s', dest: 'C:\\k\\kubelet.exe', checksum: '%s'}]
+          ignore_errors: true
+    """ % (u["kubelet"], wrong))
+    msg = _one(res, "files")["msg"]
+    assert "checksum mismatch for %s: expected sha512 %s, got %s" % (u["kubelet"], wrong, u["kubelet_sha"]) in msg
+    assert os.listdir(os.path.join(lab.root, "hosts", "win-1", "C", "k")) == []
+
+
+def test_node_files_from_a_file_share_and_through_a_proxy(lab, served):
+    u = _urls(served)
+    share = os.path.join(lab.root, "shares", "FileServer", "k8s")
+    os.makedirs(share)
+    with open(os.path.join(share, "kubelet.exe"), "wb") as f, \
+            open(os.path.join(served[2], mirror.layout.kubernetes_path(u["version"], "kubelet.exe")), "rb") as src:
+        f.write(src.read())
+    proxy = mirror.ForwardProxy(served[0])
+    try:
+        proxied = u["kubelet"].replace(served[0], "http://mirror.kubewin.test")
+        rc, _, res = lab.play("""
+            - name: share
+              kubewin.nodes.win_node_files:
+                downloads: [{url: '\\\\fileserver\\K8S\\kubelet.exe', dest: 'C:\\k\\a.exe', checksum: '%s'}]
+            - name: proxy
+              kubewin.nodes.win_node_files:
+                downloads: [{url: '%s', dest: 'C:\\k\\b.exe'}]
+                proxy: '%s'
+        """ % (u["kubelet_sha"], proxied, proxy.url))
+    finally:
+        proxy.close()
+    assert rc == 0 and _one(res, "share")["changed"] and _one(res, "proxy")["changed"], res
+    # for each of the two hosts, the controller fetched the checksum and the node the file, both through the proxy
+    assert sorted(proxy.requests) == [proxied] * 2 + [proxied + ".sha512"] * 2, proxy.requests
+    files = lab.dump()["files"]
+    assert files["C:\\k\\a.exe"] == files["C:\\k\\b.exe"]
+
+
+def test_node_files_fault_switch(lab, served):
+    core.set_fault(lab.root, "win-1", "script:node_sync", "fail_once")
+    rc, _, res = lab.play(_files_task(served) + "  ignore_errors: true\n")
+    assert "fault injected (fail_once) for script:node_sync" in _one(res, "files")["msg"]
+    assert "C:\\k" not in lab.dump()["files"]
+    rc, _, res = lab.play(_files_task(served))
+    assert rc == 0 and _one(res, "files")["changed"]
+
+
+def test_node_files_secret_stays_out_of_verbose_output(lab):
+    import subprocess
+    secret = "kubewin-secret-9f1c2e7d"
+    play = os.path.join(lab.root, "secret.yml")
+    with open(play, "w") as f:
+        f.write("""- hosts: win-1
+  gather_facts: false
+  tasks:
+    - name: secret
+      kubewin.nodes.win_node_files:
+        files: [{path: 'C:\\etc\\kubernetes\\bootstrap-kubelet.conf', content: '%s', secret: true,
+                 restricted: true}]
+""" % secret)
+    env = dict(os.environ, ANSIBLE_CONFIG=lab.cfg, ANSIBLE_NOCOLOR="1")
+    p = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), play, "-vvv", "--diff"],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert secret not in p.stdout + p.stderr
+    local = os.path.join(lab.root, "hosts", "win-1", "C", "etc", "kubernetes", "bootstrap-kubelet.conf")
+    with open(local) as f:
+        assert f.read() == secret
+    with open(os.path.join(lab.root, "hosts", "win-1", "ops.log")) as f:
+        assert secret not in f.read()
+    assert lab.dump()["sddl"]["c:\\etc\\kubernetes\\bootstrap-kubelet.conf"] == node_files.RESTRICTED_FILE_SDDL
+
+
+def test_node_service_environment(lab):
+    svc = "kubewin.nodes.win_node_service: {name: kube-proxy, state: present, path: 'C:\\k\\kube-proxy.exe', " \
+          "args: [--windows-service], environment: %s}"
+    rc, _, res = lab.play("""
+        - name: create
+          %s
+        - name: again
+          %s
+        - name: change
+          %s
+    """ % (svc % "{NODE_NAME: win-1, KUBE_NETWORK: cbr0}", svc % "{KUBE_NETWORK: cbr0, NODE_NAME: win-1}",
+           svc % "{KUBE_NETWORK: vxlan0, NODE_NAME: win-1}"))
+    assert rc == 0 and _one(res, "create")["changed"] and not _one(res, "again")["changed"]
+    assert _one(res, "change")["differences"] == ["environment"]
+    assert lab.dump()["services"]["kube-proxy"]["environment"] == ["KUBE_NETWORK=vxlan0", "NODE_NAME=win-1"]
+    rc, _, res = lab.play("""
+        - name: remove env
+          %s
+    """ % (svc % "{}"))
+    assert rc == 0 and _one(res, "remove env")["changed"]
+    assert lab.dump()["services"]["kube-proxy"]["environment"] == []

@@ -23,6 +23,7 @@ for _p in (KUBEWIN_COLLECTIONS, COLLECTIONS):
 
 from ansible_collections.ansible.windows.plugins.module_utils import (  # noqa: E402  # noqa: E402
     winsim_binaries,
+    winsim_files,
     winsim_hns,
     winsim_host,
     winsim_scm,
@@ -68,6 +69,7 @@ def dump(root, name):
     host = Host(root, name)
     with host.open(save=False):
         st = host.state
+        sddl = winsim_files.live_sddls(host)
     files = {}
     for d, dirs, fs in os.walk(host.drive):
         for x in dirs:
@@ -91,7 +93,7 @@ def dump(root, name):
         "services": {k: winsim_scm.snapshot(v) for k, v in sorted(st["services"].items())},
         "hns": {"networks": networks, "endpoints": endpoints, "policylists": policylists,
                 "vswitches": hns.get("vswitches", {})},
-        "firewall": st.get("firewall", {}), "env": st.get("env", {}), "acls": st.get("acls", {}),
+        "firewall": st.get("firewall", {}), "env": st.get("env", {}), "acls": st.get("acls", {}), "sddl": sddl,
         "registry": st.get("registry", {}), "pipes": sorted(st.get("pipes", [])),
         "runtime": st.get("runtime"), "build": st.get("build"), "hostname": st.get("hostname"),
     }

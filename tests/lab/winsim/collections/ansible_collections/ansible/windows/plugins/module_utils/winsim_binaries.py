@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import os
 import re
 
@@ -152,11 +153,26 @@ SERVICE_START["dockerd"] = _runtime_start(r"\\.\pipe\docker_engine")
 SERVICE_STOP["dockerd"] = _runtime_stop(r"\\.\pipe\docker_engine")
 
 
+def _fake_commit(tool, version, length=40):
+    """A stable stand-in for the git commit a release binary reports."""
+    return hashlib.sha1(("%s %s" % (tool, version)).encode()).hexdigest()[:length]
+
+
 @command("containerd")
 def _containerd(host, version, args, stdin):
     if args[:1] in (["--version"], ["-v"]):
-        return 0, "containerd github.com/containerd/containerd v%s\n" % version.lstrip("v"), ""
+        v = version.lstrip("v")
+        module = "github.com/containerd/containerd" + ("/v2" if v.split(".")[0] == "2" else "")
+        return 0, "containerd %s v%s %s\n" % (module, v, _fake_commit("containerd", v)), ""
     return 1, "", "winsim: containerd %s is not simulated\n" % " ".join(args)
+
+
+@command("dockerd")
+def _dockerd(host, version, args, stdin):
+    if args[:1] in (["--version"], ["-v"]):
+        v = version.lstrip("v")
+        return 0, "Docker version %s, build %s\n" % (v, _fake_commit("dockerd", v, 7)), ""
+    return 1, "", "winsim: dockerd %s is not simulated\n" % " ".join(args)
 
 
 # The Kubernetes binaries live in winsim_kube (imported for its registrations).

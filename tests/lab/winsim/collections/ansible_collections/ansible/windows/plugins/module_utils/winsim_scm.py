@@ -45,7 +45,7 @@ def create(state, name, image_path, display_name="", start=2, dependencies=None,
         raise SimError("Service '%s' cannot be created because a service with that name already exists" % name)
     state["services"][name.lower()] = {
         "name": name, "display_name": display_name or name, "description": description, "image_path": image_path,
-        "start": start, "delayed_autostart": 0, "dependencies": list(dependencies or []),
+        "start": start, "delayed_autostart": 0, "dependencies": list(dependencies or []), "environment": [],
         "object_name": "LocalSystem", "status": "Stopped", "failure_actions": None,
         "failure_actions_on_non_crash": None, "pending_delete": False, "last_error": None,
     }
@@ -150,5 +150,7 @@ def parse_sc_actions(text):
 def snapshot(svc):
     """What the service looks like to a dump (stable, no transient errors)."""
     keep = ("name", "display_name", "description", "image_path", "start", "delayed_autostart", "dependencies",
-            "object_name", "status", "failure_actions", "failure_actions_on_non_crash", "pending_delete")
-    return {k: svc.get(k) for k in keep}
+            "environment", "object_name", "status", "failure_actions", "failure_actions_on_non_crash", "pending_delete")
+    snap = {k: svc.get(k) for k in keep}
+    snap["environment"] = list(snap["environment"] or [])
+    return snap

@@ -14,10 +14,17 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
+import binascii
 import json
+import os
 
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns, winsim_scm
-from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
+from ansible_collections.ansible.windows.plugins.module_utils import (
+    winsim_binaries,
+    winsim_files,
+    winsim_hns,
+    winsim_scm,
+)
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError, is_pipe
 
 HEADER_PREFIX = "# kubewin.nodes script: "
 IMPLEMENTATIONS = {}
@@ -75,6 +82,7 @@ def service_state(host, params, check_mode):
             exists=True, status=svc["status"], image_path=svc["image_path"], start=svc["start"],
             delayed_autostart=svc["delayed_autostart"], dependencies=list(svc["dependencies"]),
             display_name=svc["display_name"], description=svc["description"], object_name=svc["object_name"],
+            environment=list(svc.get("environment") or []),
             failure_actions=svc["failure_actions"], failure_actions_on_non_crash=svc["failure_actions_on_non_crash"])
     return {"changed": False, "result": result}
 
@@ -108,6 +116,8 @@ def service_apply(host, params, check_mode):
                    start=2, dependencies=list(deps), delayed_autostart=0)
     if action != "none":
         winsim_scm.require(state, name)["description"] = params.get("Description") or ""
+        # Set-ItemProperty -Type MultiString, or Remove-ItemProperty when the list is empty
+        winsim_scm.require(state, name)["environment"] = _environment(params.get("Environment"))
         if params.get("FailureActions"):
             svc = winsim_scm.require(state, name)
             actions = winsim_scm.parse_sc_actions(params["FailureActions"])
@@ -117,6 +127,186 @@ def service_apply(host, params, check_mode):
     if run in ("start", "restart"):
         winsim_scm.start(host, name)
     return {"changed": True, "result": {"status": winsim_scm.require(state, name)["status"]}}
+
+
+# --- node_facts ---------------------------------------------------------------------------------
+# Update build revision (UBR) of each simulated build; a host state may set "ubr" itself.
+DEFAULT_UBR = {17763: 6659, 20348: 2849, 26100: 2894}
+FACT_PIPES = ("containerd-containerd", "docker_engine", "cri-dockerd")
+
+
+def _string_list(params, name):
+    value = params.get(name)
+    if value in (None, ""):
+        return []
+    return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
+def _up_adapters(state):
+    """Get-NetAdapter | Where Status -eq Up, with their IPv4 addresses. An adapter bound to an HNS
+    vSwitch keeps its MAC but loses its addresses to the host vNIC 'vEthernet (<adapter>)'."""
+    vswitches = (state.get("hns") or {}).get("vswitches") or {}
+    out = []
+    for a in state.get("adapters") or []:
+        ips = [a["ip"]] if a.get("ip") and not a["ip"].startswith("169.254.") else []
+        if a["name"] in vswitches:
+            out.append({"name": a["name"], "mac": a["mac"], "ipv4": []})
+            out.append({"name": vswitches[a["name"]], "mac": a["mac"], "ipv4": ips})
+        else:
+            out.append({"name": a["name"], "mac": a["mac"], "ipv4": ips})
+    return out
+
+
+def _image_exe(image_path):
+    """$exe = if ($path.StartsWith('"')) { $path.Split('"')[1] } else { $path.Split(' ')[0] }"""
+    if image_path.startswith('"'):
+        return image_path.split('"')[1]
+    return image_path.split(" ")[0]
+
+
+def _version_output(host, image_path):
+    """(& $exe --version 2>&1 | Out-String) under $ErrorActionPreference = 'Stop'."""
+    exe = _image_exe(image_path or "")
+    rc, out, err = winsim_binaries.run(host, [exe, "--version"], shell="powershell")
+    if rc != 0 and not out and "is not recognized as the name of a cmdlet" in err:
+        raise SimError(err.strip())  # CommandNotFoundException: terminating under 'Stop'
+    if err:
+        # Windows PowerShell 5.1 wraps native stderr redirected with 2>&1 in an ErrorRecord, which
+        # $ErrorActionPreference = 'Stop' turns into a terminating NativeCommandError.
+        raise SimError("%s : %s" % (exe, err.splitlines()[0]))
+    text = "\r\n".join(out.splitlines())
+    return text + "\r\n" if text else ""
+
+
+def _test_path(host, path, leaf=None):
+    """Test-Path -LiteralPath (-PathType Leaf/Container when leaf is True/False)."""
+    if is_pipe(path):
+        name = str(path)[len("\\\\.\\pipe\\"):].lower()
+        return leaf is not False and any(p.lower() == "\\\\.\\pipe\\" + name for p in host.state.get("pipes") or [])
+    local = winsim_files.resolve(host, path)
+    if local is None:
+        return False
+    if leaf is None:
+        return os.path.exists(local)
+    return os.path.isfile(local) if leaf else os.path.isdir(local)
+
+
+@script("node_facts")
+def node_facts(host, params, check_mode):
+    st = host.state
+    version_of = [v.lower() for v in _string_list(params, "VersionOf")]
+    services = {}
+    for name in _string_list(params, "Services"):
+        svc = winsim_scm.find(st, name)
+        entry = {"exists": bool(svc), "status": None, "image_path": None, "version_output": None}
+        if svc:
+            entry["status"] = svc["status"]
+            entry["image_path"] = svc["image_path"]
+            if name.lower() in version_of:  # PowerShell's -in is case-insensitive
+                entry["version_output"] = _version_output(host, svc["image_path"])
+        services[name] = entry
+    pipes = []
+    for p in st.get("pipes") or []:
+        short = p[len("\\\\.\\pipe\\"):] if is_pipe(p) else p
+        if short.lower() in FACT_PIPES:
+            pipes.append(short)
+    build = int(st.get("build") or 0)
+    return {"changed": False, "result": {
+        "computer_name": st["hostname"],
+        # the DNS host name keeps its case; COMPUTERNAME is the upper-case NetBIOS name
+        "hostname": st.get("dns_hostname") or st["hostname"].lower(),
+        "version": {"major": 10, "minor": 0, "build": str(build), "ubr": int(st.get("ubr", DEFAULT_UBR.get(build, 1)))},
+        "adapters": _up_adapters(st),
+        "pipes": pipes,
+        "services": services,
+        "paths": {path: _test_path(host, path) for path in _string_list(params, "Paths")},
+    }}
+
+
+# --- files_state / node_sync ---------------------------------------------------------------------
+@script("files_state")
+def files_state(host, params, check_mode):
+    files = {}
+    for path in _string_list(params, "Files"):
+        files[path] = winsim_files.sha512_file(host.local_path(path)) if _test_path(host, path, leaf=True) else None
+    dirs = {}
+    for path in _string_list(params, "Dirs"):
+        dirs[path] = winsim_files.effective_sddl(host, path) if _test_path(host, path, leaf=False) else None
+    return {"changed": False, "result": {"files": files, "dirs": dirs}}
+
+
+def _entries(params, name, fields):
+    value = params.get(name)
+    if value in (None, ""):
+        return []
+    if isinstance(value, dict):
+        value = [value]
+    out = []
+    for item in value:
+        if not isinstance(item, dict):
+            raise SimError("winsim: node_sync %s entries must be objects with %s, got %r" % (name, fields, item))
+        out.append(item)
+    return out
+
+
+@script("node_sync")
+def node_sync(host, params, check_mode):
+    proxy = params.get("Proxy") or ""
+    bypass = _string_list(params, "ProxyBypass")
+    for d in _entries(params, "Dirs", "path, sddl"):
+        winsim_files.new_directory(host, d["path"])
+        if d.get("sddl"):
+            winsim_files.set_sddl(host, d["path"], d["sddl"])
+    for dl in _entries(params, "Downloads", "url, dest, sha512, extract_dir"):
+        url, dest = dl["url"], dl["dest"]
+        tmp = "%s.kubewin-download" % dest
+        winsim_files.new_directory(host, winsim_files.parent(dest))
+        local_tmp = host.local_path(tmp)
+        if winsim_files.is_local_or_unc(url):
+            winsim_files.copy_item(host, url, local_tmp)
+        else:
+            winsim_files.http_download(url, local_tmp, proxy, bypass)
+        got = winsim_files.sha512_file(local_tmp)
+        if got != str(dl.get("sha512") or "").lower():  # PowerShell's -ne ignores case
+            os.remove(local_tmp)
+            raise SimError("checksum mismatch for %s: expected sha512 %s, got %s" % (url, dl.get("sha512"), got))
+        if dl.get("extract_dir"):
+            winsim_files.new_directory(host, dl["extract_dir"])
+            rc = winsim_files.extract(host, local_tmp, dl["extract_dir"])
+            if rc != 0:
+                raise SimError("tar.exe could not unpack %s (exit code %d)" % (url, rc))
+            os.remove(local_tmp)
+            with open(host.local_path(dest), "w") as f:  # WriteAllText: UTF-8, no BOM, no newline
+                f.write(dl["sha512"])
+        else:
+            local_dest = host.local_path(dest)
+            if os.path.isdir(local_dest):
+                raise SimError("Cannot create a file when that file already exists. (%s)" % dest)
+            os.replace(local_tmp, local_dest)
+    for f in _entries(params, "Files", "path, content, sddl"):
+        winsim_files.new_directory(host, winsim_files.parent(f["path"]))
+        try:
+            data = base64.b64decode(f.get("content") or "", validate=True)
+        except (binascii.Error, ValueError):
+            raise SimError('Exception calling "FromBase64String" with "1" argument(s): "The input is not a valid '
+                           'Base-64 string as it contains a non-base 64 character, more than two padding characters, '
+                           'or an illegal character among the padding characters."') from None
+        local = host.local_path(f["path"])
+        if os.path.isdir(local):
+            raise SimError('Exception calling "WriteAllBytes" with "2" argument(s): "Access to the path \'%s\' is '
+                           'denied."' % f["path"])
+        with open(local, "wb") as out:
+            out.write(data)
+        if f.get("sddl"):
+            winsim_files.set_sddl(host, f["path"], f["sddl"])
+    return {"changed": True, "result": {}}
+
+
+def _environment(value):
+    """[string[]]$Environment: the NAME=value strings of the REG_MULTI_SZ value."""
+    if value in (None, ""):
+        return []
+    return [value] if isinstance(value, str) else [str(v) for v in value]
 
 
 def _mandatory(params, name):

@@ -1,0 +1,78 @@
+# -*- coding: utf-8 -*-
+"""Where upstream publishes the Windows node artifacts, and what the lab mirror serves.
+
+One table for the lab and the roles: the mirror is laid out like the upstream release trees, so a
+role default (a base URL) is switched to the mirror by changing the base only.
+
+Kubernetes (base https://dl.k8s.io/release, role variable kubewin_kubernetes_download_url):
+    {version}/bin/windows/amd64/{kubelet,kubeadm,kube-proxy,kubectl}.exe
+    checksum: {file}.sha512, the hex digest only
+flannel (base https://github.com/flannel-io/flannel/releases/download, kubewin_flannel_download_url):
+    {version}/flanneld.exe
+    checksum: none published upstream, so pin it (kubewin_checksums); the mirror adds
+    flanneld.exe.sha512 ("<hex>  flanneld.exe") for convenience
+CNI plugins (base https://github.com/containernetworking/plugins/releases/download, kubewin_cni_download_url):
+    {version}/cni-plugins-windows-amd64-{version}.tgz
+    members: ./flannel.exe ./host-local.exe ./win-bridge.exe ./win-overlay.exe
+    checksum: {file}.sha512, sha512sum format "<hex>  <file>"
+flannel CNI plugin (base https://github.com/flannel-io/cni-plugin/releases/download, no role variable yet):
+    {version}/cni-plugin-flannel-windows-amd64-{version}.tgz   ({version} like v1.7.1-flannel1)
+    members: flannel-amd64.exe (no ./ prefix; rename to flannel.exe for a CNI config of type flannel)
+    checksum: {file}.sha512, sha512sum format "<hex>  <file>"
+
+Sources (upstream build scripts): containernetworking/plugins scripts/release.sh (``tar -C bin -caf
+... .`` then ``sha512sum $f > $f.sha512``) with plugins/windows_only.txt (host-local, win-bridge,
+win-overlay, flannel); flannel-io/cni-plugin scripts/package.sh (``tar ... flannel-amd64.exe``,
+``sha512sum``). flannel's releases carry flanneld.exe without a checksum file.
+"""
+
+K8S_FILES = ("kubelet.exe", "kubeadm.exe", "kube-proxy.exe", "kubectl.exe")
+CNI_FILES = ("flannel.exe", "host-local.exe", "win-bridge.exe", "win-overlay.exe")
+FLANNEL_CNI_FILES = ("flannel-amd64.exe",)
+
+# Upstream base URL -> the same tree under the mirror (path prefixes, no leading slash).
+BASES = {
+    "kubernetes": ("https://dl.k8s.io/release", "release"),
+    "flannel": ("https://github.com/flannel-io/flannel/releases/download", "flannel-io/flannel/releases/download"),
+    "cni": ("https://github.com/containernetworking/plugins/releases/download",
+            "containernetworking/plugins/releases/download"),
+    "flannel_cni": ("https://github.com/flannel-io/cni-plugin/releases/download",
+                    "flannel-io/cni-plugin/releases/download"),
+}
+
+# Role variables holding those bases (roles/defaults/defaults/main.yml).
+ROLE_VARS = {
+    "kubernetes": "kubewin_kubernetes_download_url",
+    "flannel": "kubewin_flannel_download_url",
+    "cni": "kubewin_cni_download_url",
+    "flannel_cni": "kubewin_flannel_cni_download_url",  # not a role variable yet
+}
+
+# Versions served besides the lab's Kubernetes versions and the role defaults (env overrides).
+DEFAULT_FLANNEL_VERSIONS = ("v0.26.7", "v0.27.4")          # role default; the lab's flannel image tag
+DEFAULT_CNI_VERSIONS = ("v1.6.2",)                         # role default
+DEFAULT_FLANNEL_CNI_VERSIONS = ("v1.7.1-flannel1",)        # the lab's flannel-cni-plugin tag
+
+
+def kubernetes_path(version, name):
+    return "%s/%s/bin/windows/amd64/%s" % (BASES["kubernetes"][1], version, name)
+
+
+def flannel_path(version):
+    return "%s/%s/flanneld.exe" % (BASES["flannel"][1], version)
+
+
+def cni_archive(version):
+    return "cni-plugins-windows-amd64-%s.tgz" % version
+
+
+def cni_path(version):
+    return "%s/%s/%s" % (BASES["cni"][1], version, cni_archive(version))
+
+
+def flannel_cni_archive(version):
+    return "cni-plugin-flannel-windows-amd64-%s.tgz" % version
+
+
+def flannel_cni_path(version):
+    return "%s/%s/%s" % (BASES["flannel_cni"][1], version, flannel_cni_archive(version))

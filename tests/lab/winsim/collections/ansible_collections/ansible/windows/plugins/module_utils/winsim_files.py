@@ -1,0 +1,295 @@
+# -*- coding: utf-8 -*-
+# Test-lab only: files, access rules (SDDL), file shares and downloads of a simulated host.
+"""What kubewin.nodes' files_state and node_sync scripts touch, beyond the C: drive mapping.
+
+Access rules: ``state["sddl"]`` maps a lower-cased Windows path to ``{"sddl", "ino"}``, the DACL set
+with ``Set-Acl`` (SDDL 'Access' section) and the inode of the file or directory it was set on, so
+an entry dies with its file even when another module deletes it. A path without explicit rules
+reports what it inherits from the nearest ancestor that has some, the drive's default being
+:data:`DRIVE_DEFAULT_SDDL` (Administrators, SYSTEM full control; Users read & execute), e.g. a new
+directory reports ``D:AI(A;OICIID;FA;;;BA)(A;OICIID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)``.
+
+File shares: a UNC path ``\\\\server\\share\\rest`` maps to ``<root>/shares/server/share/rest`` (names
+matched case-insensitively), so a test can publish an "air-gapped" share next to the hosts.
+
+Downloads go over real HTTP with urllib, the way ``System.Net.WebClient`` would: an explicit proxy
+(``WebProxy(proxy, BypassOnLocal=$true, bypassList)``: loopback and dot-less host names go direct,
+bypass entries are .NET regular expressions matched against ``scheme://host[:port]``), or no
+proxy at all (the controller's http_proxy variables are ignored, as the host does not have them).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import os
+import re
+import shutil
+import tarfile
+import urllib.error
+import urllib.parse
+import urllib.request
+import zipfile
+
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError, split_win_path
+
+# What C:\ passes on to everything created below it (as on a fresh Windows Server install, simplified).
+DRIVE_DEFAULT_SDDL = "D:PAI(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)(A;OICI;0x1200a9;;;BU)"
+DOWNLOAD_TIMEOUT = 100  # WebClient's default, seconds
+
+_SDDL = re.compile(r"^D:(?:P|AI|AR|NO_ACCESS_CONTROL)*(?:\((?:A|D|OA|OD|AU);[A-Z]*;(?:0x[0-9A-Fa-f]+|[A-Z]+);"
+                   r"[^;()]*;[^;()]*;[A-Za-z0-9-]+\))*$")
+_ACE = re.compile(r"\(([^()]*)\)")
+_LOCAL_OR_UNC = re.compile(r"^(\\\\|[A-Za-z]:\\)")
+
+
+def _key(win_path):
+    return ("c:\\" + "\\".join(split_win_path(win_path))).lower()
+
+
+# --- paths -------------------------------------------------------------------------------------
+def resolve(host, path):
+    """Local path of a C: or UNC path (None for anything else, e.g. another drive)."""
+    p = str(path)
+    if p.startswith("\\\\") and not p.startswith("\\\\?\\") and not p.startswith("\\\\.\\"):
+        return share_path(host, p)
+    try:
+        return host.local_path(p)
+    except SimError:
+        return None
+
+
+def share_path(host, unc):
+    """'\\\\server\\share\\x' -> <root>/shares/server/share/x, matching names case-insensitively."""
+    parts = [x for x in re.split(r"[\\/]+", unc[2:]) if x and x != "."]
+    if len(parts) < 2:
+        return None
+    cur = os.path.join(host.root, "shares")
+    for part in parts:
+        match = part
+        if os.path.isdir(cur):
+            for entry in os.listdir(cur):
+                if entry.lower() == part.lower():
+                    match = entry
+                    break
+        cur = os.path.join(cur, match)
+    return cur
+
+
+# --- access rules ------------------------------------------------------------------------------
+def check_sddl(sddl):
+    if not _SDDL.match(sddl or ""):
+        raise SimError('Exception calling "SetSecurityDescriptorSddlForm" with "2" argument(s): "The SDDL form of a '
+                       'security descriptor object is invalid."')
+
+
+def set_sddl(host, win_path, sddl):
+    """Set-Acl with an SDDL 'Access' section on an existing file or directory."""
+    check_sddl(sddl)
+    local = host.local_path(win_path)
+    if not os.path.exists(local):
+        raise SimError("Cannot find path '%s' because it does not exist." % win_path)
+    host.state.setdefault("sddl", {})[_key(win_path)] = {"sddl": sddl, "ino": os.stat(local).st_ino}
+
+
+def explicit_sddl(host, win_path):
+    entry = (host.state.get("sddl") or {}).get(_key(win_path))
+    if not entry:
+        return None
+    local = host.local_path(win_path)
+    if not os.path.exists(local) or os.stat(local).st_ino != entry["ino"]:
+        return None  # the file it was set on is gone (deleted, maybe recreated)
+    return entry["sddl"]
+
+
+def inherited_sddl(parent_sddl, is_dir):
+    """The DACL a new child gets from its parent's inheritable ACEs (as Windows computes it)."""
+    aces = []
+    for ace in _ACE.findall(parent_sddl.split("S:")[0]):
+        fields = ace.split(";")
+        flags = re.findall("..", fields[1])
+        if is_dir and "CI" in flags:
+            new = [] if "NP" in flags else [f for f in ("OI", "CI") if f in flags]
+        elif not is_dir and "OI" in flags:
+            new = []
+        else:
+            continue
+        fields[1] = "".join(new + ["ID"])
+        aces.append("(%s)" % ";".join(fields))
+    return "D:AI" + "".join(aces)
+
+
+def effective_sddl(host, win_path):
+    """What (Get-Acl).GetSecurityDescriptorSddlForm('Access') reports for an existing path."""
+    explicit = explicit_sddl(host, win_path)
+    if explicit is not None:
+        return explicit
+    parts = split_win_path(win_path)
+    is_dir = os.path.isdir(host.local_path(win_path))
+    for depth in range(len(parts) - 1, 0, -1):
+        ancestor = "C:\\" + "\\".join(parts[:depth])
+        found = explicit_sddl(host, ancestor)
+        if found is not None:
+            return inherited_sddl(found, is_dir)
+    if not parts:
+        return DRIVE_DEFAULT_SDDL
+    return inherited_sddl(DRIVE_DEFAULT_SDDL, is_dir)
+
+
+def live_sddls(host):
+    """Explicit access rules whose file still exists (for state dumps)."""
+    out = {}
+    for key in sorted(host.state.get("sddl") or {}):
+        sddl = explicit_sddl(host, key)
+        if sddl is not None:
+            out[key] = sddl
+    return out
+
+
+# --- hashing, directories ----------------------------------------------------------------------
+def sha512_file(local):
+    h = hashlib.sha512()
+    with open(local, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def new_directory(host, win_path):
+    """New-Item -ItemType Directory -Force: creates parents; fails if a file is in the way."""
+    local = host.local_path(win_path)
+    if os.path.isfile(local):
+        raise SimError("An item with the specified name %s already exists." % win_path)
+    os.makedirs(local, exist_ok=True)
+    return local
+
+
+def parent(win_path):
+    parts = split_win_path(win_path)
+    if not parts:
+        raise SimError("Cannot bind argument to parameter 'Path' because it is an empty string.")
+    return "C:\\" + "\\".join(parts[:-1])
+
+
+# --- downloads ---------------------------------------------------------------------------------
+def is_local_or_unc(url):
+    return bool(_LOCAL_OR_UNC.match(url))
+
+
+def _bypassed(url, bypass):
+    parsed = urllib.parse.urlsplit(url)
+    host = (parsed.hostname or "").lower()
+    if host in ("localhost", "::1") or host.startswith("127.") or "." not in host:
+        return True  # BypassOnLocal
+    default = {"http": 80, "https": 443}.get(parsed.scheme)
+    target = "%s://%s" % (parsed.scheme, host) + ("" if parsed.port in (None, default) else ":%d" % parsed.port)
+    for pattern in bypass or []:
+        if re.search(pattern, target, re.I):
+            return True
+    return False
+
+
+def _compile_bypass(bypass):
+    for pattern in bypass or []:
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            raise SimError('New-Object : Exception calling ".ctor" with "3" argument(s): "parsing "%s" - %s." '
+                           '(WebProxy bypass entries are regular expressions)' % (pattern, e)) from None
+
+
+def http_download(url, local_tmp, proxy="", bypass=()):
+    """WebClient.DownloadFile(url, tmp); the partial file is removed on failure, as WebClient does."""
+    scheme = urllib.parse.urlsplit(url).scheme.lower()
+    if scheme not in ("http", "https", "ftp", "file"):
+        raise SimError('Exception calling "DownloadFile" with "2" argument(s): "The URI prefix is not recognized."')
+    if proxy:
+        _compile_bypass(bypass)
+    handlers = [urllib.request.ProxyHandler({})]  # never the controller's environment proxies
+    if proxy and not _bypassed(url, bypass):
+        handlers = [urllib.request.ProxyHandler({"http": proxy, "https": proxy})]
+    opener = urllib.request.build_opener(*handlers)
+    try:
+        with opener.open(url, timeout=DOWNLOAD_TIMEOUT) as response, open(local_tmp, "wb") as out:
+            shutil.copyfileobj(response, out)
+    except urllib.error.HTTPError as e:
+        _remove(local_tmp)
+        raise SimError('Exception calling "DownloadFile" with "2" argument(s): "The remote server returned an error: '
+                       '(%d) %s."' % (e.code, e.reason)) from None
+    except (urllib.error.URLError, OSError) as e:
+        _remove(local_tmp)
+        reason = getattr(e, "reason", e)
+        raise SimError('Exception calling "DownloadFile" with "2" argument(s): "Unable to connect to the remote '
+                       'server (%s)"' % reason) from None
+
+
+def copy_item(host, source, local_tmp):
+    """Copy-Item -LiteralPath source -Destination tmp -Force (a C: or UNC path)."""
+    local = resolve(host, source)
+    if local is None or not os.path.isfile(local):
+        raise SimError("Cannot find path '%s' because it does not exist." % source)
+    shutil.copyfile(local, local_tmp)
+
+
+def _remove(local):
+    if os.path.lexists(local):
+        os.remove(local)
+
+
+def _member_target(name):
+    """bsdtar's rules: leading '/' and './' stripped, '..' refused. Returns the parts or None."""
+    parts = [x for x in re.split(r"[\\/]+", name) if x and x != "."]
+    if any(x == ".." for x in parts) or re.match(r"^[A-Za-z]:", name):
+        return None
+    return parts
+
+
+def extract(host, local_archive, extract_dir):
+    """tar.exe -xf archive -C extract_dir (bsdtar reads .tgz and .zip alike). Returns tar's exit code."""
+    base = host.local_path(extract_dir)
+    bad = False
+
+    def target(parts):
+        return host.local_path(extract_dir.rstrip("\\") + "\\" + "\\".join(parts))
+
+    if zipfile.is_zipfile(local_archive):
+        with zipfile.ZipFile(local_archive) as z:
+            for info in z.infolist():
+                parts = _member_target(info.filename)
+                if parts is None:
+                    bad = True
+                    continue
+                if not parts:
+                    continue
+                dest = target(parts)
+                if info.is_dir():
+                    os.makedirs(dest, exist_ok=True)
+                    continue
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                with z.open(info) as src, open(dest, "wb") as out:
+                    shutil.copyfileobj(src, out)
+        return 1 if bad else 0
+    try:
+        archive = tarfile.open(local_archive, "r:*")
+    except (tarfile.TarError, OSError):
+        return 1  # "Unrecognized archive format"
+    with archive:
+        for member in archive.getmembers():
+            parts = _member_target(member.name)
+            if parts is None:
+                bad = True
+                continue
+            if not parts:
+                continue
+            dest = target(parts)
+            if member.isdir():
+                os.makedirs(dest, exist_ok=True)
+            elif member.isfile():
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                with archive.extractfile(member) as src, open(dest, "wb") as out:
+                    shutil.copyfileobj(src, out)
+            # links and devices: not produced by the release archives; skipped
+    if not os.path.isdir(base):
+        os.makedirs(base, exist_ok=True)
+    return 1 if bad else 0
