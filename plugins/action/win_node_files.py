@@ -36,17 +36,19 @@ class ActionModule(ActionBase):
 
         try:
             downloads = nfiles.resolve_downloads(args["downloads"], fetch)
-            state = run_script(self, task_vars, "files_state",
-                               nfiles.state_query(args["directories"], downloads, args["files"]))
-            params, report = nfiles.plan(args["directories"], downloads, args["files"], state)
+            state = run_script(self, task_vars, "files_state", nfiles.state_query(
+                args["directories"], downloads, args["files"], args["absent"], args["prune"]))
+            params, report = nfiles.plan(args["directories"], downloads, args["files"], state,
+                                         args["absent"], args["prune"])
             if params and not self._task.check_mode:
-                params.update(Proxy=args["proxy"] or "", ProxyBypass=args["proxy_bypass"])
+                params.update(Proxy=args["proxy"] or "",
+                              ProxyBypass=nfiles.proxy_bypass_patterns(args["proxy_bypass"]))
                 run_script(self, task_vars, "node_sync", params, sensitive=secret)
         except (nfiles.NodeFilesError, RemoteScriptError) as e:
             result.update(failed=True, msg="win_node_files on %s: %s" % (host, e))
             return result
         result.update(changed=params is not None, directories=report["directories"],
-                      downloaded=report["downloads"], written=report["files"])
+                      downloaded=report["downloads"], written=report["files"], removed=report["removed"])
         if self._task.diff and params is not None:
             result["diff"] = {"before": report["before"], "after": report["after"],
                               "before_header": "%s files" % host, "after_header": "%s files" % host}

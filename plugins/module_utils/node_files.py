@@ -38,6 +38,8 @@ FILES_ARGSPEC = dict(
         restricted=dict(type="bool", default=False),
         secret=dict(type="bool", default=False),
     )),
+    absent=dict(type="list", elements="str", default=[]),
+    prune=dict(type="list", elements="str", default=[]),
     proxy=dict(type="str"),
     proxy_bypass=dict(type="list", elements="str", default=[], no_log=False),
     checksum_timeout=dict(type="int", default=30),
@@ -121,15 +123,23 @@ def expected_file_hash(entry):
     return entry["sha512"]
 
 
-def plan(directories, downloads, files, state):
+def _inside(path, parent):
+    path, parent = path.lower().rstrip("\\"), parent.lower().rstrip("\\")
+    return path == parent or path.startswith(parent + "\\")
+
+
+def plan(directories, downloads, files, state, absent=(), prune=()):
     """Compare with the files_state answer; return the node_sync parameters and a report.
 
-    ``downloads`` are resolved entries. Returns (params, report); params is None when nothing is to do.
+    ``downloads`` are resolved entries; ``absent`` paths go with all they hold; ``prune`` directories
+    go only if empty once ``absent`` is done (so a directory the user put files in stays).
+    Returns (params, report); params is None when nothing is to do.
     """
     live_files = state.get("files") or {}
     live_dirs = state.get("dirs") or {}
+    live_paths = state.get("paths") or {}
     dirs, fetches, writes = [], [], []
-    report = {"directories": [], "downloads": [], "files": [], "before": {}, "after": {}}
+    report = {"directories": [], "downloads": [], "files": [], "removed": [], "before": {}, "after": {}}
     for d in directories:
         sddl = RESTRICTED_DIR_SDDL if d["restricted"] else ""
         live = live_dirs.get(d["path"])
@@ -160,12 +170,36 @@ def plan(directories, downloads, files, state):
             else:
                 report["before"][f["path"]] = "sha512:%s" % have if have else "absent"
                 report["after"][f["path"]] = f["content"]
-    if not (dirs or fetches or writes):
+    remove = [p for p in absent if live_paths.get(p)]
+    for p in remove:
+        report["removed"].append(p)
+        report["before"][p], report["after"][p] = live_paths[p], "absent"
+    # A directory is pruned when it is empty now, or holds nothing but what is removed above.
+    pruned = [p for p in prune if live_paths.get(p) == "empty-dir"
+              or (live_paths.get(p) == "dir" and any(_inside(r, p) for r in remove))]
+    if not (dirs or fetches or writes or remove or pruned):
         return None, report
-    return {"Dirs": dirs, "Downloads": fetches, "Files": writes}, report
+    report["removed"].extend(p for p in pruned if p not in report["removed"])
+    return {"Dirs": dirs, "Downloads": fetches, "Files": writes, "Remove": remove,
+            "Prune": [p for p in prune if live_paths.get(p)]}, report
 
 
-def state_query(directories, downloads, files):
+def state_query(directories, downloads, files, absent=(), prune=()):
     """Parameters of the files_state script for everything this task manages."""
     return {"Files": [d["dest"] for d in downloads] + [f["path"] for f in files],
-            "Dirs": [d["path"] for d in directories]}
+            "Dirs": [d["path"] for d in directories],
+            "Paths": list(absent) + list(prune)}
+
+
+def proxy_bypass_patterns(no_proxy):
+    """no_proxy style entries ('*.corp', '.svc', 'host', '10.0.0.1') -> the regular expressions
+    .NET's WebProxy expects for its bypass list."""
+    patterns = []
+    for entry in no_proxy or []:
+        entry = entry.strip()
+        if not entry:
+            continue
+        if entry.startswith("."):
+            entry = "*" + entry
+        patterns.append("^" + re.escape(entry).replace("\\*", ".*") + "$")
+    return patterns

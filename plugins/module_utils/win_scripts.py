@@ -100,7 +100,8 @@ if ($service) {
     $result.object_name = $key.GetValue('ObjectName', '')
     $result.environment = @($key.GetValue('Environment', @()))
     $result.parameters = @{}
-    $params = Get-Item -LiteralPath "HKLM:\SYSTEM\CurrentControlSet\Services\$($service.Name)\Parameters" -ErrorAction SilentlyContinue
+    $paramsPath = "HKLM:\SYSTEM\CurrentControlSet\Services\$($service.Name)\Parameters"
+    $params = Get-Item -LiteralPath $paramsPath -ErrorAction SilentlyContinue
     if ($params) {
         foreach ($value in $params.GetValueNames()) { $result.parameters[$value] = $params.GetValue($value) }
     }
@@ -222,7 +223,11 @@ foreach ($name in $Services) {
         if ($name -in $VersionOf) {
             $path = $entry.image_path
             $exe = if ($path.StartsWith('"')) { $path.Split('"')[1] } else { $path.Split(' ')[0] }
-            $entry.version_output = (& $exe --version 2>&1 | Out-String)
+            try {
+                $entry.version_output = (& $exe --version 2>&1 | Out-String)
+            } catch {
+                $entry.version_output = "error: $_"  # a broken runtime is reported, not fatal
+            }
         }
     }
     $services[$name] = $entry
@@ -242,16 +247,26 @@ $Ansible.Result = @{
 }
 """
 
-# Contract: parameters Files (paths) and Dirs (paths). Result: {files: {path: sha512 hex or null},
-# dirs: {path: SDDL of the access rules or null}}.
+# Contract: parameters Files (paths), Dirs (paths) and Paths (paths). Result: {files: {path: sha512
+# hex or null}, dirs: {path: SDDL of the access rules or null}, paths: {path: "file", "dir",
+# "empty-dir" or null}}.
 FILES_STATE = HEADER_PREFIX + "files_state" + r"""
 [CmdletBinding(SupportsShouldProcess)]
 param(
     [string[]]$Files = @(),
-    [string[]]$Dirs = @()
+    [string[]]$Dirs = @(),
+    [string[]]$Paths = @()
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
+$paths = @{}
+foreach ($path in $Paths) {
+    $item = Get-Item -LiteralPath $path -Force -ErrorAction SilentlyContinue
+    $paths[$path] = if (-not $item) { $null }
+        elseif (-not $item.PSIsContainer) { 'file' }
+        elseif (Get-ChildItem -LiteralPath $path -Force | Select-Object -First 1) { 'dir' }
+        else { 'empty-dir' }
+}
 $files = @{}
 foreach ($path in $Files) {
     $files[$path] = if (Test-Path -LiteralPath $path -PathType Leaf) {
@@ -264,19 +279,22 @@ foreach ($path in $Dirs) {
         (Get-Acl -LiteralPath $path).GetSecurityDescriptorSddlForm('Access')
     } else { $null }
 }
-$Ansible.Result = @{ files = $files; dirs = $dirs }
+$Ansible.Result = @{ files = $files; dirs = $dirs; paths = $paths }
 """
 
 # Contract: parameters Dirs [{path, sddl}] (create; set the access rules when sddl is not empty),
 # Downloads [{url, dest, sha512, extract_dir}] (URL, UNC or local path; the SHA-512 is checked before
 # the file is put in place; with extract_dir the archive is unpacked there with tar.exe and dest is a
-# stamp file holding the archive's SHA-512), Files [{path, content (base64), sddl}], Proxy,
-# ProxyBypass (list). Applied in that order. Result: {}.
+# stamp file holding the archive's SHA-512), Files [{path, content (base64), sddl}], Remove (paths,
+# removed with everything in them), Prune (directories removed only when empty, in the order given),
+# Proxy, ProxyBypass (list of regular expressions). Applied in that order. Result: {}.
 NODE_SYNC = HEADER_PREFIX + "node_sync" + r"""
 param(
     [object[]]$Dirs = @(),
     [object[]]$Downloads = @(),
     [object[]]$Files = @(),
+    [string[]]$Remove = @(),
+    [string[]]$Prune = @(),
     [string]$Proxy = '',
     [string[]]$ProxyBypass = @()
 )
@@ -322,6 +340,15 @@ foreach ($file in $Files) {
     New-Item -ItemType Directory -Path (Split-Path -Parent $file.path) -Force | Out-Null
     [System.IO.File]::WriteAllBytes($file.path, [Convert]::FromBase64String($file.content))
     Set-AccessRules $file.path $file.sddl
+}
+foreach ($path in $Remove) {
+    if (Test-Path -LiteralPath $path) { Remove-Item -LiteralPath $path -Recurse -Force }
+}
+foreach ($path in $Prune) {
+    if ((Test-Path -LiteralPath $path -PathType Container) -and
+        -not (Get-ChildItem -LiteralPath $path -Force | Select-Object -First 1)) {
+        Remove-Item -LiteralPath $path -Force
+    }
 }
 $Ansible.Result = @{}
 """

@@ -78,11 +78,23 @@ options:
         description: Keep the content out of diffs and run the write with C(no_log).
         type: bool
         default: false
+  absent:
+    description: Paths to remove with everything in them (after the rest of the task).
+    type: list
+    elements: str
+    default: []
+  prune:
+    description:
+      - Directories to remove only when empty once O(absent) is done, in the order given (deepest first), so a
+        directory that holds anything else stays.
+    type: list
+    elements: str
+    default: []
   proxy:
     description: HTTP proxy for the downloads and the checksum files, for example V(http://proxy:3128).
     type: str
   proxy_bypass:
-    description: Hosts the node reaches without the proxy.
+    description: Hosts the node reaches without the proxy, in C(no_proxy) form (V(*.corp), V(.svc), V(10.0.0.1)).
     type: list
     elements: str
     default: []
@@ -130,6 +142,12 @@ downloaded:
   type: list
   elements: str
   sample: ['C:\k\kubelet.exe']
+removed:
+  description: Paths removed (or pruned).
+  returned: success
+  type: list
+  elements: str
+  sample: ['C:\k']
 written:
   description: Files written.
   returned: success

@@ -89,4 +89,30 @@ def test_wrong_binary_and_loose_acl_are_repaired():
 
 def test_state_query_covers_every_managed_path():
     q = nfiles.state_query(DIRS, resolved(), FILES)
-    assert q == {"Files": ["C:\\k\\kubelet.exe", FILES[0]["path"], FILES[1]["path"]], "Dirs": ["C:\\k", "C:\\var\\log"]}
+    assert q == {"Files": ["C:\\k\\kubelet.exe", FILES[0]["path"], FILES[1]["path"]],
+                 "Dirs": ["C:\\k", "C:\\var\\log"], "Paths": []}
+
+
+def test_reset_removes_what_exists_and_prunes_only_directories_left_empty():
+    absent = ["C:\\k", "C:\\var\\lib\\kubelet", "C:\\etc\\cni"]
+    prune = ["C:\\var\\lib", "C:\\var", "C:\\etc"]
+    live = {"paths": {"C:\\k": "dir", "C:\\var\\lib\\kubelet": "dir", "C:\\etc\\cni": None,
+                      "C:\\var\\lib": "dir", "C:\\var": "dir", "C:\\etc": "dir"}}
+    params, report = nfiles.plan([], [], [], live, absent, prune)
+    assert params["Remove"] == ["C:\\k", "C:\\var\\lib\\kubelet"]
+    assert params["Prune"] == prune  # the node decides emptiness after removing
+    assert "C:\\var\\lib" in report["removed"] and "C:\\etc" not in report["removed"]
+    after = {"paths": {"C:\\k": None, "C:\\var\\lib\\kubelet": None, "C:\\etc\\cni": None,
+                       "C:\\var\\lib": None, "C:\\var": None, "C:\\etc": "dir"}}
+    assert nfiles.plan([], [], [], after, absent, prune) == (None, report | {"removed": [], "before": {},
+                                                                          "after": {}})
+
+
+def test_no_proxy_entries_become_dotnet_bypass_patterns():
+    import re
+
+    patterns = nfiles.proxy_bypass_patterns(["*.corp.example", ".svc", "10.0.0.1", ""])
+    assert len(patterns) == 3
+    assert re.match(patterns[0], "api.corp.example") and not re.match(patterns[0], "corp-example.org")
+    assert re.match(patterns[1], "kubernetes.default.svc") and re.match(patterns[2], "10.0.0.1")
+    assert not re.match(patterns[2], "10.0.0.11")

@@ -1,0 +1,142 @@
+"""End to end: the scale_up and reset playbooks against the real lab control plane and simulated
+Windows hosts (see tests/lab/README.md for what is real and what is simulated)."""
+
+import base64
+import json
+
+import pytest
+import scenario
+from kubernetes.client.exceptions import ApiException
+
+BUDGET_FRESH, BUDGET_RERUN = 20, 8
+
+
+def node_ready(core, name):
+    node = core.read_node(name)
+    return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
+
+
+def node_gone(core, name):
+    with pytest.raises(ApiException) as err:
+        core.read_node(name)
+    return err.value.status == 404
+
+
+def ops_count(sc, host):
+    return sum(sc.ops(host).values())
+
+
+@pytest.fixture(scope="module")
+def unpinned_daemonset(api):
+    """A Linux DaemonSet with no OS selector, as older add-ons have: scale-up must pin it."""
+    core, apps = api
+    body = {"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": "legacy-agent", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "legacy-agent"}},
+                     "template": {"metadata": {"labels": {"app": "legacy-agent"}},
+                                  "spec": {"containers": [{"name": "a", "image": "registry.k8s.io/pause:3.10"}]}}}}
+    try:
+        apps.delete_namespaced_daemon_set("legacy-agent", "default")
+    except Exception:  # not there yet
+        pass
+    apps.create_namespaced_daemon_set("default", body)
+    yield "default/legacy-agent"
+    apps.delete_namespaced_daemon_set("legacy-agent", "default")
+
+
+@pytest.fixture(scope="module")
+def vxlan(tmp_path_factory, api, unpinned_daemonset):
+    """Two nodes scaled up once (services mode, containerd, flannel vxlan), shared by the tests below."""
+    sc = scenario.Scenario(tmp_path_factory.mktemp("vxlan"), nodes=2, kubewin_node_name="vx-{{ inventory_hostname }}",
+                           kubewin_pin_daemonsets=["kube-system/kube-proxy", "kube-flannel/kube-flannel-ds",
+                                                   unpinned_daemonset],
+                           kubewin_node_taints=[{"key": "os", "value": "windows", "effect": "NoSchedule"}])
+    before = {h: sc.dump(h) for h in sc.hosts}
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    sc.before_scale_up = before
+    sc.fresh_ops = {h: ops_count(sc, h) for h in sc.hosts}
+    return sc
+
+
+def test_both_nodes_are_ready_windows_nodes_in_the_real_api(vxlan, api):
+    core, apps = api
+    for host in vxlan.hosts:
+        name = "vx-" + host
+        assert node_ready(core, name), "%s is not Ready" % name
+        node = core.read_node(name)
+        assert node.metadata.labels["kubernetes.io/os"] == "windows"
+        assert node.metadata.labels["node.kubernetes.io/windows-build"].startswith("10.0.")
+        assert [(t.key, t.effect) for t in node.spec.taints or []] == [("os", "NoSchedule")]
+
+
+def test_linux_daemonsets_are_pinned(vxlan, api):
+    core, apps = api
+    ds = apps.read_namespaced_daemon_set("legacy-agent", "default")
+    assert ds.spec.template.spec.node_selector == {"kubernetes.io/os": "linux"}
+
+
+def test_services_run_natively_with_recovery(vxlan):
+    dump = vxlan.dump("win-1")
+    services = dump["services"]
+    assert services["kubelet"]["status"] == "Running"
+    assert "--windows-service" in services["kubelet"]["image_path"]
+    assert services["kube-proxy"]["status"] == "Running" and services["flanneld"]["status"] == "Running"
+    assert [d.lower() for d in services["kube-proxy"]["dependencies"]] == ["flanneld"]
+
+
+def test_fresh_scale_up_stays_within_the_remote_operation_budget(vxlan):
+    for host, count in vxlan.fresh_ops.items():
+        assert count <= BUDGET_FRESH, "%s took %d remote operations" % (host, count)
+
+
+def test_rerun_changes_nothing(vxlan):
+    for h in vxlan.hosts:
+        vxlan.reset_ops(h)
+    rc, doc, text = vxlan.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc))
+    assert scenario.changed_tasks(doc) == {}
+    assert all(s["changed"] == 0 for s in doc["stats"].values()), doc["stats"]
+    for h in vxlan.hosts:
+        assert ops_count(vxlan, h) <= BUDGET_RERUN, vxlan.ops(h)
+
+
+def test_token_never_appears_in_verbose_output(vxlan, api):
+    core, _ = api
+    rc, doc, text = vxlan.run("scale_up.yml", "-vvv")
+    assert rc == 0
+    secrets = core.list_namespaced_secret("kube-system", label_selector="kubewin.nodes/managed=true").items
+    tokens = [s for s in secrets if s.type == "bootstrap.kubernetes.io/token"]
+    assert tokens, "no bootstrap token made by the collection found"
+    for s in tokens:
+        secret = base64.b64decode(s.data["token-secret"]).decode()
+        assert secret not in text, "a bootstrap token secret appeared in -vvv output"
+
+
+def test_reset_leaves_the_hosts_as_before_and_scale_up_works_again(vxlan, api):
+    core, _ = api
+    rc, doc, text = vxlan.run("reset.yml", "-e", "skip_confirmation=true")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    for h in vxlan.hosts:
+        assert vxlan.dump(h) == vxlan.before_scale_up[h], "reset left something behind on %s" % h
+        assert node_gone(core, "vx-" + h)
+    rc, doc, text = vxlan.run("reset.yml", "-e", "skip_confirmation=true")
+    assert rc == 0, "reset is not safe to run twice: %s" % scenario.failures(doc)
+    rc, doc, text = vxlan.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc))
+    assert all(node_ready(core, "vx-" + h) for h in vxlan.hosts)
+
+
+def test_check_mode_on_fresh_nodes_changes_nothing(tmp_path, api):
+    core, _ = api
+    sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="chk-{{ inventory_hostname }}")
+    before = sc.dump("win-1")
+    token_type = "type=bootstrap.kubernetes.io/token"
+    tokens_before = len(core.list_namespaced_secret("kube-system", field_selector=token_type).items)
+    rc, doc, text = sc.run("scale_up.yml", "--check", "--diff")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert sc.dump("win-1") == before
+    assert len(core.list_namespaced_secret("kube-system", field_selector=token_type).items) == tokens_before
+    assert node_gone(core, "chk-win-1")
+    diffs = [r.get("diff") for p in doc["plays"] for t in p["tasks"] for r in t["hosts"].values() if r.get("diff")]
+    assert any("C:\\k\\kubelet.exe" in json.dumps(d) for d in diffs), "--diff showed no file changes"
