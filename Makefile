@@ -13,7 +13,7 @@ VENV_ROOT := .venv
 COLL_ROOT := .build/collections
 COLL_LINK := $(COLL_ROOT)/ansible_collections/kubewin/nodes
 
-.PHONY: help setup test units sanity lint lab-build lab-up lab-down lab-test demo clean collection
+.PHONY: help setup test units sanity lint lab-build lab-up lab-down lab-test demo clean collection bench
 
 help:
 	@echo "make setup   - install everything a fresh machine needs (Python venvs per ansible-core, lab build)"
@@ -66,12 +66,18 @@ lab-build:
 
 lab-up: lab-build
 	tests/lab/bin/lab-up
+	LAB_PYTHON=$(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin/python tests/lab/mirror/mirror-up
 
 lab-down:
+	-tests/lab/mirror/mirror-down
 	tests/lab/bin/lab-down
 
 lab-test: lab-up
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python -m pytest -q tests/lab
+
+# The newcomer's first run: the lab, then two simulated Windows nodes scaled up with the playbook.
+demo: lab-up
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python tests/lab/demo.py
 
 test: lint sanity units collection lab-test
 
