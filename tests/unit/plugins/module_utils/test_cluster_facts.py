@@ -1,0 +1,103 @@
+"""cluster_facts: flannel net-conf with flannel's defaults, versions, nodes, kubeadm config."""
+
+import pytest
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import cluster_facts as cf
+
+
+@pytest.mark.parametrize("net_conf, expected", [
+    # Linux flannel defaults: VNI 1, kernel port 8472 (kubespray's defaults too): not Windows-compatible.
+    ('{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan"}}', ("vxlan", 1, 8472, False)),
+    ('{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan", "VNI": 1, "Port": 8472}}', ("vxlan", 1, 8472, False)),
+    ('{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan", "VNI": 4096, "Port": 4789}}',
+     ("vxlan", 4096, 4789, True)),
+    ('{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan", "VNI": 4097, "Port": 4789}}',
+     ("vxlan", 4097, 4789, True)),
+    ('{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan", "VNI": 4096}}', ("vxlan", 4096, 8472, False)),
+    ('{"Network": "10.244.0.0/16", "Backend": {"Type": "host-gw"}}', ("host-gw", None, None, True)),
+    ('{"Network": "10.244.0.0/16"}', ("udp", None, None, False)),
+    ('{"Network": "10.244.0.0/16", "Backend": {"Type": "wireguard"}}', ("wireguard", None, None, False)),
+    # Go's encoding/json matches keys case-insensitively; flannel accepts these.
+    ('{"network": "10.244.0.0/16", "backend": {"type": "vxlan", "vni": 4096, "port": 4789}}',
+     ("vxlan", 4096, 4789, True)),
+])
+def test_flannel_net_conf(net_conf, expected):
+    parsed = cf.parse_flannel_net_conf(net_conf)
+    assert (parsed["backend_type"], parsed["vni"], parsed["port"], parsed["windows_compatible"]) == expected
+    assert parsed["network"] == "10.244.0.0/16"
+    assert parsed["windows_compatible"] == (parsed["windows_problems"] == [])
+
+
+def test_flannel_defaults_are_named():
+    parsed = cf.parse_flannel_net_conf('{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan"}}')
+    assert parsed["defaults_applied"] == ["vni", "port"]
+    assert len(parsed["windows_problems"]) == 2
+    assert cf.parse_flannel_net_conf('{"Network": "x"}')["defaults_applied"] == ["backend_type"]
+
+
+def test_flannel_direct_routing_is_a_windows_problem():
+    parsed = cf.parse_flannel_net_conf(
+        '{"Network": "n", "Backend": {"Type": "vxlan", "VNI": 4096, "Port": 4789, "DirectRouting": true}}')
+    assert parsed["windows_compatible"] is False and "DirectRouting" in parsed["windows_problems"][0]
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("{nope", "not valid JSON"),
+    ("[]", "not a JSON object"),
+    ('{"Backend": "vxlan"}', "Backend is not a JSON object"),
+    ('{"Backend": {"Type": "vxlan", "VNI": "4096"}}', "not a number"),
+])
+def test_flannel_bad_net_conf(text, fragment):
+    with pytest.raises(cf.ClusterFactsError, match=fragment):
+        cf.parse_flannel_net_conf(text)
+
+
+def test_flannel_backend_without_type():
+    parsed = cf.parse_flannel_net_conf('{"Network": "n", "Backend": {"VNI": 4096}}')
+    assert parsed["backend_type"] is None and parsed["windows_compatible"] is False
+
+
+def test_flannel_facts_needs_key():
+    with pytest.raises(cf.ClusterFactsError, match="net-conf.json"):
+        cf.flannel_facts({"data": {}}, "kube-flannel/kube-flannel-cfg")
+
+
+@pytest.mark.parametrize("doc, expected", [
+    ({"major": "1", "minor": "31", "gitVersion": "v1.31.4"}, (1, 31, 4, "1.31.4")),
+    ({"major": "1", "minor": "28+", "gitVersion": "v1.28.3-eks-4f4795d"}, (1, 28, 3, "1.28.3")),
+    ({"major": "", "minor": "", "gitVersion": "v1.30.2+k3s1"}, (1, 30, 2, "1.30.2")),
+    ({}, (None, None, None, None)),
+])
+def test_server_version(doc, expected):
+    v = cf.parse_server_version(doc)
+    assert (v["major"], v["minor"], v["patch"], v["version"]) == expected
+
+
+def test_node_facts():
+    node = {
+        "metadata": {"name": "win-1",
+                     "labels": {"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.17763"}},
+        "spec": {"unschedulable": True},
+        "status": {"conditions": [{"type": "Ready", "status": "Unknown"}],
+                   "nodeInfo": {"kubeletVersion": "v1.30.1", "operatingSystem": "windows", "architecture": "amd64"},
+                   "addresses": [{"type": "Hostname", "address": "win-1"},
+                                 {"type": "InternalIP", "address": "10.0.0.5"}]},
+    }
+    assert cf.nodes_facts({"items": [node]}) == {"win-1": {
+        "ready": False, "os": "windows", "kubelet_version": "v1.30.1", "windows_build": "10.0.17763",
+        "unschedulable": True, "internal_ip": "10.0.0.5", "architecture": "amd64"}}
+
+
+def test_kubeadm_config():
+    assert cf.parse_kubeadm_config(None)["found"] is False
+    parsed = cf.parse_kubeadm_config({"data": {"ClusterConfiguration": "kubernetesVersion: v1.30.0\n"}})
+    assert parsed["found"] is True and parsed["kubernetes_version"] == "v1.30.0" and parsed["pod_subnet"] is None
+    with pytest.raises(cf.ClusterFactsError, match="ClusterConfiguration"):
+        cf.parse_kubeadm_config({"data": {}})
+    with pytest.raises(cf.ClusterFactsError, match="cannot be parsed"):
+        cf.parse_kubeadm_config({"data": {"ClusterConfiguration": "a: [b"}})
+
+
+def test_kubelet_config_names():
+    assert cf.kubelet_config_names(1, 31) == ["kubelet-config"]
+    assert cf.kubelet_config_names(1, 22) == ["kubelet-config", "kubelet-config-1.22"]

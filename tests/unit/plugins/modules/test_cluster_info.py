@@ -1,0 +1,119 @@
+"""cluster_info end to end through main() against a fake API."""
+
+import json
+
+import pytest
+from k8s_fakes import FakeCluster, api_error, make_runner
+
+from ansible_collections.kubewin.nodes.plugins.modules import cluster_info as mod
+
+CLUSTER_CONFIGURATION = """\
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: v1.31.4
+controlPlaneEndpoint: lb.example.com:6443
+clusterName: prod
+networking:
+  dnsDomain: cluster.local
+  podSubnet: 10.233.64.0/18
+  serviceSubnet: 10.233.0.0/18
+"""
+
+
+@pytest.fixture
+def run(monkeypatch, capsys):
+    return make_runner(mod, monkeypatch, capsys)
+
+
+def _flannel(cluster, namespace, backend):
+    net_conf = {"Network": "10.244.0.0/16"}
+    if backend is not None:
+        net_conf["Backend"] = backend
+    cluster.configmaps[(namespace, "kube-flannel-cfg")] = {"data": {"net-conf.json": json.dumps(net_conf)}}
+
+
+@pytest.fixture
+def cluster():
+    c = FakeCluster()
+    c.configmaps[("kube-system", "kubeadm-config")] = {"data": {"ClusterConfiguration": CLUSTER_CONFIGURATION}}
+    c.configmaps[("kube-system", "kubelet-config")] = {"data": {"kubelet": "kind: KubeletConfiguration\n"}}
+    c.add_node("cp-1")
+    c.add_node("win-1", ready=False, labels={"kubernetes.io/os": "windows",
+                                             "node.kubernetes.io/windows-build": "10.0.20348"},
+               operatingSystem="windows", unschedulable=True)
+    return c
+
+
+def test_kubespray_cluster_with_linux_flannel_defaults(run, cluster):
+    _flannel(cluster, "kube-system", {"Type": "vxlan"})
+    result = run({}, cluster)
+    assert result["_rc"] == 0 and result["changed"] is False
+    assert result["server_version"] == {"git_version": "v1.31.4", "version": "1.31.4", "major": 1, "minor": 31,
+                                        "patch": 4, "platform": "linux/amd64"}
+    flannel = result["flannel"]
+    assert flannel["found"] is True and (flannel["namespace"], flannel["name"]) == ("kube-system", "kube-flannel-cfg")
+    assert (flannel["backend_type"], flannel["vni"], flannel["port"]) == ("vxlan", 1, 8472)
+    assert flannel["defaults_applied"] == ["vni", "port"]
+    assert flannel["windows_compatible"] is False
+    assert any("4096" in p and "flannel_vxlan_vni" in p for p in flannel["windows_problems"])
+    assert any("4789" in p and "flannel_vxlan_port" in p for p in flannel["windows_problems"])
+    assert result["kubeadm_config"] == {
+        "found": True, "kubernetes_version": "v1.31.4", "control_plane_endpoint": "lb.example.com:6443",
+        "pod_subnet": "10.233.64.0/18", "service_subnet": "10.233.0.0/18", "dns_domain": "cluster.local",
+        "cluster_name": "prod"}
+    assert result["kubelet_config_present"] is True and result["kubelet_config_name"] == "kubelet-config"
+    assert result["nodes"]["cp-1"]["ready"] is True and result["nodes"]["cp-1"]["os"] == "linux"
+    assert result["nodes"]["win-1"] == {
+        "ready": False, "os": "windows", "kubelet_version": "v1.31.4", "windows_build": "10.0.20348",
+        "unschedulable": True, "internal_ip": "192.0.2.21", "architecture": "amd64"}
+    assert cluster.writes() == []
+
+
+def test_flannel_manifest_location_wins_and_windows_compatible(run, cluster):
+    _flannel(cluster, "kube-flannel", {"Type": "vxlan", "VNI": 4096, "Port": 4789})
+    _flannel(cluster, "kube-system", {"Type": "vxlan"})
+    flannel = run({}, cluster)["flannel"]
+    assert flannel["namespace"] == "kube-flannel"
+    assert (flannel["vni"], flannel["port"], flannel["defaults_applied"]) == (4096, 4789, [])
+    assert flannel["windows_compatible"] is True and flannel["windows_problems"] == []
+
+
+def test_no_flannel_no_kubeadm(run):
+    cluster = FakeCluster()
+    result = run({}, cluster)
+    assert result["flannel"]["found"] is False and result["flannel"]["windows_compatible"] is None
+    assert result["kubeadm_config"]["found"] is False and result["kubelet_config_present"] is False
+    assert result["nodes"] == {}
+
+
+def test_old_kubelet_config_name(run):
+    cluster = FakeCluster(version="v1.23.17")
+    cluster.configmaps[("kube-system", "kubelet-config-1.23")] = {"data": {"kubelet": "x"}}
+    result = run({}, cluster)
+    assert result["kubelet_config_name"] == "kubelet-config-1.23" and result["kubelet_config_present"] is True
+
+
+def test_check_mode_is_the_same(run, cluster):
+    _flannel(cluster, "kube-flannel", {"Type": "host-gw"})
+    result = run({}, cluster, check=True)
+    assert result["changed"] is False and result["flannel"]["backend_type"] == "host-gw"
+    assert result["flannel"]["windows_compatible"] is True and cluster.writes() == []
+
+
+def test_broken_net_conf_fails_clearly(run, cluster):
+    cluster.configmaps[("kube-flannel", "kube-flannel-cfg")] = {"data": {"net-conf.json": "{not json"}}
+    result = run({}, cluster)
+    assert result["failed"] is True and "kube-flannel/kube-flannel-cfg" in result["msg"]
+    assert "not valid JSON" in result["msg"] and "Traceback" not in result["_raw"]
+
+
+def test_forbidden_listing_nodes(run, cluster):
+    cluster.errors["list_node"] = api_error(403, "Forbidden", 'nodes is forbidden: User "x" cannot list')
+    result = run({}, cluster)
+    assert result["failed"] is True and "Forbidden (HTTP 403)" in result["msg"]
+    assert "list nodes (cluster-wide)" in result["msg"] and "admin.conf" in result["msg"]
+
+
+def test_bad_flannel_configmaps_entry(run, cluster):
+    result = run({"flannel_configmaps": ["kube-flannel-cfg"]}, cluster)
+    assert result["failed"] is True and "namespace/name" in result["msg"]
