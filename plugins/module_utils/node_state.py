@@ -51,7 +51,7 @@ def node_summary(node):
     """The ``node`` result: ``exists``, ``ready``, ``conditions``, ``labels``, ``taints``, ``unschedulable``..."""
     if node is None:
         return {"exists": False, "name": None, "ready": False, "conditions": [], "labels": {}, "taints": [],
-                "unschedulable": False, "kubelet_version": None, "os": None}
+                "unschedulable": False, "kubelet_version": None, "os": None, "pod_cidr": None}
     metadata = node.get("metadata") or {}
     spec = node.get("spec") or {}
     info = (node.get("status") or {}).get("nodeInfo") or {}
@@ -66,6 +66,8 @@ def node_summary(node):
         "unschedulable": bool(spec.get("unschedulable")),
         "kubelet_version": info.get("kubeletVersion"),
         "os": labels.get("kubernetes.io/os") or info.get("operatingSystem"),
+        # kube-proxy's source VIP on overlay networks comes from this subnet
+        "pod_cidr": spec.get("podCIDR"),
     }
 
 

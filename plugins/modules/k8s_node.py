@@ -202,6 +202,10 @@ node:
       description: Whether it is cordoned.
       type: bool
       sample: false
+    pod_cidr:
+      description: The pod subnet the controller-manager gave the node (C(spec.podCIDR)).
+      type: str
+      sample: 10.244.3.0/24
     kubelet_version:
       description: Version of its kubelet.
       type: str

@@ -112,3 +112,11 @@ def test_messages():
     assert "ns/web (budget)" in text and "ns/slow" in text.split("Evicted but not yet gone:")[1]
     summary = ns.node_summary(None)
     assert summary["exists"] is False and summary["ready"] is False
+
+
+def test_summary_reports_the_pod_subnet_kube_proxy_needs():
+    node = {"metadata": {"name": "win-1", "labels": {"kubernetes.io/os": "windows"}},
+            "spec": {"podCIDR": "10.244.3.0/24"}, "status": {"nodeInfo": {"kubeletVersion": "v1.37.2"}}}
+    summary = ns.node_summary(node)
+    assert summary["pod_cidr"] == "10.244.3.0/24" and summary["os"] == "windows"
+    assert ns.node_summary(None)["pod_cidr"] is None
