@@ -55,7 +55,7 @@ collection: $(COLL_LINK)
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-galaxy collection build --force .
 	rm -rf .build/installed
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-galaxy collection install --no-deps -p .build/installed kubewin-nodes-*.tar.gz
-	@for m in kubeadm_join_token hns_network win_kubelet_service; do \
+	@for m in $(basename $(notdir $(wildcard plugins/modules/*.py))); do \
 	  ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.build/installed $(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-doc kubewin.nodes.$$m >/dev/null || exit 1; \
 	  echo "ansible-doc kubewin.nodes.$$m: ok"; \
 	done
