@@ -83,6 +83,12 @@ def test_binaries_are_stand_ins_the_simulator_runs(served):
             ["KUBEWIN-SIM-BINARY", "win-bridge", v["cni"][0]]
     with tarfile.open(fileobj=io.BytesIO(_get("%s/%s" % (url, layout.flannel_cni_path(v["flannel_cni"][0]))))) as t:
         assert t.getnames() == ["flannel-amd64.exe"]
+    import zipfile
+    assert layout.nssm_path() == "nssm/release/nssm-2.24.zip"
+    with zipfile.ZipFile(io.BytesIO(_get("%s/%s" % (url, layout.nssm_path())))) as z:
+        assert [n for n in z.namelist() if not n.endswith("/")] == ["nssm-2.24/win64/nssm.exe",
+                                                                    "nssm-2.24/win32/nssm.exe"]
+        assert z.read("nssm-2.24/win64/nssm.exe").decode().split("\n")[0] == "KUBEWIN-SIM-BINARY nssm 2.24"
 
 
 def test_build_is_reproducible(served, tmp_path):
@@ -102,6 +108,8 @@ def test_role_vars_point_at_the_mirror(served):
     url, manifest, _ = served
     rv = mirror.role_vars(url, manifest)
     assert rv["kubewin_kubernetes_download_url"] == url + "/release"
+    assert rv["kubewin_nssm_download_url"] == url + "/nssm/release/nssm-2.24.zip"
+    assert rv["kubewin_checksums"]["nssm-2.24.zip"] == manifest["files"][layout.nssm_path()]["sha512"]
     assert rv["kubewin_checksums"]["flanneld.exe"] == \
         manifest["files"][layout.flannel_path(manifest["versions"]["flannel"][0])]["sha512"]
 

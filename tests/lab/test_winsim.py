@@ -477,3 +477,166 @@ def test_node_service_environment(lab):
     """ % (svc % "{}"))
     assert rc == 0 and _one(res, "remove env")["changed"]
     assert lab.dump()["services"]["kube-proxy"]["environment"] == []
+
+
+# --- files_state Paths, node_sync Remove/Prune, broken runtimes, Parameters, node components ------
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_scripts  # noqa: E402
+
+
+def _put(host, *paths):
+    for p in paths:
+        local = host.local_path(p)
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        with open(local, "w") as f:
+            f.write("x")
+
+
+def test_files_state_paths_and_node_sync_remove_prune(tmp_path):
+    host = core.create_host(str(tmp_path), "w")
+    _put(host, "C:\\k\\a\\b.txt", "C:\\k\\c.txt", "C:\\var\\log\\kubelet\\x.log", "C:\\etc\\other\\keep.txt")
+    os.makedirs(host.local_path("C:\\run\\flannel"))
+    with host.open():
+        paths = winsim_scripts.files_state(host, {"Paths": ["C:\\k", "C:\\run\\flannel", "C:\\K\\C.TXT", "C:\\nope",
+                                                            "D:\\x"]}, False)["result"]["paths"]
+        assert paths == {"C:\\k": "dir", "C:\\run\\flannel": "empty-dir", "C:\\K\\C.TXT": "file", "C:\\nope": None,
+                         "D:\\x": None}
+        winsim_scripts.node_sync(host, {
+            "Remove": ["C:\\k", "C:\\missing", "C:\\var\\log\\kubelet", "C:\\run\\flannel"],
+            # in order: C:\var\log first, then C:\var (empty by then); C:\etc keeps what others put there
+            "Prune": ["C:\\var\\log", "C:\\var", "C:\\etc", "C:\\run", "C:\\missing"]}, False)
+        paths = winsim_scripts.files_state(host, {"Paths": ["C:\\k", "C:\\var", "C:\\etc", "C:\\run"]},
+                                           False)["result"]["paths"]
+    assert paths == {"C:\\k": None, "C:\\var": None, "C:\\etc": "dir", "C:\\run": None}
+
+
+def test_node_sync_remove_stops_at_the_program_of_a_running_service(tmp_path):
+    host = core.create_host(str(tmp_path), "w")
+    core.write_binary(host.local_path("C:\\k\\kube-proxy.exe"), "kube-proxy", "v1.33.2")
+    _put(host, "C:\\k\\a\\x.txt", "C:\\k\\z.txt", "C:\\etc\\kube-proxy\\kubeconfig")
+    with host.open():
+        winsim_scripts.service_apply(host, {"Name": "kube-proxy", "Action": "create", "Run": "start", "CommandLine":
+                                            "C:\\k\\kube-proxy.exe --windows-service "
+                                            "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig --network-name=cbr0"}, False)
+        with pytest.raises(core.SimError) as e:
+            winsim_scripts.node_sync(host, {"Remove": ["C:\\k"]}, False)
+        assert "Cannot remove item C:\\k\\kube-proxy.exe: Access to the path" in str(e.value)
+        # subdirectories go first, then files in name order: a\ is gone, kube-proxy.exe and z.txt stay
+        assert sorted(os.listdir(host.local_path("C:\\k"))) == ["kube-proxy.exe", "z.txt"]
+        winsim_scripts.service_apply(host, {"Name": "kube-proxy", "Action": "none", "Run": "stop"}, False)
+        winsim_scripts.node_sync(host, {"Remove": ["C:\\k"]}, False)
+    assert not os.path.exists(host.local_path("C:\\k"))
+
+
+def test_node_facts_reports_a_broken_runtime(tmp_path):
+    host = core.create_host(str(tmp_path), "w")
+    os.remove(host.local_path("C:\\Program Files\\containerd\\containerd.exe"))
+    with host.open():
+        answer = winsim_scripts.node_facts(host, {"Services": ["containerd"], "VersionOf": ["containerd"]},
+                                           False)["result"]
+    assert answer["services"]["containerd"]["version_output"].startswith(
+        "error: The term 'C:\\Program Files\\containerd\\containerd.exe' is not recognized as the name of a cmdlet")
+
+
+def test_service_parameters(lab):
+    core.write_binary(os.path.join(lab.root, "hosts", "win-1", "C", "k", "nssm.exe"), "nssm", "2.24")
+    svc = ("kubewin.nodes.win_node_service: {name: demo, state: present, path: 'C:\\k\\nssm.exe', "
+           "parameters: %s}")
+    rc, _, res = lab.play("""
+        - name: create
+          %s
+        - name: again
+          %s
+    """ % (svc % "{Application: 'C:\\k\\x.exe', AppEnvironmentExtra: [A=1, B=2]}",
+           svc % "{Application: 'C:\\k\\x.exe', AppEnvironmentExtra: [A=1, B=2]}"))
+    assert rc == 0 and _one(res, "create")["changed"] and not _one(res, "again")["changed"], res
+    assert lab.dump()["services"]["demo"]["parameters"] == {"Application": "C:\\k\\x.exe",
+                                                            "AppEnvironmentExtra": ["A=1", "B=2"]}
+    # a value NSSM keeps itself survives an update (the key is not recreated)
+    core.edit(lab.root, "win-1", lambda st: st["services"]["demo"]["parameters"].update(AppExit="Restart"))
+    rc, _, res = lab.play("""
+        - name: change
+          %s
+    """ % (svc % "{Application: 'C:\\k\\y.exe', AppEnvironmentExtra: [A=1]}"))
+    assert rc == 0 and _one(res, "change")["differences"] == ["parameters"], res
+    assert lab.dump()["services"]["demo"]["parameters"] == {"Application": "C:\\k\\y.exe", "AppExit": "Restart",
+                                                            "AppEnvironmentExtra": ["A=1"]}
+    rc, _, res = lab.play("""
+        - name: remove
+          kubewin.nodes.win_node_service: {name: demo, state: absent}
+    """)
+    assert rc == 0 and "demo" not in lab.dump()["services"]
+    core.edit(lab.root, "win-1", lambda st: winsim_scm_create(st))
+    assert lab.dump()["services"]["demo"]["parameters"] == {}  # a new service with that name starts empty
+
+
+def winsim_scm_create(st):
+    core.winsim_scm.create(st, "demo", "C:\\k\\nssm.exe")
+
+
+def test_kube_proxy_as_a_service(lab):
+    drive = os.path.join(lab.root, "hosts", "win-1", "C")
+    core.write_binary(os.path.join(drive, "k", "kube-proxy.exe"), "kube-proxy", "v1.33.2")
+    core.edit(lab.root, "win-1", lambda st: st["hns"]["policylists"].append(
+        {"ID": "6E2B1F2A-0000-4000-8000-000000000001", "References": [], "Policies": [{"Type": "ELB"}]}))
+    task = """
+        - name: %s
+          kubewin.nodes.win_node_service:
+            name: kube-proxy
+            path: 'C:\\k\\kube-proxy.exe'
+            args: %s
+          ignore_errors: true
+    """
+    args = ["--proxy-mode=kernelspace", "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig",
+            "--hostname-override=win-1", "--network-name=flannel.4096"]
+    rc, _, res = lab.play(task % ("plain", json.dumps(args)) + task % ("no kubeconfig", json.dumps(
+        ["--windows-service"] + args)), hosts="win-1")
+    assert "1053: The service did not respond" in _one(res, "plain")["msg"]
+    assert "CreateFile C:\\etc\\kube-proxy\\kubeconfig: The system cannot find the file specified." in \
+        _one(res, "no kubeconfig")["msg"]
+    _put(core.Host(lab.root, "win-1"), "C:\\etc\\kube-proxy\\kubeconfig")
+    rc, _, res = lab.play(task % ("service", json.dumps(["--windows-service"] + args)), hosts="win-1")
+    assert rc == 0 and _one(res, "service")["status"] == "Running", res
+    dump = lab.dump()
+    assert dump["hns"]["policylists"] == []  # removed at start-up
+    proc = dump["processes"]["kube-proxy"]
+    assert proc["network_name"] == "flannel.4096" and proc["network_found"] is False  # waits for flannel
+    core.flannel(lab.root, "win-1", backend="vxlan")
+    assert lab.dump()["processes"]["kube-proxy"]["network_found"] is True
+
+
+def test_flanneld_runs_only_under_nssm(lab):
+    drive = os.path.join(lab.root, "hosts", "win-1", "C")
+    core.write_binary(os.path.join(drive, "k", "flanneld.exe"), "flanneld", "v0.26.7")
+    core.write_binary(os.path.join(drive, "k", "nssm", "nssm-2.24", "win64", "nssm.exe"), "nssm", "2.24")
+    rc, _, res = lab.play("""
+        - name: direct
+          kubewin.nodes.win_node_service: {name: flanneld, path: 'C:\\k\\flanneld.exe', args: [--kube-subnet-mgr]}
+          ignore_errors: true
+        - name: remove
+          kubewin.nodes.win_node_service: {name: flanneld, state: absent}
+        - name: no application
+          kubewin.nodes.win_node_service:
+            name: flanneld
+            path: 'C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe'
+            parameters: {Application: 'C:\\k\\missing.exe'}
+          ignore_errors: true
+        - name: flanneld fails
+          kubewin.nodes.win_node_service:
+            name: flanneld
+            path: 'C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe'
+            parameters:
+              Application: 'C:\\k\\flanneld.exe'
+              AppParameters: --kube-subnet-mgr --kubeconfig-file=C:\\etc\\kube-flannel\\kubeconfig
+              AppStderr: 'C:\\k\\flanneld.log'
+          ignore_errors: true
+    """, hosts="win-1")
+    assert "1053: The service did not respond" in _one(res, "direct")["msg"]
+    assert "Failed to start service 'flanneld (flanneld)'" in _one(res, "no application")["msg"]
+    assert "CreateProcess() failed for C:\\k\\missing.exe" in _one(res, "no application")["msg"]
+    # flanneld exits (no kubeconfig): NSSM keeps restarting it, throttled: the service shows Paused
+    dump = lab.dump()
+    assert dump["services"]["flanneld"]["status"] == "Paused"
+    assert dump["processes"]["flanneld"]["state"] == "exited"
+    with open(os.path.join(drive, "k", "flanneld.log")) as f:
+        assert "Failed to create SubnetManager: fail to create kubernetes config: CreateFile " \
+               "C:\\etc\\kube-flannel\\kubeconfig: The system cannot find the file specified." in f.read()

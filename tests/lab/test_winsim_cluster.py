@@ -105,3 +105,109 @@ def test_kubelet_with_unknown_flag_does_not_start(lab):
     """ % (_version(), _version()))
     assert "unknown flag: --no-such-flag" in res["start"]["win-1"]["msg"]
     assert lab.dump()["services"]["kubelet"]["status"] == "Stopped"
+
+
+# --- flanneld under NSSM against the lab's API server --------------------------------------------
+def _flannel_token_kubeconfig(secret_name):
+    """A token kubeconfig for the lab's flannel ServiceAccount (kube-flannel/flannel, bound to the
+    upstream flannel ClusterRole: get/list/watch nodes, patch nodes/status), from a token Secret."""
+    import time
+
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_network
+    manifest = json.dumps({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+                           "metadata": {"name": secret_name, "namespace": "kube-flannel",
+                                        "annotations": {"kubernetes.io/service-account.name": "flannel"}}})
+    p = subprocess.run([os.path.join(LAB, "_cache", _version(), "bin", "kubectl"), "--kubeconfig", ADMIN, "apply",
+                        "-f", "-"], input=manifest, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    for _ in range(60):
+        secret = json.loads(kubectl("-n", "kube-flannel", "get", "secret", secret_name, "-o", "json").stdout)
+        if (secret.get("data") or {}).get("token"):
+            break
+        time.sleep(1)
+    with open(ADMIN) as f:
+        import yaml
+        server = yaml.safe_load(f)["clusters"][0]["cluster"]["server"]
+    return node_network.token_kubeconfig(secret, server)
+
+
+def _node(name, pod_cidr):
+    spec = {"podCIDR": pod_cidr, "podCIDRs": [pod_cidr]} if pod_cidr else {}
+    manifest = json.dumps({"apiVersion": "v1", "kind": "Node", "spec": spec, "metadata": {
+        "name": name, "annotations": {"kwok.x-k8s.io/node": "fake"},
+        "labels": {"kubernetes.io/os": "windows", "kubernetes.io/hostname": name}}})
+    p = subprocess.run([os.path.join(LAB, "_cache", _version(), "bin", "kubectl"), "--kubeconfig", ADMIN, "create",
+                        "-f", "-"], input=manifest, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+
+
+def _flanneld_play(node):
+    return """
+        - name: flanneld
+          kubewin.nodes.win_node_service:
+            name: flanneld
+            path: 'C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe'
+            parameters:
+              Application: 'C:\\k\\flanneld.exe'
+              AppParameters: >-
+                --kube-subnet-mgr --kubeconfig-file=C:\\etc\\kube-flannel\\kubeconfig
+                --net-config-path=C:\\etc\\kube-flannel\\net-conf.json --iface=10.0.0.11 --ip-masq=false
+              AppDirectory: 'C:\\k'
+              AppEnvironmentExtra: [NODE_NAME=%s]
+              AppStderr: 'C:\\k\\flanneld.log'
+          ignore_errors: true
+    """ % node
+
+
+@pytest.fixture
+def flannel_host(lab):
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_network
+    secret = "winsim-flanneld-" + lab.node[-20:]
+    host = core.Host(lab.root, "win-1")
+    core.write_binary(host.local_path("C:\\k\\flanneld.exe"), "flanneld", "v0.26.7")
+    core.write_binary(host.local_path("C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe"), "nssm", "2.24")
+    os.makedirs(host.local_path("C:\\etc\\kube-flannel"))
+    with open(host.local_path("C:\\etc\\kube-flannel\\kubeconfig"), "w") as f:
+        f.write(_flannel_token_kubeconfig(secret))
+    with open(host.local_path("C:\\etc\\kube-flannel\\net-conf.json"), "w") as f:
+        f.write(node_network.net_conf("10.244.0.0/16", "vxlan", 4096, 4789))
+    yield host
+    kubectl("-n", "kube-flannel", "delete", "secret", secret, "--ignore-not-found")
+
+
+def test_nssm_runs_flanneld_which_creates_its_network(lab, flannel_host):
+    _node(lab.node, "10.244.77.0/24")
+    rc, _, res = lab.play(_flanneld_play(lab.node))
+    r = res["flanneld"]["win-1"]
+    assert rc == 0 and r["status"] == "Running", r
+    dump = lab.dump()
+    nets = dump["hns"]["networks"]
+    assert [(n["Name"], n["Type"]) for n in nets] == [("flannel.4096", "Overlay")]
+    assert nets[0]["Subnets"][0]["AddressPrefix"] == "10.244.77.0/24"
+    assert nets[0]["Subnets"][0]["GatewayAddress"] == "10.244.77.1"
+    assert dump["processes"]["flanneld"]["state"] == "running"
+    with open(flannel_host.local_path("C:\\run\\flannel\\subnet.env")) as f:
+        assert f.read() == ("FLANNEL_NETWORK=10.244.0.0/16\nFLANNEL_SUBNET=10.244.77.1/24\nFLANNEL_MTU=1450\n"
+                            "FLANNEL_IPMASQ=false\n")
+    node = json.loads(kubectl("get", "node", lab.node, "-o", "json").stdout)
+    ann = node["metadata"]["annotations"]
+    assert ann["flannel.alpha.coreos.com/backend-type"] == "vxlan"
+    assert ann["flannel.alpha.coreos.com/public-ip"] == "10.0.0.11"
+    assert json.loads(ann["flannel.alpha.coreos.com/backend-data"])["VNI"] == 4096
+    # stopping flanneld leaves its network; a restart reuses it
+    rc, _, res = lab.play("""
+        - name: stop
+          kubewin.nodes.win_node_service: {name: flanneld, state: stopped, path: 'C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe'}
+    """)
+    assert rc == 0 and [n["Name"] for n in lab.dump()["hns"]["networks"]] == ["flannel.4096"]
+    assert "flanneld" not in lab.dump()["processes"]
+
+
+def test_flanneld_for_an_unknown_node_keeps_failing(lab, flannel_host):
+    # (The lab's controller-manager allocates node CIDRs, so a Node without podCIDR does not stay
+    # so; the unknown node takes the same path: AcquireLease fails and flanneld exits.)
+    rc, _, res = lab.play(_flanneld_play(lab.node))
+    dump = lab.dump()
+    assert dump["services"]["flanneld"]["status"] == "Paused" and dump["hns"]["networks"] == []
+    with open(flannel_host.local_path("C:\\k\\flanneld.log")) as f:
+        assert 'failed to acquire lease: node "%s" not found' % lab.node in f.read()

@@ -54,17 +54,21 @@ def _env_list(name):
     return [v for v in re.split(r"[\s,]+", value) if v]
 
 
+ROLE_DEFAULTS = (os.path.join(REPO, "roles", "kubewin", "defaults", "main.yml"),
+                 os.path.join(REPO, "roles", "defaults", "defaults", "main.yml"))  # shared defaults, then the old place
+
+
 def _role_default(var):
-    """A version from roles/defaults/defaults/main.yml, if the file says one (plain 'var: value')."""
-    path = os.path.join(REPO, "roles", "defaults", "defaults", "main.yml")
-    try:
-        with open(path) as f:
-            for line in f:
-                m = re.match(r"^%s:\s*['\"]?(v[0-9][^'\"\s#]*)" % re.escape(var), line)
-                if m:
-                    return m.group(1)
-    except OSError:
-        pass
+    """A version from the roles' shared defaults, if the file says one (plain 'var: value')."""
+    for path in ROLE_DEFAULTS:
+        try:
+            with open(path) as f:
+                for line in f:
+                    m = re.match(r"^%s:\s*['\"]?(v[0-9][^'\"\s#]*)" % re.escape(var), line)
+                    if m:
+                        return m.group(1)
+        except OSError:
+            pass
     return None
 
 
@@ -138,6 +142,31 @@ def tgz(members, dot_prefix):
     return out.getvalue()
 
 
+def zip_archive(members):
+    """A reproducible .zip: members [(name, bytes)], every entry dated 1980-01-01 (the zip minimum),
+    deflated, with its directory entries first as Windows zip tools write them."""
+    import zipfile
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as z:
+        dirs = []
+        for name, _ in members:
+            parts = name.split("/")[:-1]
+            for i in range(1, len(parts) + 1):
+                d = "/".join(parts[:i]) + "/"
+                if d not in dirs:
+                    dirs.append(d)
+        for d in dirs:
+            info = zipfile.ZipInfo(d, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0x10  # MS-DOS directory attribute
+            z.writestr(info, b"")
+        for name, data in members:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0x20  # MS-DOS archive attribute
+            z.writestr(info, data)
+    return raw.getvalue()
+
+
 def _write(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if os.path.exists(path):
@@ -180,6 +209,8 @@ def build(mirror_root=None, served=None):
     for v in served["flannel_cni"]:
         data = tgz([(n, stand_in("flannel", v)) for n in layout.FLANNEL_CNI_FILES], dot_prefix=False)
         publish(layout.flannel_cni_path(v), data, "%s  %s\n" % (sha512(data), layout.flannel_cni_archive(v)))
+    data = zip_archive([(m, stand_in("nssm", layout.NSSM_VERSION)) for m in layout.NSSM_MEMBERS])
+    publish(layout.nssm_path(), data, "%s  %s\n" % (sha512(data), layout.NSSM_ARCHIVE))  # checksum: the mirror's own
     manifest = {"versions": served, "files": files}
     _write(os.path.join(mirror_root, "manifest.json"), (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
     return manifest
@@ -193,8 +224,13 @@ def role_vars(base_url, manifest):
     """Inventory variables that point the roles at the mirror (flanneld.exe pinned, as upstream has no checksum)."""
     out = {var: "%s/%s" % (base_url.rstrip("/"), layout.BASES[key][1]) for key, var in layout.ROLE_VARS.items()}
     flannel_v = manifest["versions"]["flannel"][0] if manifest["versions"]["flannel"] else None
+    pins = {}
     if flannel_v:
-        out["kubewin_checksums"] = {"flanneld.exe": manifest["files"][layout.flannel_path(flannel_v)]["sha512"]}
+        pins["flanneld.exe"] = manifest["files"][layout.flannel_path(flannel_v)]["sha512"]
+    if layout.nssm_path() in manifest["files"]:
+        pins[layout.NSSM_ARCHIVE] = manifest["files"][layout.nssm_path()]["sha512"]
+    if pins:
+        out["kubewin_checksums"] = pins
     return out
 
 

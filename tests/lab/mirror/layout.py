@@ -20,6 +20,13 @@ flannel CNI plugin (base https://github.com/flannel-io/cni-plugin/releases/downl
     members: flannel-amd64.exe (no ./ prefix; rename to flannel.exe for a CNI config of type flannel)
     checksum: {file}.sha512, sha512sum format "<hex>  <file>"
 
+NSSM (full URL https://nssm.cc/release/nssm-2.24.zip, role variable kubewin_nssm_download_url):
+    nssm/release/nssm-2.24.zip
+    members: nssm-2.24/win64/nssm.exe nssm-2.24/win32/nssm.exe (the real zip also holds the sources
+    and README/ChangeLog, left out of the stand-in)
+    checksum: none published upstream, so pin it (kubewin_checksums["nssm-2.24.zip"]); the mirror
+    adds nssm-2.24.zip.sha512 ("<hex>  nssm-2.24.zip") for convenience
+
 Sources (upstream build scripts): containernetworking/plugins scripts/release.sh (``tar -C bin -caf
 ... .`` then ``sha512sum $f > $f.sha512``) with plugins/windows_only.txt (host-local, win-bridge,
 win-overlay, flannel); flannel-io/cni-plugin scripts/package.sh (``tar ... flannel-amd64.exe``,
@@ -29,6 +36,9 @@ win-overlay, flannel); flannel-io/cni-plugin scripts/package.sh (``tar ... flann
 K8S_FILES = ("kubelet.exe", "kubeadm.exe", "kube-proxy.exe", "kubectl.exe")
 CNI_FILES = ("flannel.exe", "host-local.exe", "win-bridge.exe", "win-overlay.exe")
 FLANNEL_CNI_FILES = ("flannel-amd64.exe",)
+NSSM_VERSION = "2.24"
+NSSM_ARCHIVE = "nssm-%s.zip" % NSSM_VERSION
+NSSM_MEMBERS = ("nssm-%s/win64/nssm.exe" % NSSM_VERSION, "nssm-%s/win32/nssm.exe" % NSSM_VERSION)
 
 # Upstream base URL -> the same tree under the mirror (path prefixes, no leading slash).
 BASES = {
@@ -38,14 +48,17 @@ BASES = {
             "containernetworking/plugins/releases/download"),
     "flannel_cni": ("https://github.com/flannel-io/cni-plugin/releases/download",
                     "flannel-io/cni-plugin/releases/download"),
+    # The role variable is the zip's full URL, so "base" here is the whole URL.
+    "nssm": ("https://nssm.cc/release/" + NSSM_ARCHIVE, "nssm/release/" + NSSM_ARCHIVE),
 }
 
-# Role variables holding those bases (roles/defaults/defaults/main.yml).
+# Role variables holding those bases (roles/kubewin/defaults/main.yml).
 ROLE_VARS = {
     "kubernetes": "kubewin_kubernetes_download_url",
     "flannel": "kubewin_flannel_download_url",
     "cni": "kubewin_cni_download_url",
     "flannel_cni": "kubewin_flannel_cni_download_url",  # not a role variable yet
+    "nssm": "kubewin_nssm_download_url",                 # the full URL of the zip
 }
 
 # Versions served besides the lab's Kubernetes versions and the role defaults (env overrides).
@@ -76,3 +89,7 @@ def flannel_cni_archive(version):
 
 def flannel_cni_path(version):
     return "%s/%s/%s" % (BASES["flannel_cni"][1], version, flannel_cni_archive(version))
+
+
+def nssm_path():
+    return BASES["nssm"][1]

@@ -96,7 +96,21 @@ def dump(root, name):
         "firewall": st.get("firewall", {}), "env": st.get("env", {}), "acls": st.get("acls", {}), "sddl": sddl,
         "registry": st.get("registry", {}), "pipes": sorted(st.get("pipes", [])),
         "runtime": st.get("runtime"), "build": st.get("build"), "hostname": st.get("hostname"),
+        "processes": _processes(st),
     }
+
+
+def _processes(st):
+    """What runs besides the services' own state: kube-proxy (and whether its HNS network exists
+    yet), NSSM's applications (flanneld)."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_node
+    out = {}
+    for name, proc in sorted((st.get("processes") or {}).items()):
+        proc = dict(proc)
+        if proc.get("program") == "kube-proxy":
+            proc["network_found"] = winsim_node.network_ready(st, proc)
+        out[name] = proc
+    return out
 
 
 def ops(root, name):

@@ -18,8 +18,23 @@ from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import
 
 MARKER = "KUBEWIN-SIM-BINARY"
 COMMANDS = {}        # tool -> fn(host, version, args, stdin) -> (rc, stdout, stderr)
-SERVICE_START = {}   # tool -> fn(host, version, svc, args)
+SERVICE_START = {}   # tool -> fn(host, version, svc, args) -> None (Running) or another status ("Paused")
 SERVICE_STOP = {}    # tool -> fn(host, version, svc)
+PROCESSES = {}       # tool -> fn(host, version, args, env, cwd, svc): a plain program started by a
+                     # service wrapper (NSSM); raise ProcessExit when the program exits at start-up
+
+
+class ServiceStopped(SimError):
+    """The service process talked to the SCM and then reported SERVICE_STOPPED before RUNNING
+    (its message: why, e.g. NSSM's event log text). Start-Service fails with "Failed to start service"."""
+
+
+class ProcessExit(SimError):
+    """A program exited at start-up: ``code`` is its exit code, the message what it printed last."""
+
+    def __init__(self, message, code=1):
+        SimError.__init__(self, message)
+        self.code = code
 
 
 def command(tool):
@@ -104,10 +119,12 @@ def service_process_start(host, svc):
     if fn is None:
         # A program that does not talk to the SCM: SCM gives up waiting for it.
         raise SimError("1053: The service did not respond to the start or control request in a timely fashion.")
-    fn(host, version, svc, argv[1:])
+    return fn(host, version, svc, argv[1:])
 
 
 def service_process_stop(host, svc):
+    # What the service ran (kube-proxy, NSSM's application) ends with it; what it did stays.
+    (host.state.get("processes") or {}).pop(svc["name"].lower(), None)
     argv = _argv(svc)
     if not argv:
         return
@@ -115,6 +132,35 @@ def service_process_stop(host, svc):
     marker = read_marker(local) if local else None
     if marker and marker[0] in SERVICE_STOP:
         SERVICE_STOP[marker[0]](host, marker[1], svc)
+
+
+def locked_files(host):
+    """Local paths (on the simulated drive) of files that cannot be deleted now: the programs of
+    running services (and of what NSSM runs for them) and the output files NSSM holds open."""
+    locked = set()
+
+    def add(win_path):
+        try:
+            locked.add(os.path.normcase(os.path.abspath(host.local_path(win_path))))
+        except SimError:
+            pass
+    for svc in (host.state.get("services") or {}).values():
+        if svc.get("status") == "Stopped":
+            continue
+        argv = _argv(svc)
+        if argv:
+            win, _ = resolve_executable(host, argv[0])
+            if win:
+                add(win)
+    for name, proc in (host.state.get("processes") or {}).items():
+        if proc.get("application") and proc.get("state") == "running":
+            add(str(proc["application"]))
+        svc = (host.state.get("services") or {}).get(name) or {}
+        if proc.get("wrapper") == "nssm":
+            for key, value in (svc.get("parameters") or {}).items():
+                if key.lower() in ("appstdout", "appstderr") and value and proc.get("state") == "running":
+                    add(str(value))
+    return locked
 
 
 def _argv(svc):
@@ -175,5 +221,7 @@ def _dockerd(host, version, args, stdin):
     return 1, "", "winsim: dockerd %s is not simulated\n" % " ".join(args)
 
 
-# The Kubernetes binaries live in winsim_kube (imported for its registrations).
+# The Kubernetes binaries live in winsim_kube, kube-proxy/NSSM/flanneld in winsim_node (imported for
+# their registrations).
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube  # noqa: E402,F401
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_node  # noqa: E402,F401

@@ -165,6 +165,48 @@ def new_directory(host, win_path):
     return local
 
 
+def remove_item(host, path, recurse, locked=()):
+    """Remove-Item -LiteralPath -Force [-Recurse] under $ErrorActionPreference = 'Stop'.
+
+    ``locked``: normalized local paths that cannot be deleted (programs of running services: access
+    denied; files a running program holds open: sharing violation). Like the FileSystem provider,
+    a directory's subdirectories go first, then its files, in NTFS order (names compared upper-case);
+    the first failure ends the command and what was removed before it stays removed."""
+    local = resolve(host, path)
+    if local is None or not os.path.lexists(local):
+        raise SimError("Cannot find path '%s' because it does not exist." % path)
+    locked = set(locked or ())
+
+    def win(p):
+        return host.win_path(p) if p.startswith(host.drive) else p
+
+    def remove_file(p):
+        if os.path.normcase(os.path.abspath(p)) in locked:
+            w = win(p)
+            if w.lower().endswith(".exe"):
+                raise SimError("Cannot remove item %s: Access to the path '%s' is denied." % (w, w))
+            raise SimError("Cannot remove item %s: The process cannot access the file '%s' because it is being used "
+                           "by another process." % (w, w))
+        os.remove(p)
+
+    def remove_dir(p):
+        children = [os.path.join(p, n) for n in sorted(os.listdir(p), key=lambda n: n.upper())]
+        subdirs = [c for c in children if os.path.isdir(c) and not os.path.islink(c)]
+        for child in subdirs:
+            remove_dir(child)
+        for child in children:
+            if child not in subdirs:
+                remove_file(child)
+        os.rmdir(p)
+
+    if os.path.isdir(local) and not os.path.islink(local):
+        if not recurse and os.listdir(local):
+            raise SimError("The item at %s has children and the Recurse parameter was not specified." % path)
+        remove_dir(local)
+    else:
+        remove_file(local)
+
+
 def parent(win_path):
     parts = split_win_path(win_path)
     if not parts:

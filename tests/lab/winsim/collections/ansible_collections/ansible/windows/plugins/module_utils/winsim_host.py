@@ -44,7 +44,7 @@ def _service(name, image_path, status="Running", display_name=None, dependencies
         "name": name, "display_name": display_name or name, "description": "", "image_path": image_path,
         "start": 2, "delayed_autostart": 0, "dependencies": list(dependencies or []), "environment": [],
         "object_name": "LocalSystem", "status": status, "failure_actions": None,
-        "failure_actions_on_non_crash": None, "pending_delete": False, "last_error": None,
+        "failure_actions_on_non_crash": None, "pending_delete": False, "last_error": None, "parameters": {},
     }
 
 

@@ -48,6 +48,9 @@ def create(state, name, image_path, display_name="", start=2, dependencies=None,
         "start": start, "delayed_autostart": 0, "dependencies": list(dependencies or []), "environment": [],
         "object_name": "LocalSystem", "status": "Stopped", "failure_actions": None,
         "failure_actions_on_non_crash": None, "pending_delete": False, "last_error": None,
+        # values under HKLM\SYSTEM\CurrentControlSet\Services\<name>\Parameters (NSSM reads its
+        # configuration there); the key goes with the service when it is deleted
+        "parameters": {},
     }
     return state["services"][name.lower()]
 
@@ -90,7 +93,9 @@ def start(host, name, _chain=()):
 
     state = host.state
     svc = require(state, name)
-    if svc["status"] == "Running":
+    if svc["status"] in ("Running", "Paused"):
+        # Paused: the service process runs (NSSM throttling its application); winsim treats a
+        # start request as a no-op, as for Running (not verified against Start-Service on Windows).
         return
     if svc["pending_delete"]:
         raise SimError("Service '%s' cannot be started: 1072 The specified service has been marked for deletion."
@@ -114,13 +119,22 @@ def start(host, name, _chain=()):
                            "on computer '.'. (1068: The dependency service or group failed to start: %s)"
                            % (svc["display_name"], svc["name"], svc["name"], e)) from None
     try:
-        winsim_binaries.service_process_start(host, svc)
+        status = winsim_binaries.service_process_start(host, svc)
+    except winsim_binaries.ServiceStopped as e:
+        # The service process connected to the SCM, then reported SERVICE_STOPPED before RUNNING
+        # (NSSM when it cannot run its application): StartService succeeded, so Start-Service
+        # reports its own error after waiting for Running.
+        svc["status"] = "Stopped"
+        svc["last_error"] = str(e)
+        raise SimError("Failed to start service '%s (%s)'. (%s)" % (svc["display_name"], svc["name"], e)) from None
     except SimError as e:
         svc["status"] = "Stopped"
         svc["last_error"] = str(e)
         raise SimError("Service '%s (%s)' cannot be started due to the following error: Cannot start service %s on "
                        "computer '.'. (%s)" % (svc["display_name"], svc["name"], svc["name"], e)) from None
-    svc["status"] = "Running"
+    # A handler may report another steady state than Running: NSSM pauses a service whose
+    # application keeps exiting (throttled restarts).
+    svc["status"] = status or "Running"
     svc["last_error"] = None
 
 
@@ -150,7 +164,9 @@ def parse_sc_actions(text):
 def snapshot(svc):
     """What the service looks like to a dump (stable, no transient errors)."""
     keep = ("name", "display_name", "description", "image_path", "start", "delayed_autostart", "dependencies",
-            "environment", "object_name", "status", "failure_actions", "failure_actions_on_non_crash", "pending_delete")
+            "environment", "object_name", "status", "failure_actions", "failure_actions_on_non_crash", "pending_delete",
+            "parameters")
     snap = {k: svc.get(k) for k in keep}
     snap["environment"] = list(snap["environment"] or [])
+    snap["parameters"] = dict(snap["parameters"] or {})
     return snap

@@ -83,6 +83,8 @@ def service_state(host, params, check_mode):
             delayed_autostart=svc["delayed_autostart"], dependencies=list(svc["dependencies"]),
             display_name=svc["display_name"], description=svc["description"], object_name=svc["object_name"],
             environment=list(svc.get("environment") or []),
+            # $params.GetValue($value): REG_SZ -> text, REG_MULTI_SZ -> string[] (a JSON list)
+            parameters={k: (list(v) if isinstance(v, list) else v) for k, v in (svc.get("parameters") or {}).items()},
             failure_actions=svc["failure_actions"], failure_actions_on_non_crash=svc["failure_actions_on_non_crash"])
     return {"changed": False, "result": result}
 
@@ -118,6 +120,7 @@ def service_apply(host, params, check_mode):
         winsim_scm.require(state, name)["description"] = params.get("Description") or ""
         # Set-ItemProperty -Type MultiString, or Remove-ItemProperty when the list is empty
         winsim_scm.require(state, name)["environment"] = _environment(params.get("Environment"))
+        _set_parameters(winsim_scm.require(state, name), params.get("Parameters"))
         if params.get("FailureActions"):
             svc = winsim_scm.require(state, name)
             actions = winsim_scm.parse_sc_actions(params["FailureActions"])
@@ -165,15 +168,20 @@ def _image_exe(image_path):
 
 
 def _version_output(host, image_path):
-    """(& $exe --version 2>&1 | Out-String) under $ErrorActionPreference = 'Stop'."""
+    """try { (& $exe --version 2>&1 | Out-String) } catch { "error: $_" } under
+    $ErrorActionPreference = 'Stop'. "$_" of the ErrorRecord is its message only."""
     exe = _image_exe(image_path or "")
     rc, out, err = winsim_binaries.run(host, [exe, "--version"], shell="powershell")
     if rc != 0 and not out and "is not recognized as the name of a cmdlet" in err:
-        raise SimError(err.strip())  # CommandNotFoundException: terminating under 'Stop'
+        # CommandNotFoundException: terminating under 'Stop', caught
+        return ("error: The term '%s' is not recognized as the name of a cmdlet, function, script file, or operable "
+                "program. Check the spelling of the name, or if a path was included, verify that the path is "
+                "correct and try again." % exe)
     if err:
         # Windows PowerShell 5.1 wraps native stderr redirected with 2>&1 in an ErrorRecord, which
-        # $ErrorActionPreference = 'Stop' turns into a terminating NativeCommandError.
-        raise SimError("%s : %s" % (exe, err.splitlines()[0]))
+        # $ErrorActionPreference = 'Stop' turns into a terminating NativeCommandError; its message is
+        # the first line the program wrote to stderr.
+        return "error: %s" % err.splitlines()[0]
     text = "\r\n".join(out.splitlines())
     return text + "\r\n" if text else ""
 
@@ -232,7 +240,21 @@ def files_state(host, params, check_mode):
     dirs = {}
     for path in _string_list(params, "Dirs"):
         dirs[path] = winsim_files.effective_sddl(host, path) if _test_path(host, path, leaf=False) else None
-    return {"changed": False, "result": {"files": files, "dirs": dirs}}
+    paths = {}
+    for path in _string_list(params, "Paths"):
+        paths[path] = _path_kind(host, path)
+    return {"changed": False, "result": {"files": files, "dirs": dirs, "paths": paths}}
+
+
+def _path_kind(host, path):
+    """Get-Item -Force (hidden items too): null, 'file', 'dir' (anything inside) or 'empty-dir'.
+    Another drive answers null (Get-Item -ErrorAction SilentlyContinue)."""
+    local = winsim_files.resolve(host, path)
+    if local is None or not os.path.exists(local):
+        return None
+    if not os.path.isdir(local):
+        return "file"
+    return "dir" if os.listdir(local) else "empty-dir"
 
 
 def _entries(params, name, fields):
@@ -299,7 +321,41 @@ def node_sync(host, params, check_mode):
             out.write(data)
         if f.get("sddl"):
             winsim_files.set_sddl(host, f["path"], f["sddl"])
+    for path in _string_list(params, "Remove"):
+        if _test_path(host, path):
+            winsim_files.remove_item(host, path, recurse=True, locked=winsim_binaries.locked_files(host))
+    for path in _string_list(params, "Prune"):
+        local = winsim_files.resolve(host, path)
+        if _test_path(host, path, leaf=False) and not os.listdir(local):
+            winsim_files.remove_item(host, path, recurse=False, locked=set())
     return {"changed": True, "result": {}}
+
+
+def _registry_text(value):
+    """What Set-ItemProperty stores for one value: PowerShell's string conversion."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    return str(value)
+
+
+def _set_parameters(svc, value):
+    """[hashtable]$Parameters into the service's Parameters key: the key is created only when
+    missing (values already there stay), a list is REG_MULTI_SZ, anything else REG_SZ."""
+    if value in (None, ""):
+        return
+    if not isinstance(value, dict):
+        raise SimError("Cannot process argument transformation on parameter 'Parameters'. Cannot convert the "
+                       "\"%s\" value of type \"%s\" to type \"System.Collections.Hashtable\"."
+                       % (value, type(value).__name__))
+    if not value:
+        return
+    key = svc.setdefault("parameters", {})
+    for name, v in value.items():
+        # registry value names are case-insensitive: an existing value keeps its spelling
+        existing = next((k for k in key if k.lower() == str(name).lower()), str(name))
+        key[existing] = [_registry_text(i) for i in v] if isinstance(v, list) else _registry_text(v)
 
 
 def _environment(value):

@@ -1,0 +1,540 @@
+# -*- coding: utf-8 -*-
+# Test-lab only: stand-in kube-proxy.exe, nssm.exe and flanneld.exe run as (or under) Windows services.
+"""The node components besides the kubelet, as the Service Control Manager and NSSM run them.
+
+- ``kube-proxy``: answers the SCM only with ``--windows-service`` (pkg/windows/service, registered by
+  cmd/kube-proxy/app/init_windows.go); without it SCM gives up (1053). It needs its kubeconfig and a
+  network name (``--network-name`` or ``KUBE_NETWORK``); at start-up it removes the HNS policy
+  lists (load balancers) and then waits, as long as it takes, for that HNS network to exist.
+- ``nssm``: the service wrapper. ImagePath is nssm.exe alone; on start it reads the service's
+  ``Parameters`` key (Application, AppParameters, AppDirectory, AppEnvironment, AppEnvironmentExtra,
+  AppStdout, AppStderr) and runs the application as a plain process.
+- ``flanneld``: no Windows service code (started directly by SCM: 1053). Under NSSM it does what
+  flanneld does on Windows with ``--kube-subnet-mgr``: reads net-conf.json, takes the node's podCIDR
+  from the lab's real API server (node annotations patched like the kube subnet manager does),
+  creates the HNS network (reusing winsim_hns.flannel_network) and writes subnet.env.
+
+What runs is recorded in ``state["processes"]`` (by service name, lower case); stopping the service
+drops the record and leaves everything else (flanneld's networks stay, as with the real one).
+
+Sources read for this: flannel-io/flannel pkg/subnet/kube/kube.go (NODE_NAME, AcquireLease: "pod cidr
+not assigned", annotations patched on nodes/status), pkg/backend/vxlan/vxlan_windows.go and
+device_windows.go (VNI >= 4096, port 4789 only, network flannel.<VNI> reused when type and prefix
+match, otherwise deleted and recreated), vxlan_network_windows.go (MTU = interface MTU - 50),
+pkg/subnet WriteSubnetFile (first address of the subnet). kube-proxy and NSSM from memory of their
+sources (cmd/kube-proxy/app, pkg/proxy/winkernel; nssm 2.24 service.cpp/registry.cpp): see the
+comments where a detail is uncertain.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+import ipaddress
+import json
+import ntpath
+import os
+
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries as binaries
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
+
+NOT_FOUND = "The system cannot find the file specified."
+SERVICE_TIMEOUT = "1053: The service did not respond to the start or control request in a timely fashion."
+
+
+def processes(state):
+    return state.setdefault("processes", {})
+
+
+def service_environment(host, svc):
+    """The environment a service process starts with: the machine environment plus the service's
+    own ``Environment`` value. Names are case-insensitive: {UPPER: (Name, value)}."""
+    env = {}
+    for k, v in (host.state.get("env") or {}).items():
+        env[k.upper()] = (k, v)
+    for item in svc.get("environment") or []:
+        k, _, v = str(item).partition("=")
+        if k:
+            env[k.upper()] = (k, v)
+    return env
+
+
+def _getenv(env, name):
+    return (env.get(name.upper()) or (None, ""))[1]
+
+
+def _exists(host, win_path):
+    try:
+        return os.path.isfile(host.local_path(win_path))
+    except SimError:
+        return False
+
+
+def go_stat_error(path):
+    """os.Stat on a missing file, as Go on Windows words it (the last call tried is CreateFile)."""
+    return "CreateFile %s: %s" % (path, NOT_FOUND)
+
+
+# --- command lines ------------------------------------------------------------------------------
+def pflag_parse(args, bools):
+    """spf13/pflag as kube-proxy uses it: --name=value, --name value, boolean --name. winsim has no
+    list of kube-proxy's flags (only the kubelet's is saved by lab-build), so unknown names pass."""
+    flags, i = {}, 0
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("-") or a in ("-", "--"):
+            i += 1
+            continue
+        name, sep, value = a.lstrip("-").partition("=")
+        if sep:
+            flags[name] = value
+        elif name in bools:
+            flags[name] = "true"
+        elif i + 1 < len(args):
+            flags[name] = args[i + 1]
+            i += 1
+        else:
+            raise binaries.ProcessExit("flag needs an argument: --%s" % name, 1)
+        i += 1
+    return flags
+
+
+def go_flag_parse(args, spec, prog):
+    """Go's standard flag package (flanneld): -name or --name, -name=value, -name value for
+    non-booleans; parsing stops at the first non-flag argument; an unknown flag exits with code 2."""
+    flags, i = {}, 0
+    while i < len(args):
+        a = args[i]
+        if len(a) < 2 or not a.startswith("-"):
+            break
+        if a == "--":
+            break
+        name, sep, value = a[2:].partition("=") if a.startswith("--") else a[1:].partition("=")
+        kind = spec.get(name)
+        if kind is None:
+            raise binaries.ProcessExit("flag provided but not defined: -%s\nUsage: %s [OPTION]..." % (name, prog), 2)
+        if kind == "bool":
+            if sep:
+                if value not in ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"):
+                    raise binaries.ProcessExit('invalid boolean value "%s" for -%s: parse error' % (value, name), 2)
+                value = "true" if value in ("1", "t", "T", "TRUE", "true", "True") else "false"
+            else:
+                value = "true"
+        elif not sep:
+            if i + 1 >= len(args):
+                raise binaries.ProcessExit("flag needs an argument: -%s" % name, 2)
+            value = args[i + 1]
+            i += 1
+        if kind == "int":
+            try:
+                int(value)
+            except ValueError:
+                raise binaries.ProcessExit('invalid value "%s" for flag -%s: parse error' % (value, name), 2) from None
+        if kind == "slice":
+            flags.setdefault(name, []).append(value)
+        else:
+            flags[name] = value
+        i += 1
+    return flags
+
+
+# --- kube-proxy ---------------------------------------------------------------------------------
+KUBE_PROXY_BOOLS = {"windows-service", "masquerade-all", "cleanup", "profiling", "version", "help", "h",
+                    "bind-address-hard-fail", "init-only", "enable-dsr", "logtostderr", "alsologtostderr",
+                    "one-output", "skip-headers", "skip-log-headers", "add-dir-header"}
+
+
+def _kube_proxy_run(host, version, flags, env, service_name):
+    """kube-proxy's start-up on Windows (kernelspace proxier, HNS); raises ProcessExit when it exits."""
+    mode = flags.get("proxy-mode", "")
+    if mode not in ("", "kernelspace"):
+        # Validation on Windows accepts kernelspace only (userspace is gone since 1.26).
+        raise binaries.ProcessExit('failed validate: proxyMode: Invalid value: "%s": must be kernelspace or ""'
+                                   % mode)
+    kubeconfig = flags.get("kubeconfig", "")
+    if flags.get("config"):
+        raise SimError("winsim: kube-proxy --config is not simulated (use flags)")
+    if not kubeconfig and not flags.get("master"):
+        raise binaries.ProcessExit('"Error running ProxyServer" err="unable to load in-cluster configuration, '
+                                   'KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined"')
+    if kubeconfig and not _exists(host, kubeconfig):
+        # clientcmd: an explicit kubeconfig path that does not exist is the os.Stat error itself.
+        raise binaries.ProcessExit('"Error running ProxyServer" err="%s"' % go_stat_error(kubeconfig))
+    network = flags.get("network-name") or _getenv(env, "KUBE_NETWORK")
+    if not network:
+        raise binaries.ProcessExit('"Error running ProxyServer" err="Environment variable KUBE_NETWORK and '
+                                   'network-flag not initialized"')
+    # "Cleaning up old HNS policy lists" before looking for the network. Uncertain for current
+    # releases: kube-proxy now manages load balancers through the HNS v2 API; the v1 view of those
+    # load balancers is the policy lists, which is what winsim models.
+    hns = host.state.setdefault("hns", {"networks": [], "endpoints": [], "policylists": [], "vswitches": {},
+                                        "blips": []})
+    removed = len(hns.get("policylists") or [])
+    hns["policylists"] = []
+    processes(host.state)[service_name.lower()] = {
+        "program": "kube-proxy", "version": version, "network_name": network,
+        "hostname_override": flags.get("hostname-override"), "kubeconfig": kubeconfig,
+        "source_vip": flags.get("source-vip"), "feature_gates": flags.get("feature-gates"),
+        "policylists_removed": removed,
+        # getNetworkInfo loops ("Unable to find HNS Network specified") until the network exists:
+        # see network_ready() for what the proxy sees now.
+    }
+
+
+def network_ready(state, record):
+    """Whether a kube-proxy record has found its HNS network (it keeps waiting otherwise)."""
+    name = record.get("network_name")
+    return any(n.get("Name") == name for n in ((state.get("hns") or {}).get("networks") or []))
+
+
+def _kube_proxy_service_start(host, version, svc, args):
+    flags = pflag_parse(args, KUBE_PROXY_BOOLS)
+    if flags.get("windows-service") != "true":
+        raise SimError(SERVICE_TIMEOUT)
+    # With --windows-service the service reports Running at once and kube-proxy exits later if it
+    # cannot work (SCM then reports it stopped, and the recovery actions apply). winsim reports such
+    # an exit as a failed start, with kube-proxy's message.
+    try:
+        _kube_proxy_run(host, version, flags, service_environment(host, svc), svc["name"])
+    except binaries.ProcessExit as e:
+        raise SimError("1067: The process terminated unexpectedly. (kube-proxy: %s)" % e) from None
+
+
+def _kube_proxy_process(host, version, args, env, cwd, svc):
+    _kube_proxy_run(host, version, pflag_parse(args, KUBE_PROXY_BOOLS), env, svc["name"])
+
+
+@binaries.command("kube-proxy")
+def _kube_proxy_cli(host, version, args, stdin):
+    if args[:1] == ["--version"]:
+        return 0, "Kubernetes %s\n" % version, ""
+    return 1, "", "winsim: only 'kube-proxy --version' runs outside a service\n"
+
+
+binaries.SERVICE_START["kube-proxy"] = _kube_proxy_service_start
+binaries.PROCESSES["kube-proxy"] = _kube_proxy_process
+
+
+# --- NSSM ---------------------------------------------------------------------------------------
+def _param(params, name):
+    """A value of the Parameters key (registry value names are case-insensitive)."""
+    for k, v in (params or {}).items():
+        if k.lower() == name.lower():
+            return v
+    return None
+
+
+def _multi(value):
+    if value is None or value == "":
+        return []
+    return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
+def _append_log(host, win_path, line):
+    if not win_path:
+        return
+    local = host.local_path(win_path)
+    with open(local, "a") as f:
+        f.write(line.rstrip("\n") + "\n")
+
+
+def _klog_error(msg):
+    now = datetime.datetime.utcnow()
+    return "E%s %s] %s" % (now.strftime("%m%d"), now.strftime("%H:%M:%S.%f"), msg)
+
+
+def _nssm_service_start(host, version, svc, args):
+    """nssm 2.24 service_main/start_service. What the SCM sees:
+
+    - Application missing (get_parameters fails) -> stop_service(exit code 2): the service reports
+      Stopped with ERROR_SERVICE_SPECIFIC_ERROR before ever reporting Running.
+    - an output file that cannot be opened -> stopped, service-specific code 4 (winsim: the parent
+      directory is missing; nssm 2.24 does not create it, as far as we know).
+    - CreateProcess fails (program or AppDirectory missing) -> stopped, service-specific code 3.
+    - the program starts -> Running at once. If it then exits (flanneld failing), NSSM's default
+      exit action restarts it with throttling, and while it waits the service shows Paused: winsim
+      reports Paused straight away (on Windows, Get-Service right after Start-Service may still
+      show Running for a moment).
+
+    Arguments after nssm.exe in ImagePath are ignored (nssm then still connects to the SCM; not
+    verified).
+    """
+    params = svc.get("parameters") or {}
+    key = "HKLM\\SYSTEM\\CurrentControlSet\\Services\\%s\\Parameters" % svc["name"]
+    app = _param(params, "Application")
+    if not app:
+        raise binaries.ServiceStopped("service-specific error 2: NSSM could not read the Application value of %s"
+                                      % key)
+    for name in ("AppStdout", "AppStderr"):
+        out = _param(params, name)
+        if out:
+            local = host.local_path(out)
+            if not os.path.isdir(os.path.dirname(local)):
+                raise binaries.ServiceStopped("service-specific error 4: NSSM could not open %s %s: The system "
+                                              "cannot find the path specified." % (name, out))
+    for name in ("AppStdout", "AppStderr"):
+        out = _param(params, name)
+        if out:
+            open(host.local_path(out), "a").close()  # OPEN_ALWAYS, appended to
+    cwd = _param(params, "AppDirectory") or ntpath.dirname(app)
+    if not os.path.isdir(host.local_path(cwd)):
+        raise binaries.ServiceStopped("service-specific error 3: NSSM: CreateProcess() failed for %s: The directory "
+                                      "name is invalid." % app)
+    win, local = binaries.resolve_executable(host, app)
+    if local is None:
+        raise binaries.ServiceStopped("service-specific error 3: NSSM: CreateProcess() failed for %s: %s"
+                                      % (app, NOT_FOUND))
+    marker = binaries.read_marker(local)
+    if marker is None:
+        raise SimError("winsim: %s is not a stand-in binary" % win)
+    tool, app_version = marker
+    fn = binaries.PROCESSES.get(tool)
+    if fn is None:
+        raise SimError("winsim: no implementation of %s (%s) running as a plain process under NSSM" % (win, tool))
+    from ansible_collections.kubewin.nodes.plugins.module_utils.kubelet_service import split_windows_command_line
+    argv = split_windows_command_line(_param(params, "AppParameters") or "")
+    env = service_environment(host, svc)
+    app_env = _multi(_param(params, "AppEnvironment"))
+    if app_env:  # AppEnvironment replaces the environment; AppEnvironmentExtra adds to it
+        env = {}
+    for item in app_env + _multi(_param(params, "AppEnvironmentExtra")):
+        k, _, v = item.partition("=")
+        if k:
+            env[k.upper()] = (k, v)
+    record = {"program": tool, "version": app_version, "wrapper": "nssm", "application": app, "args": argv,
+              "directory": cwd, "environment": sorted("%s=%s" % kv for kv in env.values()
+                                                      if kv[0].upper() not in ("PATH",))}
+    try:
+        host.fault("exec:" + tool)
+        fn(host, app_version, argv, env, cwd, svc)
+    except binaries.ProcessExit as e:
+        _append_log(host, _param(params, "AppStderr"), _klog_error(str(e)))
+        record.update(state="exited", exit_code=e.code, error=str(e))
+        processes(host.state)[svc["name"].lower()] = record
+        return "Paused"
+    current = processes(host.state).get(svc["name"].lower()) or {}
+    current.update(record)
+    current["state"] = "running"
+    processes(host.state)[svc["name"].lower()] = current
+    return None
+
+
+@binaries.command("nssm")
+def _nssm_cli(host, version, args, stdin):
+    if not args:
+        return 1, "", ("NSSM: The non-sucking service manager\r\nVersion %s 64-bit\r\n\r\nUsage: nssm <option> "
+                       "[<args> ...]\r\n" % version)
+    return 1, "", "winsim: nssm %s is not simulated\n" % " ".join(args)
+
+
+binaries.SERVICE_START["nssm"] = _nssm_service_start
+
+
+# --- flanneld -----------------------------------------------------------------------------------
+# flannel main.go's flag set (Go's flag package) plus the klog flags it copies (v, vmodule,
+# log_backtrace_at). From memory of v0.2x: a flag added or removed in a release may be missing here.
+FLANNEL_FLAGS = {
+    "etcd-endpoints": "str", "etcd-prefix": "str", "etcd-keyfile": "str", "etcd-certfile": "str",
+    "etcd-cafile": "str", "etcd-username": "str", "etcd-password": "str", "help": "bool", "version": "bool",
+    "kube-subnet-mgr": "bool", "kube-api-url": "str", "kube-annotation-prefix": "str", "kubeconfig-file": "str",
+    "iface": "slice", "iface-regex": "slice", "iface-can-reach": "str", "subnet-file": "str", "public-ip": "str",
+    "public-ipv6": "str", "subnet-lease-renew-margin": "int", "ip-masq": "bool", "healthz-ip": "str",
+    "healthz-port": "int", "iptables-resync": "int", "iptables-forward-rules": "bool", "net-config-path": "str",
+    "set-node-network-unavailable": "bool", "v": "str", "vmodule": "str", "log_backtrace_at": "str",
+}
+FLANNEL_DEFAULTS = {"kube-annotation-prefix": "flannel.alpha.coreos.com", "subnet-file": "/run/flannel/subnet.env",
+                    "net-config-path": "/etc/kube-flannel/net-conf.json", "ip-masq": "false"}
+
+
+def _go_path(cwd, path):
+    """A Go path on Windows: '/run/x' is rooted on the current drive (C:), relative ones join cwd."""
+    p = path.replace("/", "\\")
+    if len(p) > 1 and p[1] == ":":
+        return p
+    if p.startswith("\\"):
+        return "C:" + p
+    return ntpath.join(cwd, p)
+
+
+def _ext_interface(host, wanted):
+    """--iface values (names or IPs) to (interface name, IP, adapter HNS binds, MTU), like
+    flannel's LookupExtIface/GetInterfaceByIP over Get-NetAdapter's view (an adapter behind an HNS
+    vSwitch has lost its address to 'vEthernet (<adapter>)'). winsim passes the physical adapter
+    name to HNS even then; whether HNS takes the vNIC name as well is not modelled."""
+    vswitches = (host.state.get("hns") or {}).get("vswitches") or {}
+    ifaces = []
+    for a in host.state.get("adapters") or []:
+        name = vswitches.get(a["name"], a["name"])
+        ifaces.append((name, a.get("ip"), a["name"], int(a.get("mtu") or 1500)))
+    for w in wanted:
+        for iface in ifaces:
+            if w == iface[1] or w.lower() == iface[0].lower():
+                return iface
+    raise binaries.ProcessExit("Failed to find interface to use that matches the interfaces and/or regexes "
+                               "provided")
+
+
+def _flannel_api(host, kubeconfig):
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube
+    try:
+        return winsim_kube._api_from_kubeconfig(host, kubeconfig)
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise binaries.ProcessExit("Failed to create SubnetManager: fail to create kubernetes config: invalid "
+                                   "configuration: %s" % e) from None
+
+
+def _dr_mac(adapter_mac):
+    """A stand-in for the distributed-router MAC HNS gives an Overlay network (winsim's HNS v1
+    objects carry no DrMacAddress policy): stable per adapter."""
+    parts = adapter_mac.replace(":", "-").split("-")
+    return ":".join(["0e", "2a"] + [p.lower() for p in parts[2:]])
+
+
+def _ensure_network(host, backend, vni, name, pod_cidr, adapter):
+    """device_windows.go ensureNetwork: reuse a network of that name when type and address prefix
+    match, else delete it and create it again (failing if HNS refuses the delete)."""
+    hns = host.state.setdefault("hns", {"networks": [], "endpoints": [], "policylists": [], "vswitches": {},
+                                        "blips": []})
+    ntype = "Overlay" if backend == "vxlan" else "L2Bridge"
+    existing = next((n for n in hns.get("networks") or [] if n.get("Name") == name), None)
+    if existing is not None:
+        prefix = ((existing.get("Subnets") or [{}])[0] or {}).get("AddressPrefix")
+        if existing.get("Type") == ntype and prefix == pod_cidr:
+            if backend == "host-gw" and not any(e.get("Name") == "cbr0_ep" for e in hns.get("endpoints") or []):
+                net = ipaddress.ip_network(pod_cidr)
+                winsim_hns.call(host.state, "POST", "/endpoints/", json.dumps({
+                    "Name": "cbr0_ep", "VirtualNetwork": existing["ID"], "IPAddress": str(net.network_address + 2)}))
+            return existing
+        answer = json.loads(winsim_hns.call(host.state, "DELETE", "/networks/" + existing["ID"], ""))
+        if not answer["Success"]:
+            raise binaries.ProcessExit("Error registering network: failed to delete existing HostComputeNetwork "
+                                       "%s: %s" % (name, answer.get("Error")))
+    answer = winsim_hns.flannel_network(host.state, backend, vni, pod_cidr, adapter)
+    if not answer.get("Success"):
+        raise binaries.ProcessExit("Error registering network: failed to create HostComputeNetwork %s: %s"
+                                   % (name, answer.get("Error")))
+    return answer["Output"]
+
+
+def _flanneld_process(host, version, args, env, cwd, svc):
+    flags = go_flag_parse(args, FLANNEL_FLAGS, "flanneld")
+    # flagutil.SetFlagsFromEnv(flannelFlags, "FLANNELD"): FLANNELD_<NAME> for flags not given
+    for name, kind in FLANNEL_FLAGS.items():
+        value = _getenv(env, "FLANNELD_" + name.upper().replace("-", "_"))
+        if name not in flags and value:
+            flags[name] = [value] if kind == "slice" else value
+    for k, v in FLANNEL_DEFAULTS.items():
+        flags.setdefault(k, v)
+    if flags.get("version") == "true":
+        raise binaries.ProcessExit(version, 0)
+    if flags.get("kube-subnet-mgr") != "true":
+        raise SimError("winsim: flanneld without --kube-subnet-mgr (etcd) is not simulated")
+    kubeconfig = flags.get("kubeconfig-file", "")
+    if not kubeconfig and not flags.get("kube-api-url"):
+        raise binaries.ProcessExit("Failed to create SubnetManager: fail to create kubernetes config: unable to load "
+                                   "in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
+                                   "must be defined")
+    if kubeconfig and not _exists(host, kubeconfig):
+        raise binaries.ProcessExit("Failed to create SubnetManager: fail to create kubernetes config: %s"
+                                   % go_stat_error(kubeconfig))
+    node_name = _getenv(env, "NODE_NAME")
+    if not node_name:
+        raise binaries.ProcessExit("Failed to create SubnetManager: env variables POD_NAME and POD_NAMESPACE must "
+                                   "be set")
+    conf_path = _go_path(cwd, flags["net-config-path"])
+    if not _exists(host, conf_path):
+        raise binaries.ProcessExit("Failed to create SubnetManager: failed to read net conf: open %s: %s"
+                                   % (flags["net-config-path"], NOT_FOUND))
+    with open(host.local_path(conf_path), "rb") as f:
+        text = f.read().decode("utf-8", "replace")
+    try:
+        conf = json.loads(text)
+        network = ipaddress.ip_network(conf["Network"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise binaries.ProcessExit("Failed to create SubnetManager: error parsing subnet config: %s" % e) from None
+    backend_conf = conf.get("Backend") or {}
+    backend = backend_conf.get("Type") or "udp"
+    if backend not in ("vxlan", "host-gw"):
+        raise binaries.ProcessExit("Error fetching backend: unknown backend type: %s" % backend)
+
+    api = _flannel_api(host, kubeconfig)
+    try:
+        # The node informer must list (and watch) nodes before anything else happens; without the
+        # right the real flanneld waits 10 minutes, then exits with this.
+        code, listed = api.request("GET", "/api/v1/nodes?fieldSelector=metadata.name%3D" + node_name)
+        if code == 401 or code == 403:
+            raise binaries.ProcessExit("Failed to create SubnetManager: error waiting for nodeController to sync "
+                                       "state: timed out waiting for the condition (%s)" % listed.get("message"))
+        if code >= 400:
+            raise binaries.ProcessExit("Failed to create SubnetManager: %s" % listed.get("message"))
+        extname, ext_ip, adapter, mtu = _ext_interface(host, flags.get("iface") or [])
+        if backend == "vxlan":
+            vni, port = int(backend_conf.get("VNI", 4096)), int(backend_conf.get("Port", 4789))
+            if vni < 4096:
+                raise binaries.ProcessExit("Error registering network: invalid VXLAN backend config. VNI [%d] must "
+                                           "be greater than or equal to 4096 on Windows" % vni)
+            if port != 4789:
+                raise binaries.ProcessExit("Error registering network: invalid VXLAN backend config. Port [%d] is not "
+                                           "supported on Windows. Omit the setting to default to port 4789" % port)
+            if backend_conf.get("DirectRouting") or backend_conf.get("GBP"):
+                raise binaries.ProcessExit("Error registering network: invalid VXLAN backend config. %s is not "
+                                           "supported on Windows"
+                                           % ("DirectRouting" if backend_conf.get("DirectRouting") else "GBP"))
+            name = backend_conf.get("Name") or "flannel.%d" % vni
+        else:
+            vni, name = None, backend_conf.get("Name") or "cbr0"
+        items = listed.get("items") or []
+        if not items:
+            raise binaries.ProcessExit('Error registering network: failed to acquire lease: node "%s" not found'
+                                       % node_name)
+        node = items[0]
+        pod_cidr = (node.get("spec") or {}).get("podCIDR") or ""
+        if not pod_cidr:
+            raise binaries.ProcessExit('Error registering network: failed to acquire lease: node "%s" pod cidr not '
+                                       'assigned' % node_name)
+        subnet = ipaddress.ip_network(pod_cidr)
+        if not subnet.subnet_of(network):
+            raise binaries.ProcessExit('Error registering network: failed to acquire lease: subnet "%s" specified in '
+                                       'the flannel net config doesn\'t contain "%s" PodCIDR of the "%s" node'
+                                       % (network, pod_cidr, node_name))
+        prefix = flags["kube-annotation-prefix"]
+        mac = next((a.get("mac") for a in host.state.get("adapters") or [] if a["name"] == adapter), "00-00-00-00-00-00")
+        backend_data = (json.dumps({"VNI": vni, "VtepMAC": _dr_mac(mac)}, separators=(",", ":"))
+                        if backend == "vxlan" else "null")
+        annotations = {prefix + "/backend-data": backend_data, prefix + "/backend-type": backend,
+                       prefix + "/kube-subnet-manager": "true", prefix + "/public-ip": ext_ip}
+        current = (node.get("metadata") or {}).get("annotations") or {}
+        if any(current.get(k) != v for k, v in annotations.items()):
+            code, ans = api.request("PATCH", "/api/v1/nodes/%s/status" % node_name,
+                                    {"metadata": {"annotations": annotations}},
+                                    content_type="application/strategic-merge-patch+json")
+            if code >= 300:
+                raise binaries.ProcessExit("Error registering network: failed to acquire lease: %s"
+                                           % ans.get("message"))
+    finally:
+        api.close()
+
+    _ensure_network(host, backend, vni, name, pod_cidr, adapter)
+    # WriteSubnetFile: the first address of the lease, and the backend's MTU
+    mtu = mtu - 50 if backend == "vxlan" else mtu
+    subnet_file = _go_path(cwd, flags["subnet-file"])
+    local = host.local_path(subnet_file)
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    with open(local, "w", newline="") as f:
+        f.write("FLANNEL_NETWORK=%s\nFLANNEL_SUBNET=%s/%d\nFLANNEL_MTU=%d\nFLANNEL_IPMASQ=%s\n"
+                % (network, subnet.network_address + 1, subnet.prefixlen, mtu, flags["ip-masq"]))
+    processes(host.state)[svc["name"].lower()] = {
+        "node_name": node_name, "backend": backend, "network_name": name, "pod_cidr": pod_cidr,
+        "interface": extname, "public_ip": ext_ip, "subnet_file": subnet_file}
+
+
+binaries.PROCESSES["flanneld"] = _flanneld_process
+
+
+@binaries.command("flanneld")
+def _flanneld_cli(host, version, args, stdin):
+    if args[:1] in (["--version"], ["-version"]):
+        return 0, "%s\n" % version, ""
+    return 1, "", "winsim: flanneld runs only under a service wrapper (NSSM) in the lab\n"
