@@ -8,7 +8,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
-from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import run_script
+from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError, run_script
+
+
+class ServiceNotRunning(RemoteScriptError):
+    """A service the task started did not stay running."""
 
 
 def converge_service(action, task_vars, name, state, build_desired, flags_file=""):
@@ -35,6 +39,9 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
             "Run": plan["run"],
         })
         status = reply.get("status", status)
+        if plan["run"] in ("start", "restart") and status != "Running":
+            # e.g. NSSM pauses a service whose program keeps exiting: that is not a started service.
+            raise ServiceNotRunning("service %s was started but is %s; see its log on the node" % (name, status))
     result = dict(changed=plan["changed"], command_line=desired.get("command_line"), status=status,
                   differences=plan["differences"], action=plan["action"] or "none", run=plan["run"])
     if warnings:

@@ -54,7 +54,7 @@ class FakeScm:
                        environment=p["Environment"])
             svc.setdefault("parameters", {}).update(p["Parameters"])
         if p["Run"] in ("start", "restart"):
-            svc["status"] = "Running"
+            svc["status"] = getattr(self, "after_start", "Running")
             svc["restarts"] = svc.get("restarts", 0) + 1
         elif p["Run"] == "stop":
             svc["status"] = "Stopped"

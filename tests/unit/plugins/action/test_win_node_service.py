@@ -45,3 +45,10 @@ def test_nssm_parameters_are_compared_by_the_values_the_task_sets(make_action):
     moved = dict(flanneld, parameters={"Application": "D:\\k\\flanneld.exe",
                                        "AppEnvironmentExtra": ["NODE_NAME=win-1"]})
     assert make_action(ActionModule, moved, scm.host).run(task_vars={})["differences"] == ["parameters"]
+
+
+def test_a_service_that_does_not_stay_running_fails_the_task(make_action):
+    scm = FakeScm()
+    scm.after_start = "Paused"  # what NSSM shows while its program keeps exiting
+    result = make_action(ActionModule, dict(PROXY), scm.host).run(task_vars={"inventory_hostname": "win-1"})
+    assert result["failed"] and "kube-proxy on win-1" in result["msg"] and "is Paused" in result["msg"]
