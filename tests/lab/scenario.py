@@ -38,6 +38,7 @@ def lab_vars(**overrides):
         "kubewin_kubernetes_download_url": "%s/%s" % (MIRROR, layout.BASES["kubernetes"][1]),
         "kubewin_flannel_download_url": "%s/%s" % (MIRROR, layout.BASES["flannel"][1]),
         "kubewin_cni_download_url": "%s/%s" % (MIRROR, layout.BASES["cni"][1]),
+        "kubewin_nssm_download_url": "%s/%s" % (MIRROR, layout.BASES["nssm"][1]),
         "kubewin_ready_timeout": 120,
     }
     values.update(overrides)
@@ -76,6 +77,7 @@ class Scenario(object):
         return core.dump(self.root, host)
 
     def ops(self, host):
+        """Module executions on the host (remote operations), in order."""
         return core.ops(self.root, host)
 
     def reset_ops(self, host):
