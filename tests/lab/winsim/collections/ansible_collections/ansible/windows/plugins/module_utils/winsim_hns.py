@@ -58,6 +58,8 @@ def call(state, method, path, request):
             obj = _find(objects, oid, kind)
             globals()["_check_delete_" + kind](hns, obj)
             objects.remove(obj)
+            if kind == "networks":
+                _drop_unused_vswitch(hns, obj)
             return _ok(None)
         raise HnsFail("HNS failed with error : The parameter is incorrect. (%s %s)" % (method, path))
     except HnsFail as e:
@@ -134,6 +136,15 @@ def _create_policylists(state, hns, doc):
     pl = {"ID": _new_id(), "References": refs, "Policies": doc.get("Policies") or []}
     hns["policylists"].append(pl)
     return pl
+
+
+def _drop_unused_vswitch(hns, net):
+    """HNS removes an adapter's vSwitch with the last external network on it (another blip)."""
+    adapter = net.get("NetworkAdapterName")
+    if adapter and adapter in hns["vswitches"] and not any(
+            n.get("NetworkAdapterName") == adapter for n in hns["networks"]):
+        del hns["vswitches"][adapter]
+        hns["blips"].append({"adapter": adapter, "network": net["Name"], "removed": True})
 
 
 def _check_delete_networks(hns, net):
