@@ -49,6 +49,13 @@ options:
     description: Environment variables of the service only (the C(Environment) value of its registry key).
     type: dict
     default: {}
+  parameters:
+    description:
+      - Values of the service's C(Parameters) registry key (a list becomes a multi-string value). NSSM reads what to
+        run from there (C(Application), C(AppParameters), C(AppDirectory), C(AppEnvironmentExtra)). Only the values
+        named here are compared; others under the key are left alone.
+    type: dict
+    default: {}
   display_name:
     description: Display name. Defaults to O(name).
     type: str

@@ -197,7 +197,8 @@ def test_nssm_runs_flanneld_which_creates_its_network(lab, flannel_host):
     # stopping flanneld leaves its network; a restart reuses it
     rc, _, res = lab.play("""
         - name: stop
-          kubewin.nodes.win_node_service: {name: flanneld, state: stopped, path: 'C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe'}
+          kubewin.nodes.win_node_service:
+            {name: flanneld, state: stopped, path: 'C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe'}
     """)
     assert rc == 0 and [n["Name"] for n in lab.dump()["hns"]["networks"]] == ["flannel.4096"]
     assert "flanneld" not in lab.dump()["processes"]

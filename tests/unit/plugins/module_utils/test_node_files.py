@@ -104,8 +104,8 @@ def test_reset_removes_what_exists_and_prunes_only_directories_left_empty():
     assert "C:\\var\\lib" in report["removed"] and "C:\\etc" not in report["removed"]
     after = {"paths": {"C:\\k": None, "C:\\var\\lib\\kubelet": None, "C:\\etc\\cni": None,
                        "C:\\var\\lib": None, "C:\\var": None, "C:\\etc": "dir"}}
-    assert nfiles.plan([], [], [], after, absent, prune) == (None, report | {"removed": [], "before": {},
-                                                                          "after": {}})
+    nothing_left = dict(report, removed=[], before={}, after={})
+    assert nfiles.plan([], [], [], after, absent, prune) == (None, nothing_left)
 
 
 def test_no_proxy_entries_become_dotnet_bypass_patterns():

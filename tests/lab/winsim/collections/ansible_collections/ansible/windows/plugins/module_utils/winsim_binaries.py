@@ -223,5 +223,4 @@ def _dockerd(host, version, args, stdin):
 
 # The Kubernetes binaries live in winsim_kube, kube-proxy/NSSM/flanneld in winsim_node (imported for
 # their registrations).
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube  # noqa: E402,F401
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_node  # noqa: E402,F401
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube, winsim_node  # noqa: E402,F401

@@ -500,7 +500,8 @@ def _flanneld_process(host, version, args, env, cwd, svc):
                                        'the flannel net config doesn\'t contain "%s" PodCIDR of the "%s" node'
                                        % (network, pod_cidr, node_name))
         prefix = flags["kube-annotation-prefix"]
-        mac = next((a.get("mac") for a in host.state.get("adapters") or [] if a["name"] == adapter), "00-00-00-00-00-00")
+        mac = next((a.get("mac") for a in host.state.get("adapters") or [] if a["name"] == adapter),
+                   "00-00-00-00-00-00")
         backend_data = (json.dumps({"VNI": vni, "VtepMAC": _dr_mac(mac)}, separators=(",", ":"))
                         if backend == "vxlan" else "null")
         annotations = {prefix + "/backend-data": backend_data, prefix + "/backend-type": backend,
