@@ -57,7 +57,8 @@ REMOVED_FLAGS = {
 # Installers pass the pause image to the kubelet only below this version (kubeadm stopped too).
 PAUSE_FLAG_BELOW = (1, 27)
 
-DEFAULT_DEPENDENCIES = {"containerd": ["containerd"], "docker": ["docker"]}
+# The kubelet talks to Docker through cri-dockerd (dockershim left the kubelet in 1.24).
+DEFAULT_DEPENDENCIES = {"containerd": ["containerd"], "docker": ["cri-dockerd"]}
 
 _FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 

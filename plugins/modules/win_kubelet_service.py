@@ -71,7 +71,9 @@ options:
     choices: [containerd, docker]
     default: containerd
   dependencies:
-    description: Services the kubelet depends on. Defaults to V([containerd]) or V([docker]) by O(container_runtime).
+    description:
+      - Services the kubelet depends on. Defaults to V([containerd]) or, for Docker, V([cri-dockerd]) (the kubelet
+        reaches Docker through cri-dockerd since 1.24) by O(container_runtime).
     type: list
     elements: str
   pod_infra_container_image:

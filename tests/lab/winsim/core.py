@@ -48,7 +48,8 @@ def create_host(root, name, profile="ws2022-containerd", adapters=None, build=No
         if not os.path.exists(local):
             os.makedirs(os.path.dirname(local), exist_ok=True)
             tool = ntpath.splitext(ntpath.basename(exe))[0].lower()
-            version = (state["runtime"] or {}).get("version", "10.0") if tool in ("containerd", "dockerd") else "10.0"
+            runtimes = ("containerd", "dockerd", "cri-dockerd")
+            version = (state["runtime"] or {}).get("version", "10.0") if tool in runtimes else "10.0"
             with open(local, "w") as f:
                 f.write(winsim_binaries.marker_line(tool, version))
     return host

@@ -61,7 +61,7 @@ def test_absent_removes_and_is_idempotent(make_action):
     assert make_action(ActionModule, {"state": "absent"}, scm.host).run(task_vars={})["changed"] is False
 
 
-@pytest.mark.parametrize("runtime, deps", [("containerd", ["containerd"]), ("docker", ["docker"])])
+@pytest.mark.parametrize("runtime, deps", [("containerd", ["containerd"]), ("docker", ["cri-dockerd"])])
 def test_dependency_follows_the_runtime(make_action, runtime, deps):
     scm = FakeScm()
     make_action(ActionModule, dict(ARGS, container_runtime=runtime), scm.host).run(task_vars={})

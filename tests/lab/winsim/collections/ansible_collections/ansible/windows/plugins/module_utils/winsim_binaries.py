@@ -196,6 +196,7 @@ for _tool in ("svchost", "vmcompute"):
 SERVICE_START["containerd"] = _runtime_start(r"\\.\pipe\containerd-containerd")
 SERVICE_STOP["containerd"] = _runtime_stop(r"\\.\pipe\containerd-containerd")
 SERVICE_START["dockerd"] = _runtime_start(r"\\.\pipe\docker_engine")
+SERVICE_START["cri-dockerd"] = _runtime_start(r"\\.\pipe\cri-dockerd")
 SERVICE_STOP["dockerd"] = _runtime_stop(r"\\.\pipe\docker_engine")
 
 

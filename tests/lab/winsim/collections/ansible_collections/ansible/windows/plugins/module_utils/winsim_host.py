@@ -31,6 +31,8 @@ PROFILES = {
     "ws2019-containerd": {"build": 17763, "runtime": "containerd"},
     "ws2025-containerd": {"build": 26100, "runtime": "containerd"},
     "ws2022-docker": {"build": 20348, "runtime": "docker"},
+    # Docker with Mirantis cri-dockerd: how the kubelet reaches Docker since dockershim left in 1.24
+    "ws2022-docker-cri": {"build": 20348, "runtime": "docker", "cri_dockerd": True},
     "ws2022-bare": {"build": 20348, "runtime": None},
 }
 
@@ -73,6 +75,11 @@ def initial_state(hostname, profile="ws2022-containerd", adapters=None, build=No
         services["docker"] = _service("docker", r'"C:\Program Files\Docker\dockerd.exe" --run-service',
                                       display_name="Docker Engine")
         pipes.append(r"\\.\pipe\docker_engine")
+        if prof.get("cri_dockerd"):
+            services["cri-dockerd"] = _service(
+                "cri-dockerd", r'"C:\Program Files\cri-dockerd\cri-dockerd.exe" --run-service',
+                display_name="cri-dockerd", dependencies=["docker"])
+            pipes.append(r"\\.\pipe\cri-dockerd")
     return {
         "hostname": hostname.upper()[:15],  # NetBIOS-style computer name
         "build": build,

@@ -1,0 +1,199 @@
+"""More end-to-end cases in the lab: bad inputs stopped by preflight before any change, flannel
+host-gw, HostProcess deployment, Docker with cri-dockerd, and an upgrade to the next minor."""
+
+import json
+import os
+
+import pytest
+import scenario
+from kubernetes.client.exceptions import ApiException
+
+TOKEN_SELECTOR = "type=bootstrap.kubernetes.io/token"
+
+
+def bootstrap_tokens(core):
+    return {s.metadata.name for s in core.list_namespaced_secret("kube-system", field_selector=TOKEN_SELECTOR).items}
+
+
+def ready(core, name):
+    node = core.read_node(name)
+    return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
+
+
+@pytest.fixture
+def fake_ready_node(api):
+    """A Ready node (kept Ready by kwok) whose name a Windows host then tries to take."""
+    core, _ = api
+    name = "dup-win-1"
+    body = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "annotations": {"kwok.x-k8s.io/node": "fake"},
+                         "labels": {"kubernetes.io/os": "windows"}}}
+    try:
+        core.create_node(body)
+    except ApiException as e:
+        if e.status != 409:
+            raise
+    for _ in range(60):
+        if ready(core, name):
+            break
+        import time
+        time.sleep(1)
+    yield name
+    core.delete_node(name)
+
+
+BAD_INPUTS = [
+    # (id, profile, variables, variable named in the message, phrase of the fix)
+    ("unsupported-build", "ws2022-containerd", {"kubewin_supported_windows_builds": ["17763"]},
+     "kubewin_supported_windows_builds", "20348"),
+    ("no-runtime", "ws2022-bare", {}, "kubewin_container_runtime", "containerd"),
+    ("bad-node-name", "ws2022-containerd", {"kubewin_node_name": "Win_1"}, "kubewin_node_name", "win-1"),
+    ("cidrs-overlap", "ws2022-containerd", {"kube_service_addresses": "10.244.0.0/20"},
+     "kube_service_addresses", "overlap"),
+    ("pods-cidr-not-the-clusters", "ws2022-containerd", {"kube_pods_subnet": "10.200.0.0/16"},
+     "kube_pods_subnet", "10.244.0.0/16"),
+    ("vni-below-4096", "ws2022-containerd", {"flannel_vxlan_vni": 1}, "flannel_vxlan_vni", "4096"),
+    ("vxlan-port", "ws2022-containerd", {"flannel_vxlan_port": 8472}, "flannel_vxlan_port", "4789"),
+    ("backend-not-the-clusters", "ws2022-containerd", {"flannel_backend_type": "host-gw"},
+     "flannel_backend_type", "vxlan"),
+    ("not-flannel", "ws2022-containerd", {"kube_network_plugin": "calico"}, "kube_network_plugin", "flannel"),
+    ("kubelet-newer-than-api", "ws2022-containerd", {"kube_version": "v1.38.0"}, "kube_version", "v1.37"),
+    ("kubelet-too-old", "ws2022-containerd", {"kube_version": "v1.33.4"}, "kube_version", "v1.34"),
+    ("hostprocess-on-docker", "ws2022-docker", {"kubewin_container_runtime": "docker",
+                                                "kubewin_deployment_mode": "hostprocess"},
+     "kubewin_deployment_mode", "containerd"),
+]
+
+
+@pytest.mark.parametrize("case, profile, variables, variable, fix", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
+def test_bad_input_fails_before_any_change(tmp_path, api, case, profile, variables, variable, fix):
+    core, _ = api
+    variables = dict({"kubewin_node_name": "bad-{{ inventory_hostname }}"}, **variables)
+    sc = scenario.Scenario(tmp_path, nodes=1, profile=profile, **variables)
+    before, tokens = sc.dump("win-1"), bootstrap_tokens(core)
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc != 0, "%s was not refused" % case
+    messages = "\n".join(scenario.failures(doc))
+    assert "Preflight failed on win-1" in messages, messages or text[-2000:]
+    assert variable in messages and fix in messages, messages
+    assert sc.dump("win-1") == before and bootstrap_tokens(core) == tokens
+
+
+def test_a_ready_node_of_the_same_name_stops_the_join(tmp_path, api, fake_ready_node):
+    sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name=fake_ready_node)
+    before = sc.dump("win-1")
+    rc, doc, text = sc.run("scale_up.yml")
+    messages = "\n".join(scenario.failures(doc))
+    assert rc != 0 and "already exists and is Ready" in messages and "playbooks/reset.yml" in messages
+    assert sc.dump("win-1") == before
+
+
+@pytest.fixture
+def host_gw_cluster(api):
+    """The cluster's Linux flannel switched to host-gw for the test, then back."""
+    core, _ = api
+    cm = core.read_namespaced_config_map("kube-flannel-cfg", "kube-flannel")
+    original = cm.data["net-conf.json"]
+    conf = json.loads(original)
+    conf["Backend"] = {"Type": "host-gw"}
+    core.patch_namespaced_config_map("kube-flannel-cfg", "kube-flannel", {"data": {"net-conf.json": json.dumps(conf)}})
+    yield
+    core.patch_namespaced_config_map("kube-flannel-cfg", "kube-flannel", {"data": {"net-conf.json": original}})
+
+
+def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, api, host_gw_cluster):
+    core, _ = api
+    sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="hg-{{ inventory_hostname }}",
+                           flannel_backend_type="host-gw")
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert ready(core, "hg-win-1")
+    dump = sc.dump("win-1")
+    networks = {n["Name"]: n["Type"] for n in dump["hns"]["networks"]}
+    assert networks == {"cbr0": "L2Bridge"}
+    assert "--network-name=cbr0" in dump["services"]["kube-proxy"]["image_path"]
+    assert "--source-vip" not in dump["services"]["kube-proxy"]["image_path"]
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0 and scenario.changed_tasks(doc) == {}
+    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+    assert rc == 0, "\n".join(scenario.failures(doc))
+
+
+def test_hostprocess_mode_rolls_flannel_and_kube_proxy_out_as_daemonsets(tmp_path, api):
+    core, apps = api
+    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="hp-{{ inventory_hostname }}",
+                           kubewin_deployment_mode="hostprocess")
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    for ns, name in (("kube-flannel", "kube-flannel-ds-windows"), ("kube-system", "kube-proxy-windows")):
+        ds = apps.read_namespaced_daemon_set(name, ns)
+        assert ds.spec.template.spec.security_context.windows_options.host_process is True
+        assert ds.spec.template.spec.node_selector == {"kubernetes.io/os": "windows"}
+    labels = core.read_namespace("kube-flannel").metadata.labels
+    assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
+    import time
+    deadline = time.time() + 120
+    while True:
+        pods = [p for p in core.list_pod_for_all_namespaces(label_selector="app in (flannel-windows)").items
+                + core.list_pod_for_all_namespaces(label_selector="k8s-app=kube-proxy-windows").items
+                if p.spec.node_name in ("hp-win-1", "hp-win-2")]
+        if len(pods) == 4 and all(p.status.phase == "Running" for p in pods):
+            break
+        assert time.time() < deadline, [(p.metadata.name, p.spec.node_name, p.status.phase) for p in pods]
+        time.sleep(2)
+    services = sc.dump("win-1")["services"]
+    assert "kube-proxy" not in services and "flanneld" not in services and services["kubelet"]["status"] == "Running"
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
+    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+    assert rc == 0, "\n".join(scenario.failures(doc))
+
+
+def test_upgrade_to_the_next_minor_one_node_at_a_time(tmp_path, api):
+    core, _ = api
+    with open(os.path.join(scenario.LAB, "controlplane", "UPGRADE_FROM")) as f:
+        old = f.read().strip()
+    new = scenario.lab_version()
+    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="up-{{ inventory_hostname }}", kube_version=old)
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert {core.read_node("up-" + h).status.node_info.kubelet_version for h in sc.hosts} == {old}
+    sc.set_vars(kubewin_node_name="up-{{ inventory_hostname }}", kube_version=new)
+    rc, doc, text = sc.run("upgrade.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    batches = [p for p in doc["plays"] if p["play"]["name"] == "Upgrade the Windows nodes one at a time"]
+    assert [sorted({h for t in p["tasks"] for h in t["hosts"]}) for p in batches] == [["win-1"], ["win-2"]]
+    for h in sc.hosts:
+        node = core.read_node("up-" + h)
+        assert ready(core, "up-" + h) and node.status.node_info.kubelet_version == new
+        assert not node.spec.unschedulable
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
+    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+    assert rc == 0, "\n".join(scenario.failures(doc))
+
+
+def test_upgrade_refuses_a_version_newer_than_the_api_server(tmp_path, api):
+    sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="upx-{{ inventory_hostname }}", kube_version="v1.38.1")
+    before = sc.dump("win-1")
+    rc, doc, text = sc.run("upgrade.yml")
+    assert rc != 0 and "kube_version" in "\n".join(scenario.failures(doc))
+    assert sc.dump("win-1") == before
+
+
+def test_docker_with_cri_dockerd_gets_the_host_nat_network(tmp_path, api):
+    core, _ = api
+    sc = scenario.Scenario(tmp_path, nodes=1, profile="ws2022-docker-cri",
+                           kubewin_node_name="dk-{{ inventory_hostname }}", kubewin_container_runtime="docker")
+    before = sc.dump("win-1")
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert ready(core, "dk-win-1")
+    dump = sc.dump("win-1")
+    assert {n["Name"]: n["Type"] for n in dump["hns"]["networks"]}["host"] == "NAT"
+    assert dump["services"]["kubelet"]["dependencies"] == ["cri-dockerd"]
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
+    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+    assert rc == 0, "\n".join(scenario.failures(doc))
+    assert sc.dump("win-1") == before
