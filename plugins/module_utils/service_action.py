@@ -43,7 +43,7 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
             # e.g. NSSM pauses a service whose program keeps exiting: that is not a started service.
             raise ServiceNotRunning("service %s was started but is %s; see its log on the node" % (name, status))
     result = dict(changed=plan["changed"], command_line=desired.get("command_line"), status=status,
-                  differences=plan["differences"], action=plan["action"] or "none", run=plan["run"])
+                  differences=plan["differences"], definition=plan["action"] or "none", run=plan["run"])
     if warnings:
         result["warnings"] = warnings
     if action._task.diff and plan["changed"]:

@@ -137,7 +137,7 @@ differences:
   type: list
   elements: str
   sample: [command_line, recovery]
-action:
+definition:
   description: What was done to the definition (V(create), V(update), V(remove), V(none)).
   returned: success
   type: str

@@ -115,7 +115,7 @@ differences:
   type: list
   elements: str
   sample: [command_line]
-action:
+definition:
   description: What was done to the definition (V(create), V(update), V(remove), V(none)).
   returned: success
   type: str

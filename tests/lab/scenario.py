@@ -52,6 +52,20 @@ class Scenario(object):
         self.root = make_inventory.build(str(root), nodes=nodes, profile=profile, python=sys.executable)
         self.hosts = ["win-%d" % (i + 1) for i in range(nodes)]
         self.set_vars(**variables)
+        if "{{ inventory_hostname }}" in variables.get("kubewin_node_name", ""):
+            self.forget_nodes(variables["kubewin_node_name"])
+
+    def forget_nodes(self, name_template):
+        """Delete Node objects an earlier, interrupted run of the same scenario left in the shared lab."""
+        from kubernetes import client, config
+
+        core = client.CoreV1Api(config.new_client_from_config(config_file=ADMIN_CONF))
+        for host in self.hosts:
+            try:
+                core.delete_node(name_template.replace("{{ inventory_hostname }}", host))
+            except client.exceptions.ApiException as e:
+                if e.status != 404:
+                    raise
 
     def set_vars(self, **variables):
         group_vars = os.path.join(self.root, "group_vars")

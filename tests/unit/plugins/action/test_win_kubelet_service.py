@@ -12,7 +12,7 @@ ARGS = {"kubelet_version": "v1.33.2", "extra_args": {"v": 2}}
 def test_register_then_rerun_is_unchanged(make_action):
     scm = FakeScm()
     first = make_action(ActionModule, dict(ARGS), scm.host).run(task_vars={"inventory_hostname": "win1"})
-    assert first["changed"] and first["action"] == "create" and first["status"] == "Stopped"
+    assert first["changed"] and first["definition"] == "create" and first["status"] == "Stopped"
     assert "--windows-service" in first["command_line"] and "--v=2" in first["command_line"]
     assert scm.services["kubelet"]["dependencies"] == ["containerd"]
     again = make_action(ActionModule, dict(ARGS), scm.host).run(task_vars={})

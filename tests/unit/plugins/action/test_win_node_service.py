@@ -13,7 +13,7 @@ PROXY = {"name": "kube-proxy", "path": "C:\\k\\kube-proxy.exe", "dependencies": 
 def test_started_registers_and_starts_then_rerun_is_unchanged(make_action):
     scm = FakeScm()
     first = make_action(ActionModule, dict(PROXY), scm.host).run(task_vars={})
-    assert first["changed"] and first["action"] == "create" and first["run"] == "start"
+    assert first["changed"] and first["definition"] == "create" and first["run"] == "start"
     assert first["status"] == "Running" and scm.services["kube-proxy"]["environment"] == ["KUBE_NETWORK=cbr0"]
     assert split_windows_command_line(scm.services["kube-proxy"]["image_path"]) == [PROXY["path"]] + PROXY["args"]
     again = make_action(ActionModule, dict(PROXY), scm.host).run(task_vars={})

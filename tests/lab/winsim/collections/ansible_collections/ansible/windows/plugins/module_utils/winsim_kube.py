@@ -618,6 +618,10 @@ def _register_node(host, version, kubeconfig, node_name, flags):
             code, ans = api.request("PATCH", "/api/v1/nodes/" + node_name,
                                     {"metadata": {"labels": labels, "annotations": annotations}},
                                     content_type="application/merge-patch+json")
+            if code < 300:  # a restarted (e.g. upgraded) kubelet reports its version and runtime again
+                code, ans = api.request("PATCH", "/api/v1/nodes/%s/status" % node_name,
+                                        {"status": {"nodeInfo": node["status"]["nodeInfo"]}},
+                                        content_type="application/merge-patch+json")
         if code >= 300:
             raise SimError("unable to register node \"%s\" with API server: %s" % (node_name, ans.get("message")))
     finally:
