@@ -40,7 +40,7 @@ units: $(COLL_LINK)
 	done
 
 lint: $(COLL_LINK)
-	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ruff check plugins tests
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ruff check plugins tests bench
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/yamllint -s .
 	cd $(COLL_LINK) && ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/$(COLL_ROOT) $(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-lint --profile production
 
@@ -74,6 +74,11 @@ lab-down:
 
 lab-test: lab-up
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python -m pytest -q tests/lab
+	PATH=$(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin:$$PATH molecule test
+
+# Remote operations per Windows node (counts, not timings); not part of `make test`.
+bench: lab-up
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python bench/remote_ops.py
 
 # The newcomer's first run: the lab, then two simulated Windows nodes scaled up with the playbook.
 demo: lab-up

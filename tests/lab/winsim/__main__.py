@@ -6,6 +6,7 @@
   fault HOST OP MODE      MODE: fail_once | fail_always | timeout | clear  (OP: win_get_url, script:hns_calls, ...)
   flannel HOST [vxlan|host-gw]   create the HNS network flanneld would
   binary PATH TOOL VERSION       write a stand-in binary (kubeadm, kubelet, ...)
+  create HOST... [--profile P]   (re)create hosts from a profile (wipes their state)
   --root DIR (default tests/lab/_run/winsim)
 """
 
@@ -24,7 +25,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="winsim", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", default=os.environ.get("KUBEWIN_SIM_ROOT", core.DEFAULT_ROOT))
-    ap.add_argument("command", choices=["dump", "ops", "fault", "flannel", "binary"])
+    ap.add_argument("--profile", default="ws2022-containerd")
+    ap.add_argument("command", choices=["dump", "ops", "fault", "flannel", "binary", "create"])
     ap.add_argument("args", nargs="*")
     a = ap.parse_args(argv)
     if a.command == "dump":
@@ -39,6 +41,9 @@ def main(argv=None):
         print(json.dumps(core.flannel(a.root, a.args[0], *(a.args[1:2] or ["vxlan"])), indent=1))
     elif a.command == "binary":
         core.write_binary(*a.args)
+    elif a.command == "create":
+        for name in a.args:
+            core.create_host(a.root, name, a.profile)
 
 
 if __name__ == "__main__":
