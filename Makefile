@@ -51,12 +51,12 @@ sanity:
 	done
 
 collection: $(COLL_LINK)
-	rm -f kubewin-nodes-*.tar.gz
+	rm -rf kubewin-nodes-*.tar.gz .build/installed
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-galaxy collection build --force .
-	rm -rf .build/installed
-	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-galaxy collection install --no-deps -p .build/installed kubewin-nodes-*.tar.gz
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-galaxy collection install --force --no-deps -p .build/installed kubewin-nodes-*.tar.gz
 	@for m in $(basename $(notdir $(wildcard plugins/modules/*.py))); do \
-	  ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.build/installed $(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-doc kubewin.nodes.$$m >/dev/null || exit 1; \
+	  ANSIBLE_NOCOLOR=1 ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.build/installed $(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-doc kubewin.nodes.$$m \
+	    | grep -q "MODULE kubewin.nodes.$$m" || { echo "ansible-doc kubewin.nodes.$$m: no documentation"; exit 1; }; \
 	  echo "ansible-doc kubewin.nodes.$$m: ok"; \
 	done
 
