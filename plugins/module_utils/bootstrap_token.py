@@ -27,6 +27,8 @@ import json
 import re
 import secrets
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import k8s_client
+
 try:
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
@@ -665,47 +667,8 @@ def join_command(endpoint, token, ca_hashes):
     return " ".join(parts)
 
 
-# --- error messages for Kubernetes API failures -------------------------------------------------
+# --- error messages for Kubernetes API failures: shared with the other Kubernetes modules ---------
 
-def describe_target(resource, namespace=None, name=None):
-    """``secrets "bootstrap-token-abcdef" in namespace kube-system`` style description."""
-    what = resource
-    if name:
-        what = '%s "%s"' % (resource, name)
-    if namespace:
-        what += " in namespace %s" % namespace
-    return what
-
-
-def api_error_message(status, verb, resource, namespace=None, name=None, detail=None):
-    """A message that says what failed and what to do, for an HTTP error from the API server."""
-    target = describe_target(resource, namespace, name)
-    said = (" The API server said: %s" % detail) if detail else ""
-    if status == 401:
-        return (
-            "Unauthorized (HTTP 401) when trying to %s %s: the API server did not accept the credentials "
-            "of the configured kubeconfig/api_key (expired or revoked token, or a client certificate from "
-            "another cluster). Refresh the credentials, or use an admin kubeconfig such as "
-            "/etc/kubernetes/admin.conf on a control-plane host.%s" % (verb, target, said)
-        )
-    if status == 403:
-        scope = (" in namespace %s" % namespace) if namespace else ""
-        return (
-            "Forbidden (HTTP 403): the kubeconfig's user is not allowed to %s %s%s. That user needs RBAC "
-            "permission to %s %s%s (cluster-admin has it); use an admin kubeconfig such as "
-            "/etc/kubernetes/admin.conf, e.g. by delegating this task to a control-plane host.%s"
-            % (verb, resource, scope, verb, resource, scope, said)
-        )
-    return "The Kubernetes API returned HTTP %s when trying to %s %s.%s" % (status, verb, target, said)
-
-
-def unreachable_message(host, reason):
-    """Message for an API server that cannot be reached at all."""
-    text = (
-        "Cannot reach the Kubernetes API server at %s: %s. Check that kube-apiserver is running and "
-        "reachable from where this task runs, and that kubeconfig/context/host point to it (or delegate "
-        "the task to a control-plane host)." % (host or "(unknown host)", reason)
-    )
-    if "certificate" in str(reason).lower() or "ssl" in str(reason).lower():
-        text += " For TLS errors, set ca_cert to the cluster CA (or validate_certs=false for a throw-away lab)."
-    return text
+describe_target = k8s_client.describe_target
+api_error_message = k8s_client.api_error_message
+unreachable_message = k8s_client.unreachable_message
