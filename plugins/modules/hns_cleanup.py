@@ -22,17 +22,8 @@ options:
     type: list
     elements: str
     required: true
-attributes:
-  check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
-    support: full
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: windows
+extends_documentation_fragment:
+  - kubewin.nodes.attributes.windows
 seealso:
   - module: kubewin.nodes.hns_network
 author:

@@ -58,17 +58,8 @@ options:
         connectivity and removes the endpoints attached to the network.
     type: bool
     default: false
-attributes:
-  check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
-    support: full
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: windows
+extends_documentation_fragment:
+  - kubewin.nodes.attributes.windows
 notes:
   - Uses the HNS v1 API (C(vmcompute.dll!HNSCall)), available on Windows Server 2019 and later.
 seealso:

@@ -90,17 +90,8 @@ options:
     description: Delay before each of the three automatic restarts after a failure.
     type: int
     default: 10
-attributes:
-  check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
-    support: full
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: windows
+extends_documentation_fragment:
+  - kubewin.nodes.attributes.windows
 notes:
   - Two remote operations at most per run (read the service and kubeadm-flags.env; apply).
 author:

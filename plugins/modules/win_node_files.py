@@ -102,17 +102,8 @@ options:
     description: Seconds to wait for a checksum file.
     type: int
     default: 30
-attributes:
-  check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
-    support: full
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: windows
+extends_documentation_fragment:
+  - kubewin.nodes.attributes.windows
 author:
   - kubewin.nodes maintainers (@kubewin)
 """
