@@ -197,3 +197,25 @@ def test_docker_with_cri_dockerd_gets_the_host_nat_network(tmp_path, api):
     rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
     assert rc == 0, "\n".join(scenario.failures(doc))
     assert sc.dump("win-1") == before
+
+
+def test_a_join_interrupted_half_way_is_resumed_by_the_next_run(tmp_path, api):
+    """The kubelet fails to start during kubeadm join (bootstrap files written, no kubelet.conf):
+    the run fails with kubeadm's reason and the token masked; the next run resets the half-done join
+    and finishes."""
+    from winsim import core
+
+    core_api, _ = api
+    sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="rs-{{ inventory_hostname }}")
+    core.set_fault(sc.root, "win-1", "service:kubelet", "fail_once")
+    rc, doc, text = sc.run("scale_up.yml")
+    messages = "\n".join(scenario.failures(doc))
+    assert rc != 0 and "kubeadm join failed on win-1" in messages, messages or text[-3000:]
+    files = sc.dump("win-1")["files"]
+    assert "C:\\etc\\kubernetes\\pki\\ca.crt" in files and "C:\\etc\\kubernetes\\kubelet.conf" not in files
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert "kubewin.nodes.node : Clear what an interrupted join left behind" in scenario.changed_tasks(doc)["win-1"]
+    assert ready(core_api, "rs-win-1")
+    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+    assert rc == 0, "\n".join(scenario.failures(doc))
