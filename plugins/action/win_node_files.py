@@ -7,8 +7,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import urllib.request
-
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
@@ -27,12 +25,7 @@ class ActionModule(ActionBase):
         secret = any(f["secret"] for f in args["files"])
 
         def fetch(url):
-            # Checksum files are small; the controller reads them through the proxy the node uses.
-            proxy = args["proxy"]
-            opener = urllib.request.build_opener(
-                *([urllib.request.ProxyHandler({"http": proxy, "https": proxy})] if proxy else []))
-            with opener.open(url, timeout=args["checksum_timeout"]) as response:
-                return response.read(65536).decode("utf-8", "replace")
+            return nfiles.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"])
 
         try:
             downloads = nfiles.resolve_downloads(args["downloads"], fetch)

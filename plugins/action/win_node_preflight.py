@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import preflight
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_files, preflight
 
 
 class ActionModule(ActionBase):
@@ -24,6 +24,15 @@ class ActionModule(ActionBase):
         dummy, args = self.validate_argument_spec(argument_spec=preflight.PREFLIGHT_ARGSPEC)
         host = task_vars.get("inventory_hostname", "?")
         failures, warnings = preflight.run_checks(args)
+        if args["downloads"]:
+            # The only check that reads the network: the controller fetches the checksum files.
+            try:
+                node_files.resolve_downloads(args["downloads"], lambda url: node_files.fetch_checksum_file(
+                    url, args["proxy"], args["checksum_timeout"]))
+            except node_files.NodeFilesError as e:
+                failures.append({"check": "downloads", "variable": "kubewin_checksums",
+                                 "message": "%s (the base URLs are kubewin_*_download_url; pin a checksum in "
+                                            "kubewin_checksums)" % e})
         # ``warnings`` as text so Ansible shows them; ``warning_findings`` keeps check and variable.
         result.update(changed=False, failures=failures, warning_findings=warnings,
                       warnings=[w["message"] for w in warnings])

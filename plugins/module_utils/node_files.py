@@ -14,6 +14,7 @@ __metaclass__ = type
 import base64
 import hashlib
 import re
+import urllib.request
 
 # Administrators and SYSTEM only, not inherited: for C:\k, C:\etc\kubernetes, C:\var\lib\kubelet
 # and files holding credentials.
@@ -74,6 +75,14 @@ def windows_basename(path):
 def stamp_path(entry):
     """Where an unpacked archive records which archive it came from."""
     return "%s\\.kubewin-%s.sha512" % (entry["extract_dir"].rstrip("\\"), windows_basename(entry["url"]))
+
+
+def fetch_checksum_file(url, proxy=None, timeout=30):
+    """Read a (small) checksum file on the controller, through the proxy the nodes use."""
+    opener = urllib.request.build_opener(
+        *([urllib.request.ProxyHandler({"http": proxy, "https": proxy})] if proxy else []))
+    with opener.open(url, timeout=timeout) as response:
+        return response.read(65536).decode("utf-8", "replace")
 
 
 def pin_checksums(downloads, checksums):

@@ -57,6 +57,16 @@ PREFLIGHT_ARGSPEC = dict(
         ipv4=dict(type="list", elements="str", default=[]),
     )),
     adapter_name=dict(type="str"),
+    # Downloads whose checksums are resolved now, so a missing checksum stops the run before any change.
+    downloads=dict(type="list", elements="dict", default=[], options=dict(
+        url=dict(type="str", required=True),
+        dest=dict(type="str"),
+        extract_dir=dict(type="str"),
+        checksum=dict(type="str"),
+        checksum_url=dict(type="str"),
+    )),
+    proxy=dict(type="str"),
+    checksum_timeout=dict(type="int", default=30),
 )
 
 # The user-facing variable behind each option (kubespray's name where kubespray has one).

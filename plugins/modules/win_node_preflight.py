@@ -165,6 +165,38 @@ options:
       - The adapter flannel and HNS use (variable C(kubewin_network_adapter)). Required when several adapters have
         an IPv4 address.
     type: str
+  downloads:
+    description:
+      - The node's downloads (as M(kubewin.nodes.win_node_files) takes them). Their checksum files are fetched
+        on the controller now, so a missing or malformed checksum stops the run before any change. The only
+        check that uses the network.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      url:
+        description: Download URL.
+        type: str
+        required: true
+      dest:
+        description: Destination file.
+        type: str
+      extract_dir:
+        description: Directory an archive is unpacked to.
+        type: str
+      checksum:
+        description: Pinned SHA-512.
+        type: str
+      checksum_url:
+        description: URL of the checksum file (default the URL with C(.sha512) appended).
+        type: str
+  proxy:
+    description: HTTP proxy for fetching the checksum files (variable C(kubewin_http_proxy)).
+    type: str
+  checksum_timeout:
+    description: Seconds to wait for a checksum file.
+    type: int
+    default: 30
 attributes:
   check_mode:
     description: Can run in check mode and return changed status prediction without modifying target.

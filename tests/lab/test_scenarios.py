@@ -59,6 +59,8 @@ BAD_INPUTS = [
     ("not-flannel", "ws2022-containerd", {"kube_network_plugin": "calico"}, "kube_network_plugin", "flannel"),
     ("kubelet-newer-than-api", "ws2022-containerd", {"kube_version": "v1.38.0"}, "kube_version", "v1.37"),
     ("kubelet-too-old", "ws2022-containerd", {"kube_version": "v1.33.4"}, "kube_version", "v1.34"),
+    ("checksum-not-published", "ws2022-containerd", {"kubewin_flannel_version": "v9.9.9"},
+     "kubewin_checksums", "v9.9.9/flanneld.exe.sha512"),
     ("hostprocess-on-docker", "ws2022-docker", {"kubewin_container_runtime": "docker",
                                                 "kubewin_deployment_mode": "hostprocess"},
      "kubewin_deployment_mode", "containerd"),

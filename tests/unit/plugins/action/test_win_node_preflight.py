@@ -118,3 +118,23 @@ def test_invalid_options_are_refused_by_the_argspec(make_preflight):
     with pytest.raises(AnsibleActionFail, match="node_name"):
         action.run(task_vars={"inventory_hostname": "win1"})
     assert guard.calls == []
+
+
+def test_an_unreachable_checksum_stops_the_run_before_any_change(make_preflight, monkeypatch):
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files
+
+    fetched = []
+
+    def fetch(url, proxy=None, timeout=30):
+        fetched.append((url, proxy))
+        raise OSError("404 Not Found")
+
+    monkeypatch.setattr(node_files, "fetch_checksum_file", fetch)
+    url = "http://mirror.example/flannel/v9.9.9/flanneld.exe"
+    action, guard, connection = make_preflight(dict(GOOD, proxy="http://proxy:3128", downloads=[
+        {"url": url, "dest": "C:\\k\\flanneld.exe"},
+        {"url": "http://mirror.example/k/kubelet.exe", "dest": "C:\\k\\kubelet.exe", "checksum": "a" * 128}]))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert result["failed"] and guard.calls == []
+    assert fetched == [(url + ".sha512", "http://proxy:3128")]  # the pinned one needs no fetch
+    assert "kubewin_checksums" in result["msg"] and url + ".sha512" in result["msg"]
