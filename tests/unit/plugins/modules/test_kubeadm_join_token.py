@@ -1,11 +1,9 @@
 """Unit tests for the kubeadm_join_token module, run end to end through main() against a fake CoreV1Api."""
 
 import base64
-import contextlib
 import copy
 import hashlib
 import hmac
-import importlib
 import json
 import re
 import shutil
@@ -13,11 +11,10 @@ import socket
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from unittest import mock
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from ansible.module_utils import basic
+from k8s_fakes import make_runner
 
 from ansible_collections.kubewin.nodes.plugins.modules import kubeadm_join_token as mod
 
@@ -29,24 +26,6 @@ pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl
 SERVER = "https://192.0.2.10:6443"
 CLIENT_HOST = "https://10.96.0.1:443"
 LABEL = "kubewin.nodes/managed"
-
-
-# --- module argument plumbing (ansible-core 2.18 and 2.19+) -----------------------------------
-
-@contextlib.contextmanager
-def set_module_args(args):
-    args = dict(args)
-    args.setdefault("_ansible_remote_tmp", "/tmp")
-    args.setdefault("_ansible_keep_remote_files", False)
-    try:
-        from ansible.module_utils.testing import patch_module_args  # ansible-core >= 2.19
-    except ImportError:
-        serialized = json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode("utf-8")
-        with mock.patch.object(basic, "_ANSIBLE_ARGS", serialized):
-            yield
-    else:
-        with patch_module_args(args):
-            yield
 
 
 # --- a fake cluster -------------------------------------------------------------------------------
@@ -194,29 +173,12 @@ def api(ca):
 def run(monkeypatch, capsys):
     """Run the module's main() with args against ``api``; return its parsed JSON result."""
 
+    run_module = make_runner(mod, monkeypatch, capsys)
+
     def _run(args, api=None, check=False, diff=False):
         if api is not None:
             monkeypatch.setattr(mod, "build_core_v1_api", lambda params: (api, CLIENT_HOST))
-        monkeypatch.setattr(mod, "time", FakeTime())
-        # A real module runs in its own process. ansible-core >= 2.19 routes module warnings to the
-        # controller's Display once controller code was imported into this pytest process (e.g. by
-        # action plugin tests); make the module behave as it does on its own.
-        internal = importlib.import_module("ansible.module_utils._internal")
-        if hasattr(internal, "is_controller"):
-            monkeypatch.setattr(internal, "is_controller", False)
-        args = dict(args)
-        if check:
-            args["_ansible_check_mode"] = True
-        if diff:
-            args["_ansible_diff"] = True
-        with set_module_args(args):
-            with pytest.raises(SystemExit) as exc:
-                mod.main()
-        out = capsys.readouterr().out
-        result = json.loads(out)
-        result["_rc"] = exc.value.code
-        result["_raw"] = out
-        return result
+        return run_module(args, check=check, diff=diff, clock=FakeTime())
 
     return _run
 
