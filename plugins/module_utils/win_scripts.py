@@ -178,10 +178,10 @@ if ($Action -ne 'none') {
     if ($Parameters.Count -gt 0) {
         # New-Item -Force would empty an existing registry key, so create it only when missing.
         if (-not (Test-Path -LiteralPath "$key\Parameters")) { New-Item -Path "$key\Parameters" | Out-Null }
-        foreach ($name in $Parameters.Keys) {
-            $value = $Parameters[$name]
+        foreach ($valueName in $Parameters.Keys) {
+            $value = $Parameters[$valueName]
             $type = if ($value -is [System.Collections.IList]) { 'MultiString' } else { 'String' }
-            Set-ItemProperty -LiteralPath "$key\Parameters" -Name $name -Value $value -Type $type
+            Set-ItemProperty -LiteralPath "$key\Parameters" -Name $valueName -Value $value -Type $type
         }
     }
 }
@@ -212,7 +212,7 @@ $adapters = foreach ($nic in (Get-NetAdapter | Where-Object Status -eq 'Up')) {
         Where-Object { $_.IPAddress -notlike '169.254.*' } | ForEach-Object IPAddress)
     @{ name = $nic.Name; mac = $nic.MacAddress; ipv4 = $ips }
 }
-$services = @{}
+$serviceFacts = @{}
 foreach ($name in $Services) {
     $svc = Get-Service -Name $name -ErrorAction SilentlyContinue
     $entry = @{ exists = [bool]$svc; status = $null; image_path = $null; version_output = $null }
@@ -230,10 +230,10 @@ foreach ($name in $Services) {
             }
         }
     }
-    $services[$name] = $entry
+    $serviceFacts[$name] = $entry
 }
-$paths = @{}
-foreach ($path in $Paths) { $paths[$path] = Test-Path -LiteralPath $path }
+$pathFacts = @{}
+foreach ($path in $Paths) { $pathFacts[$path] = Test-Path -LiteralPath $path }
 $Ansible.Result = @{
     computer_name = $env:COMPUTERNAME
     hostname = [System.Net.Dns]::GetHostName()
@@ -242,8 +242,8 @@ $Ansible.Result = @{
     adapters = @($adapters)
     pipes = @([System.IO.Directory]::GetFiles('\\.\pipe\') | ForEach-Object { $_.Substring(9) } |
         Where-Object { $_ -in @('containerd-containerd', 'docker_engine', 'cri-dockerd') })
-    services = $services
-    paths = $paths
+    services = $serviceFacts
+    paths = $pathFacts
 }
 """
 
@@ -259,27 +259,27 @@ param(
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
-$paths = @{}
+$pathKinds = @{}
 foreach ($path in $Paths) {
     $item = Get-Item -LiteralPath $path -Force -ErrorAction SilentlyContinue
-    $paths[$path] = if (-not $item) { $null }
+    $pathKinds[$path] = if (-not $item) { $null }
         elseif (-not $item.PSIsContainer) { 'file' }
         elseif (Get-ChildItem -LiteralPath $path -Force | Select-Object -First 1) { 'dir' }
         else { 'empty-dir' }
 }
-$files = @{}
+$fileHashes = @{}
 foreach ($path in $Files) {
-    $files[$path] = if (Test-Path -LiteralPath $path -PathType Leaf) {
+    $fileHashes[$path] = if (Test-Path -LiteralPath $path -PathType Leaf) {
         (Get-FileHash -LiteralPath $path -Algorithm SHA512).Hash.ToLowerInvariant()
     } else { $null }
 }
-$dirs = @{}
+$dirAccess = @{}
 foreach ($path in $Dirs) {
-    $dirs[$path] = if (Test-Path -LiteralPath $path -PathType Container) {
+    $dirAccess[$path] = if (Test-Path -LiteralPath $path -PathType Container) {
         (Get-Acl -LiteralPath $path).GetSecurityDescriptorSddlForm('Access')
     } else { $null }
 }
-$Ansible.Result = @{ files = $files; dirs = $dirs; paths = $paths }
+$Ansible.Result = @{ files = $fileHashes; dirs = $dirAccess; paths = $pathKinds }
 """
 
 # Contract: parameters Dirs [{path, sddl}] (create; set the access rules when sddl is not empty),
