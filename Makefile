@@ -42,6 +42,7 @@ units: $(COLL_LINK)
 lint: $(COLL_LINK)
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ruff check plugins tests bench
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/yamllint -s .
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python tests/psgate/psgate.py
 	cd $(COLL_LINK) && ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/$(COLL_ROOT) $(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-lint --profile production
 
 sanity:
