@@ -34,6 +34,6 @@ class ActionModule(ActionBase):
 
         try:
             result.update(converge_service(self, task_vars, args["name"], args["state"], build_desired))
-        except RemoteScriptError as e:
+        except (ws.ServiceParameterError, RemoteScriptError) as e:
             result.update(failed=True, msg="win_node_service %s on %s: %s" % (args["name"], host, e))
         return result

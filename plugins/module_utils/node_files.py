@@ -132,6 +132,28 @@ def expected_file_hash(entry):
     return entry["sha512"]
 
 
+_SDDL_DACL = re.compile(r"^D:(?P<flags>[A-Z_]*)(?P<aces>(?:\([^()]*\))*)$")
+
+
+def access_matches(live, want):
+    """Whether the access rules (SDDL 'Access' section) a file or directory has are the ones wanted.
+
+    Compared as what grants access: the protected flag (P: nothing inherited) and the set of access
+    entries. AI and AR only record how inheritance was computed, and Windows may set AI itself when
+    it stores a DACL (SetSecurityInfo), so they are ignored. Anything unreadable differs.
+    """
+    if live is None or want is None:
+        return live == want
+    parsed = []
+    for sddl in (live, want):
+        m = _SDDL_DACL.match(sddl.strip())
+        if not m:
+            return False
+        flags = set(re.findall(r"NO_ACCESS_CONTROL|AI|AR|P", m.group("flags"))) - {"AI", "AR"}
+        parsed.append((flags, sorted(a.upper() for a in re.findall(r"\(([^()]*)\)", m.group("aces")))))
+    return parsed[0] == parsed[1]
+
+
 def _inside(path, parent):
     path, parent = path.lower().rstrip("\\"), parent.lower().rstrip("\\")
     return path == parent or path.startswith(parent + "\\")
@@ -147,12 +169,13 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
     live_files = state.get("files") or {}
     live_dirs = state.get("dirs") or {}
     live_paths = state.get("paths") or {}
+    live_acls = state.get("acls") or {}
     dirs, fetches, writes = [], [], []
     report = {"directories": [], "downloads": [], "files": [], "removed": [], "before": {}, "after": {}}
     for d in directories:
         sddl = RESTRICTED_DIR_SDDL if d["restricted"] else ""
         live = live_dirs.get(d["path"])
-        if live is None or (sddl and live != sddl):
+        if live is None or (sddl and not access_matches(live, sddl)):
             dirs.append({"path": d["path"], "sddl": sddl})
             report["directories"].append(d["path"])
             report["before"][d["path"]] = "absent" if live is None else "access: %s" % live
@@ -169,16 +192,23 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
         data = f["content"].encode("utf-8")
         want = hashlib.sha512(data).hexdigest()
         have = live_files.get(f["path"])
-        if have != want:
-            writes.append({"path": f["path"], "content": base64.b64encode(data).decode("ascii"),
-                           "sddl": RESTRICTED_FILE_SDDL if f["restricted"] else ""})
+        sddl = RESTRICTED_FILE_SDDL if f["restricted"] else ""
+        # A restricted file whose access rules drifted (or were never set) is written again: the
+        # rewrite sets them before the content lands.
+        acl = live_acls.get(f["path"])
+        drifted = bool(sddl) and have is not None and not access_matches(acl, sddl)
+        if have != want or drifted:
+            writes.append({"path": f["path"], "content": base64.b64encode(data).decode("ascii"), "sddl": sddl})
             report["files"].append(f["path"])
             if f["secret"]:
                 report["before"][f["path"]] = "(secret)" if have else "absent"
-                report["after"][f["path"]] = "(secret, changed)"
+                report["after"][f["path"]] = "(secret, changed)" if have != want else "(secret)"
             else:
                 report["before"][f["path"]] = "sha512:%s" % have if have else "absent"
                 report["after"][f["path"]] = f["content"]
+            if drifted:
+                report["before"][f["path"]] += ", access: %s" % (acl or "unknown")
+                report["after"][f["path"]] += ", access: %s" % sddl
     remove = [p for p in absent if live_paths.get(p)]
     for p in remove:
         report["removed"].append(p)
@@ -197,7 +227,8 @@ def state_query(directories, downloads, files, absent=(), prune=()):
     """Parameters of the files_state script for everything this task manages."""
     return {"Files": [d["dest"] for d in downloads] + [f["path"] for f in files],
             "Dirs": [d["path"] for d in directories],
-            "Paths": list(absent) + list(prune)}
+            "Paths": list(absent) + list(prune),
+            "Acls": [f["path"] for f in files if f.get("restricted")]}
 
 
 def proxy_bypass_patterns(no_proxy):

@@ -36,6 +36,7 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
             "FailureActions": desired.get("recovery", {}).get("actions", ""),
             "Environment": desired.get("environment", []),
             "Parameters": desired.get("parameters", {}),
+            "ParameterTypes": ws.parameter_types(desired.get("parameters", {})),
             "Run": plan["run"],
         })
         status = reply.get("status", status)

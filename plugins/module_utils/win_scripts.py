@@ -17,11 +17,14 @@ __metaclass__ = type
 
 HEADER_PREFIX = "# kubewin.nodes script: "
 
-# Shared P/Invoke for the HNS v1 API, the same entry point hns.psm1 and hcsshim use.
+# Shared P/Invoke for the HNS v1 API, the same entry point hns.psm1 and hcsshim use. HNSCall returns
+# an HRESULT (hcsshim: ``_hnsCall(...) (hr error) = vmcompute.HNSCall?``); a failure, or an empty
+# answer, ends the script with that error instead of handing null to ConvertFrom-Json. The type name
+# differs from the former void signature, which a long-lived runspace may still hold.
 _HNS_CALL = r"""
-Add-Type -Namespace KubewinNodes -Name Hns -MemberDefinition @'
+Add-Type -Namespace KubewinNodes -Name HnsApi -MemberDefinition @'
 [DllImport("vmcompute.dll")]
-public static extern void HNSCall(
+public static extern int HNSCall(
     [MarshalAs(UnmanagedType.LPWStr)] string method,
     [MarshalAs(UnmanagedType.LPWStr)] string path,
     [MarshalAs(UnmanagedType.LPWStr)] string request,
@@ -30,7 +33,13 @@ public static extern void HNSCall(
 
 function Invoke-Hns([string]$Method, [string]$Path, [string]$Request) {
     $response = ''
-    [KubewinNodes.Hns]::HNSCall($Method, $Path, $Request, [ref]$response)
+    $hr = [KubewinNodes.HnsApi]::HNSCall($Method, $Path, $Request, [ref]$response)
+    if ($hr -lt 0) {
+        $reason = [System.Runtime.InteropServices.Marshal]::GetExceptionForHR($hr).Message
+        throw ("HNS call {0} {1} failed with HRESULT 0x{2:X8}: {3} (is the Host Network Service running and the " +
+            "Containers feature installed?)") -f $Method, $Path, $hr, $reason
+    }
+    if (-not $response) { throw "HNS call $Method $Path returned no answer (HRESULT 0)" }
     $response
 }
 """
@@ -129,13 +138,19 @@ param(
     [string]$FailureActions = '',
     [string[]]$Environment = @(),
     [hashtable]$Parameters = @{},
+    [hashtable]$ParameterTypes = @{},
     [ValidateSet('none', 'start', 'restart', 'stop')][string]$Run = 'none'
 )
 $ErrorActionPreference = 'Stop'
 
 function Invoke-Sc([string[]]$Arguments) {
-    $out = & sc.exe @Arguments 2>&1
-    if ($LASTEXITCODE -ne 0) { throw "sc.exe $($Arguments[0]) failed with exit code ${LASTEXITCODE}: $out" }
+    # Windows PowerShell 5.1 turns each stderr line of a native program into an error record, which
+    # 'Stop' would make fatal before the exit code is read: decide on the exit code only.
+    $ErrorActionPreference = 'Continue'
+    $out = (& sc.exe @Arguments 2>&1 | ForEach-Object { "$_" }) -join ' '
+    $code = $LASTEXITCODE
+    $ErrorActionPreference = 'Stop'
+    if ($code -ne 0) { throw "sc.exe $($Arguments[0]) failed with exit code ${code}: $out" }
 }
 
 if ($Action -eq 'remove') {
@@ -148,9 +163,18 @@ if ($Action -eq 'remove') {
     return
 }
 
+# Stop-Service -Force stops the dependent services first (ServiceController.Stop); a restart starts
+# again those that were running.
+$dependentsToStart = @()
 if ($Run -in @('stop', 'restart')) {
     $service = Get-Service -Name $Name -ErrorAction SilentlyContinue
-    if ($service -and $service.Status -ne 'Stopped') { Stop-Service -Name $Name -Force }
+    if ($service -and $service.Status -ne 'Stopped') {
+        if ($Run -eq 'restart') {
+            $dependentsToStart = @($service.DependentServices | Where-Object Status -eq 'Running' |
+                ForEach-Object Name)
+        }
+        Stop-Service -Name $Name -Force
+    }
 }
 if ($Action -eq 'none') {
     # only the run state changes
@@ -179,8 +203,11 @@ if ($Action -ne 'none') {
         # New-Item -Force would empty an existing registry key, so create it only when missing.
         if (-not (Test-Path -LiteralPath "$key\Parameters")) { New-Item -Path "$key\Parameters" | Out-Null }
         foreach ($valueName in $Parameters.Keys) {
+            # the registry type is decided on the controller: DWord, MultiString or String
+            $type = $ParameterTypes[$valueName]
+            if (-not $type) { throw "no registry type given for the parameter $valueName" }
             $value = $Parameters[$valueName]
-            $type = if ($value -is [System.Collections.IList]) { 'MultiString' } else { 'String' }
+            if ($type -eq 'DWord') { $value = [BitConverter]::ToInt32([BitConverter]::GetBytes([uint32]$value), 0) }
             Set-ItemProperty -LiteralPath "$key\Parameters" -Name $valueName -Value $value -Type $type
         }
     }
@@ -189,8 +216,11 @@ if ($Action -ne 'none' -and $FailureActions) {
     Invoke-Sc @('failure', $Name, 'reset=', [string]$FailureResetSeconds, 'actions=', $FailureActions)
     Invoke-Sc @('failureflag', $Name, '1')
 }
-if ($Run -in @('start', 'restart')) { Start-Service -Name $Name }
-$Ansible.Result = @{ status = (Get-Service -Name $Name).Status.ToString() }
+if ($Run -in @('start', 'restart')) {
+    Start-Service -Name $Name
+    foreach ($dependent in $dependentsToStart) { Start-Service -Name $dependent }
+}
+$Ansible.Result = @{ status = (Get-Service -Name $Name).Status.ToString(); restarted_dependents = $dependentsToStart }
 """
 
 # Contract: parameters Paths (files whose existence matters) and Services (names).
@@ -224,9 +254,12 @@ foreach ($name in $Services) {
             $path = $entry.image_path
             $exe = if ($path.StartsWith('"')) { $path.Split('"')[1] } else { $path.Split(' ')[0] }
             try {
-                $entry.version_output = (& $exe --version 2>&1 | Out-String)
+                $ErrorActionPreference = 'Continue'  # 5.1: a stderr line must not end the script
+                $entry.version_output = (& $exe --version 2>&1 | ForEach-Object { "$_" }) -join "`n"
             } catch {
                 $entry.version_output = "error: $_"  # a broken runtime is reported, not fatal
+            } finally {
+                $ErrorActionPreference = 'Stop'
             }
         }
     }
@@ -240,22 +273,25 @@ $Ansible.Result = @{
     version = @{ major = $nt.CurrentMajorVersionNumber; minor = $nt.CurrentMinorVersionNumber
                  build = $nt.CurrentBuildNumber; ubr = $nt.UBR }
     adapters = @($adapters)
-    pipes = @([System.IO.Directory]::GetFiles('\\.\pipe\') | ForEach-Object { $_.Substring(9) } |
-        Where-Object { $_ -in @('containerd-containerd', 'docker_engine', 'cri-dockerd') })
+    # only the pipes that matter are probed: listing \\.\pipe\ throws on names .NET rejects
+    pipes = @(@('containerd-containerd', 'docker_engine', 'cri-dockerd') |
+        Where-Object { Test-Path -LiteralPath "\\.\pipe\$_" })
     services = $serviceFacts
     paths = $pathFacts
 }
 """
 
-# Contract: parameters Files (paths), Dirs (paths) and Paths (paths). Result: {files: {path: sha512
-# hex or null}, dirs: {path: SDDL of the access rules or null}, paths: {path: "file", "dir",
-# "empty-dir" or null}}.
+# Contract: parameters Files (paths), Dirs (paths), Paths (paths) and Acls (paths of files whose access
+# rules matter). Result: {files: {path: sha512 hex or null}, dirs: {path: SDDL of the access rules or
+# null}, paths: {path: "file", "dir", "empty-dir" or null}, acls: {path: SDDL of the file's access rules
+# or null}}.
 FILES_STATE = HEADER_PREFIX + "files_state" + r"""
 [CmdletBinding(SupportsShouldProcess)]
 param(
     [string[]]$Files = @(),
     [string[]]$Dirs = @(),
-    [string[]]$Paths = @()
+    [string[]]$Paths = @(),
+    [string[]]$Acls = @()
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
@@ -279,7 +315,13 @@ foreach ($path in $Dirs) {
         (Get-Acl -LiteralPath $path).GetSecurityDescriptorSddlForm('Access')
     } else { $null }
 }
-$Ansible.Result = @{ files = $fileHashes; dirs = $dirAccess; paths = $pathKinds }
+$fileAccess = @{}
+foreach ($path in $Acls) {
+    $fileAccess[$path] = if (Test-Path -LiteralPath $path -PathType Leaf) {
+        (Get-Item -LiteralPath $path -Force).GetAccessControl('Access').GetSecurityDescriptorSddlForm('Access')
+    } else { $null }
+}
+$Ansible.Result = @{ files = $fileHashes; dirs = $dirAccess; paths = $pathKinds; acls = $fileAccess }
 """
 
 # Contract: parameters Dirs [{path, sddl}] (create; set the access rules when sddl is not empty),
@@ -288,6 +330,11 @@ $Ansible.Result = @{ files = $fileHashes; dirs = $dirAccess; paths = $pathKinds 
 # stamp file holding the archive's SHA-512), Files [{path, content (base64), sddl}], Remove (paths,
 # removed with everything in them), Prune (directories removed only when empty, in the order given),
 # Proxy, ProxyBypass (list of regular expressions). Applied in that order. Result: {}.
+# Only the access section (DACL) is written, never owner, group or audit rules. A file or download
+# goes to a temporary file next to its destination first, which then replaces the destination in one
+# step ([IO.File]::Replace, or a rename when there is none). A file with sddl is created with those
+# access rules (no moment where it has inherited ones), and an existing destination gets them before
+# the new content replaces it (Replace keeps the destination's DACL).
 NODE_SYNC = HEADER_PREFIX + "node_sync" + r"""
 param(
     [object[]]$Dirs = @(),
@@ -302,9 +349,18 @@ $ErrorActionPreference = 'Stop'
 
 function Set-AccessRules([string]$Path, [string]$Sddl) {
     if (-not $Sddl) { return }
-    $acl = Get-Acl -LiteralPath $Path
+    $item = Get-Item -LiteralPath $Path -Force
+    $acl = $item.GetAccessControl('Access')
     $acl.SetSecurityDescriptorSddlForm($Sddl, 'Access')
-    Set-Acl -LiteralPath $Path -AclObject $acl
+    $item.SetAccessControl($acl)
+}
+
+function Install-File([string]$Source, [string]$Destination) {
+    if (Test-Path -LiteralPath $Destination -PathType Leaf) {
+        [System.IO.File]::Replace($Source, $Destination, [NullString]::Value)
+    } else {
+        [System.IO.File]::Move($Source, $Destination)
+    }
 }
 
 foreach ($dir in $Dirs) {
@@ -328,18 +384,37 @@ foreach ($download in $Downloads) {
     }
     if ($download.extract_dir) {
         New-Item -ItemType Directory -Path $download.extract_dir -Force | Out-Null
-        & tar.exe -xf $tmp -C $download.extract_dir
-        if ($LASTEXITCODE -ne 0) { throw "tar.exe could not unpack $($download.url) (exit code $LASTEXITCODE)" }
+        # 5.1 makes each stderr line (a bsdtar warning too) an error record: decide on the exit code only
+        $ErrorActionPreference = 'Continue'
+        $tarOutput = (& tar.exe -xf $tmp -C $download.extract_dir 2>&1 | ForEach-Object { "$_" }) -join "`n"
+        $tarExit = $LASTEXITCODE
+        $ErrorActionPreference = 'Stop'
+        if ($tarExit -ne 0) { throw "tar.exe could not unpack $($download.url) (exit code ${tarExit}): $tarOutput" }
         Remove-Item -LiteralPath $tmp -Force
-        [System.IO.File]::WriteAllText($download.dest, $download.sha512)
+        [System.IO.File]::WriteAllText($tmp, $download.sha512)
+        Install-File $tmp $download.dest
     } else {
-        Move-Item -LiteralPath $tmp -Destination $download.dest -Force
+        Install-File $tmp $download.dest
     }
 }
 foreach ($file in $Files) {
     New-Item -ItemType Directory -Path (Split-Path -Parent $file.path) -Force | Out-Null
-    [System.IO.File]::WriteAllBytes($file.path, [Convert]::FromBase64String($file.content))
-    Set-AccessRules $file.path $file.sddl
+    $bytes = [Convert]::FromBase64String($file.content)
+    $tmp = "$($file.path).kubewin-new"
+    if (Test-Path -LiteralPath $tmp) { Remove-Item -LiteralPath $tmp -Force }
+    if ($file.sddl) {
+        $security = New-Object System.Security.AccessControl.FileSecurity
+        $security.SetSecurityDescriptorSddlForm($file.sddl, 'Access')
+        # created with its final access rules: .NET Framework's FileStream(..., FileSecurity)
+        $stream = New-Object System.IO.FileStream($tmp, [System.IO.FileMode]::CreateNew,
+            [System.Security.AccessControl.FileSystemRights]::Write, [System.IO.FileShare]::None, 4096,
+            [System.IO.FileOptions]::None, $security)
+        try { $stream.Write($bytes, 0, $bytes.Length) } finally { $stream.Dispose() }
+        if (Test-Path -LiteralPath $file.path -PathType Leaf) { Set-AccessRules $file.path $file.sddl }
+    } else {
+        [System.IO.File]::WriteAllBytes($tmp, $bytes)
+    }
+    Install-File $tmp $file.path
 }
 foreach ($path in $Remove) {
     if (Test-Path -LiteralPath $path) { Remove-Item -LiteralPath $path -Recurse -Force }

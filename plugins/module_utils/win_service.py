@@ -135,10 +135,49 @@ def desired_definition(command_line, dependencies, restart_delay_seconds, displa
     }
 
 
+# NSSM's settings it reads as numbers (registry.h NSSM_REG_*, read with get_number()/set_number() as
+# REG_DWORD; a REG_SZ there is misread or ignored).
+NSSM_DWORD_VALUES = frozenset(n.lower() for n in (
+    "AppRestartDelay", "AppThrottle", "AppStopMethodSkip", "AppStopMethodConsole", "AppStopMethodWindow",
+    "AppStopMethodThreads", "AppKillProcessTree", "AppRotateFiles", "AppRotateOnline", "AppRotateSeconds",
+    "AppRotateBytes", "AppRotateBytesHigh", "AppRotateDelay", "AppTimestampLog", "AppNoConsole",
+    "AppRedirectHook", "AppPriority"))
+_DWORD_MAX = 0xFFFFFFFF
+
+
+class ServiceParameterError(ValueError):
+    """A value for the service's Parameters key that cannot be stored as the program reads it."""
+
+
 def parameter_values(parameters):
-    """Registry values: a list becomes REG_MULTI_SZ, anything else REG_SZ text."""
-    return {k: [str(i) for i in v] if isinstance(v, (list, tuple)) else str(v)
-            for k, v in (parameters or {}).items()}
+    """Registry values of the Parameters key: a list becomes REG_MULTI_SZ text, a whole number (or
+    true/false, or digits for a setting NSSM reads as a number) a REG_DWORD int, anything else
+    REG_SZ text. Raises ServiceParameterError naming the value and what it must be."""
+    values = {}
+    for name, value in (parameters or {}).items():
+        numeric = str(name).lower() in NSSM_DWORD_VALUES
+        if isinstance(value, (list, tuple)):
+            values[name] = [str(i) for i in value]
+        elif isinstance(value, bool):
+            values[name] = int(value)
+        elif isinstance(value, int) or (numeric and isinstance(value, str) and value.strip().isdigit()):
+            values[name] = int(value)
+        elif numeric:
+            raise ServiceParameterError(
+                "parameters.%s is %r, but NSSM reads %s as a number (REG_DWORD); give a whole number from 0 to %d"
+                % (name, value, name, _DWORD_MAX))
+        else:
+            values[name] = str(value)
+        if isinstance(values[name], int) and not 0 <= values[name] <= _DWORD_MAX:
+            raise ServiceParameterError("parameters.%s is %d, outside what a REG_DWORD holds (0 to %d)"
+                                        % (name, values[name], _DWORD_MAX))
+    return values
+
+
+def parameter_types(values):
+    """The registry type service_apply writes each value of parameter_values() with."""
+    return {name: "DWord" if isinstance(v, int) else "MultiString" if isinstance(v, list) else "String"
+            for name, v in (values or {}).items()}
 
 
 def environment_block(environment):
@@ -189,7 +228,16 @@ def definition_differences(desired, live):
 
 
 def _registry_value(value):
-    return [str(i) for i in value] if isinstance(value, (list, tuple)) else (None if value is None else str(value))
+    """A value service_state read, typed as parameter_values() types it: REG_MULTI_SZ -> list of
+    text, REG_DWORD (an int; RegistryKey.GetValue gives it signed) -> int 0..2^32-1, REG_SZ -> text.
+    A REG_SZ "1" therefore differs from the wanted DWORD 1."""
+    if isinstance(value, (list, tuple)):
+        return [str(i) for i in value]
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value & _DWORD_MAX
+    return None if value is None else str(value)
 
 
 def plan_service(state, desired, answer):

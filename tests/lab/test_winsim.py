@@ -640,3 +640,66 @@ def test_flanneld_runs_only_under_nssm(lab):
     with open(os.path.join(drive, "k", "flanneld.log")) as f:
         assert "Failed to create SubnetManager: fail to create kubernetes config: CreateFile " \
                "C:\\etc\\kube-flannel\\kubeconfig: The system cannot find the file specified." in f.read()
+
+
+def test_service_restart_starts_again_the_dependents_that_were_running(tmp_path):
+    """Stop-Service -Force stops kubelet's dependents too; service_apply's restart starts those again."""
+    host = core.create_host(str(tmp_path), "w")
+    core.write_binary(host.local_path("C:\\k\\kube-proxy.exe"), "kube-proxy", "v1.33.2")
+    _put(host, "C:\\etc\\kube-proxy\\kubeconfig")
+    line = "C:\\k\\kube-proxy.exe --windows-service --kubeconfig=C:\\etc\\kube-proxy\\kubeconfig --network-name=cbr0"
+    with host.open():
+        for name, deps, run in (("base", [], "start"), ("mid", ["base"], "start"), ("top", ["mid"], "start"),
+                                ("idle", ["base"], "none")):
+            winsim_scripts.service_apply(host, {"Name": name, "Action": "create", "Run": run, "CommandLine": line,
+                                                "Dependencies": deps}, False)
+        reply = winsim_scripts.service_apply(host, {"Name": "base", "Action": "none", "Run": "restart"}, False)
+        status = {n: core.winsim_scm.find(host.state, n)["status"] for n in ("base", "mid", "top", "idle")}
+    assert status == {"base": "Running", "mid": "Running", "top": "Running", "idle": "Stopped"}
+    assert reply["result"]["restarted_dependents"] == ["mid", "top"]
+
+
+def test_nssm_numbers_are_dwords(lab):
+    core.write_binary(os.path.join(lab.root, "hosts", "win-1", "C", "k", "nssm.exe"), "nssm", "2.24")
+    svc = ("kubewin.nodes.win_node_service: {name: demo, state: present, path: 'C:\\k\\nssm.exe', parameters: "
+           "{Application: 'C:\\k\\x.exe', AppRotateFiles: 1, AppRotateBytes: 10485760, "
+           "AppStopMethodSkip: '4294967295'}}")
+    rc, _, res = lab.play("""
+        - name: create
+          %s
+        - name: again
+          %s
+    """ % (svc, svc))
+    assert rc == 0 and _one(res, "create")["changed"] and not _one(res, "again")["changed"], res
+    assert lab.dump()["services"]["demo"]["parameters"] == {"Application": "C:\\k\\x.exe", "AppRotateFiles": 1,
+                                                            "AppRotateBytes": 10485760, "AppStopMethodSkip": -1}
+    # written as text by an older release (REG_SZ "1", which NSSM misreads): rewritten as a DWORD
+    core.edit(lab.root, "win-1", lambda st: st["services"]["demo"]["parameters"].update(AppRotateFiles="1"))
+    rc, _, res = lab.play("""
+        - name: retype
+          %s
+    """ % svc)
+    assert rc == 0 and _one(res, "retype")["differences"] == ["parameters"], res
+    assert lab.dump()["services"]["demo"]["parameters"]["AppRotateFiles"] == 1
+
+
+def test_secret_file_access_rules_that_drifted_are_repaired(lab):
+    task = """
+        - name: secret
+          kubewin.nodes.win_node_files:
+            files: [{path: 'C:\\etc\\kube-proxy\\kubeconfig', content: 'token', secret: true, restricted: true}]
+    """
+    rc, _, res = lab.play(task)
+    assert rc == 0 and _one(res, "secret")["changed"]
+    key = "c:\\etc\\kube-proxy\\kubeconfig"
+    assert lab.dump()["sddl"][key] == node_files.RESTRICTED_FILE_SDDL
+    assert not [k for k in lab.dump()["sddl"] if k.endswith(".kubewin-new")]
+    rc, _, res = lab.play(task)
+    assert rc == 0 and not _one(res, "secret")["changed"]
+    # someone gives local Users read access again
+    with core.Host(lab.root, "win-1").open() as h:
+        winsim_files.set_sddl(h, "C:\\etc\\kube-proxy\\kubeconfig", winsim_files.DRIVE_DEFAULT_SDDL)
+    rc, _, res = lab.play(task)
+    assert rc == 0 and _one(res, "secret")["changed"] and _one(res, "secret")["written"] == [
+        "C:\\etc\\kube-proxy\\kubeconfig"]
+    assert lab.dump()["sddl"][key] == node_files.RESTRICTED_FILE_SDDL

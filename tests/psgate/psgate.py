@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Static gate for the PowerShell in plugins/module_utils/win_scripts.py (run by `make lint`).
+r"""Static gate for the PowerShell in plugins/module_utils/win_scripts.py (run by `make lint`).
 
 No PowerShell runs here, so every script in ``win_scripts.SCRIPTS`` is parsed with a real PowerShell
 grammar (tree-sitter-powershell) and checked for what would break it on Windows PowerShell 5.1:
@@ -16,6 +16,12 @@ grammar (tree-sitter-powershell) and checked for what would break it on Windows 
 - ``ps51``: syntax, cmdlets, parameters and variables Windows PowerShell 5.1 lacks (``??``, ``?.``,
   ternary, ``&&``, ``||``, ``-Parallel``, ``-AsHashtable``, ``Remove-Service``, ``$IsWindows`` ...).
   The grammar accepts some of them (``&&``), so tokens are checked as well as parse errors.
+- ``native``: a native program (``x.exe``, ``& $exe``) run without ``2>&1`` under an
+  ``$ErrorActionPreference`` of Continue set before it in its function (or the script). Windows
+  PowerShell 5.1 turns each stderr line into an error record, and the scripts' 'Stop' makes the
+  first one fatal before the exit code is read (PowerShell 7.2+ no longer does this).
+- ``unsafe``: what the PowerShell audit found wrong on Windows: ``Set-Acl`` (rewrites owner, group
+  and SACL from a Get-Acl object), and listing ``\\.\pipe\`` (throws on pipe names .NET rejects).
 - ``contract``: a ``param()`` name that no Python caller passes, a key a caller passes that no
   ``param()`` declares (both case-insensitive), a script nobody runs, and element keys read with
   ``$item.key`` in ``foreach ($item in $Param)`` that the Python never builds. The callers are found
@@ -299,6 +305,70 @@ def check_ps51(name, tree):
     return findings
 
 
+def _eap_assignments(tree):
+    """[(start byte, value lower, enclosing function node or None)] of $ErrorActionPreference = '...'."""
+    out = []
+    for n in _walk(tree.root_node):
+        if n.type != "assignment_expression":
+            continue
+        targets = [variable_name(v) for v in _writes(n)]
+        if "erroractionpreference" not in targets:
+            continue
+        rhs = [c for c in n.children if c.type not in ("left_assignment_expression", "assignement_operator", "comment")]
+        strings = [m for r in rhs for m in _walk(r) if m.type == "string_literal"]
+        value = _text(strings[0]).strip("'\"").lower() if strings else (_text(rhs[0]).lower() if rhs else "")
+        out.append((n.start_byte, value, _function_of(n)))
+    return out
+
+
+def _function_of(node):
+    node = node.parent
+    while node is not None and node.type != "function_statement":
+        node = node.parent
+    return node
+
+
+def _is_native(command):
+    name = next((c for c in command.children if c.type in ("command_name", "command_name_expr")), None)
+    if name is None:
+        return False
+    text = _text(name).strip().lower()
+    invoked = any(c.type == "command_invokation_operator" for c in command.children)
+    return text.endswith(".exe") or (invoked and text.startswith("$"))
+
+
+def check_native(name, tree):
+    findings = []
+    eap = _eap_assignments(tree)
+    for n in _walk(tree.root_node):
+        if n.type != "command" or not _is_native(n):
+            continue
+        fn = _function_of(n)
+        before = [v for start, v, f in eap if start < n.start_byte and f == fn]
+        if not before and fn is not None:
+            before = [v for _s, v, f in eap if f is None]
+        merged = any(c.type == "redirection" and "2>&1" in _text(c) for e in n.children if e.type == "command_elements"
+                     for c in e.children)
+        if not merged or not before or before[-1] not in ("continue", "silentlycontinue"):
+            findings.append(Finding(name, _line(n), "native", "%s: run native programs with 2>&1 under "
+                                    "$ErrorActionPreference = 'Continue' and decide on $LASTEXITCODE (Windows "
+                                    "PowerShell 5.1 makes each stderr line an error record)" % _text(n)[:60]))
+    return findings
+
+
+def check_unsafe(name, tree):
+    findings = []
+    for n in _walk(tree.root_node):
+        if n.type == "command_name" and _text(n).lower() == "set-acl":
+            findings.append(Finding(name, _line(n), "unsafe", "Set-Acl writes owner, group and audit rules too; use "
+                                    "$item.GetAccessControl('Access') and $item.SetAccessControl($acl)"))
+        elif n.type == "string_literal" and _text(n).strip("'\"").lower().startswith("\\\\.\\pipe\\") and \
+                _text(n).strip("'\"").rstrip("\\").lower() == "\\\\.\\pipe":
+            findings.append(Finding(name, _line(n), "unsafe", "listing \\\\.\\pipe\\ throws on pipe names .NET "
+                                    "rejects; probe the names needed with Test-Path"))
+    return findings
+
+
 # --- the contract with the Python callers --------------------------------------------------------
 
 def _collection():
@@ -525,7 +595,8 @@ def check_contract(name, tree, callers, elements=None):
 def check_script(name, text, callers=None, elements=None):
     """All findings for one script; the contract is checked when ``callers`` is given."""
     tree = parse(text)
-    findings = check_syntax(name, tree) + check_overwrites(name, tree) + check_ps51(name, tree)
+    findings = (check_syntax(name, tree) + check_overwrites(name, tree) + check_ps51(name, tree)
+                + check_native(name, tree) + check_unsafe(name, tree))
     if callers is not None:
         findings += check_contract(name, tree, callers, elements)
     return findings

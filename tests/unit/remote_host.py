@@ -52,7 +52,12 @@ class FakeScm:
                        display_name=p["DisplayName"], description=p["Description"],
                        failure_actions=base64.b64encode(blob).decode(), failure_actions_on_non_crash=1,
                        environment=p["Environment"])
-            svc.setdefault("parameters", {}).update(p["Parameters"])
+            # Set-ItemProperty -Type <ParameterTypes[name]>; GetValue reads a DWORD back as a signed Int32
+            for name, value in p["Parameters"].items():
+                kind = p["ParameterTypes"][name]
+                svc.setdefault("parameters", {})[name] = (
+                    (value - 2 ** 32 if value >= 2 ** 31 else value) if kind == "DWord"
+                    else [str(v) for v in value] if kind == "MultiString" else str(value))
         if p["Run"] in ("start", "restart"):
             svc["status"] = getattr(self, "after_start", "Running")
             svc["restarts"] = svc.get("restarts", 0) + 1

@@ -189,3 +189,52 @@ def test_the_gate_fails_the_command_line_on_the_old_text(tmp_path, capsys):
     for expected in ("files_state line 10", "files_state line 18", "files_state line 24", "node_facts line 16",
                      "node_facts line 36", "service_apply line 62"):
         assert expected in out
+
+
+# --- native --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "$ErrorActionPreference = 'Stop'\n& tar.exe -xf a.tgz\n",                         # F9: no 2>&1, Stop
+    "$ErrorActionPreference = 'Stop'\n$o = & $exe --version 2>&1 | Out-String\n",     # merged, but Stop
+    "$ErrorActionPreference = 'Stop'\nfunction Invoke-Sc { $o = & sc.exe query 2>&1 }\n",  # inherits Stop
+    "$ErrorActionPreference = 'Continue'\n$o = sc.exe query\n",                      # stderr not captured
+])
+def test_native_programs_must_not_turn_stderr_into_fatal_errors(text):
+    assert findings(text, "native")
+
+
+def test_native_program_under_continue_with_merged_stderr_passes():
+    assert findings("""
+        $ErrorActionPreference = 'Stop'
+        function Invoke-Sc([string[]]$Arguments) {
+            $ErrorActionPreference = 'Continue'
+            $out = (& sc.exe @Arguments 2>&1 | ForEach-Object { "$_" }) -join ' '
+        }
+        try {
+            $ErrorActionPreference = 'Continue'  # a comment
+            $v = & $exe --version 2>&1
+        } finally { $ErrorActionPreference = 'Stop' }
+        """, "native") == []
+
+
+# --- unsafe --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "Set-Acl -LiteralPath $p -AclObject $acl",
+    "$p = [System.IO.Directory]::GetFiles('\\\\.\\pipe\\')",
+    '$p = Get-ChildItem "\\\\.\\pipe\\"',
+])
+def test_unsafe_calls_the_audit_found_are_caught(text):
+    assert findings(text + "\n", "unsafe")
+
+
+def test_probing_one_pipe_is_fine():
+    assert findings("Test-Path -LiteralPath \"\\\\.\\pipe\\$name\"\n", "unsafe") == []
+
+
+def test_the_old_text_also_fails_the_native_and_unsafe_rules(capsys):
+    old = Path(psgate.__file__).parent / "testdata" / "win_scripts_f1_f3.py"
+    psgate.main(["--scripts", str(old)])
+    out = capsys.readouterr().out
+    for expected in ("node_sync line 41: native: & tar.exe", "service_apply line 18: native: & sc.exe",
+                     "node_facts line 28: native: & $exe", "node_sync line 17: unsafe: Set-Acl",
+                     "node_facts line 44: unsafe: listing"):
+        assert expected in out

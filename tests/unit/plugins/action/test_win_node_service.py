@@ -52,3 +52,35 @@ def test_a_service_that_does_not_stay_running_fails_the_task(make_action):
     scm.after_start = "Paused"  # what NSSM shows while its program keeps exiting
     result = make_action(ActionModule, dict(PROXY), scm.host).run(task_vars={"inventory_hostname": "win-1"})
     assert result["failed"] and "kube-proxy on win-1" in result["msg"] and "is Paused" in result["msg"]
+
+
+NSSM = {"name": "flanneld", "path": "C:\\k\\nssm.exe",
+        "parameters": {"Application": "C:\\k\\flanneld.exe", "AppRotateFiles": 1, "AppRotateSeconds": 86400,
+                       "AppRotateBytes": "10485760", "AppStopMethodSkip": 4294967295, "AppNoConsole": True}}
+
+
+def test_nssm_numeric_settings_are_written_as_dwords_and_compared_typed(make_action):
+    scm = FakeScm()
+    assert make_action(ActionModule, dict(NSSM), scm.host).run(task_vars={})["changed"]
+    apply = [p for n, p in scm.host.calls if n == "service_apply"][0]
+    assert apply["ParameterTypes"] == {"Application": "String", "AppRotateFiles": "DWord", "AppRotateSeconds": "DWord",
+                                       "AppRotateBytes": "DWord", "AppStopMethodSkip": "DWord", "AppNoConsole": "DWord"}
+    assert apply["Parameters"]["AppRotateBytes"] == 10485760 and apply["Parameters"]["AppNoConsole"] == 1
+    assert scm.services["flanneld"]["parameters"]["AppStopMethodSkip"] == -1  # how GetValue reads 0xFFFFFFFF
+    assert make_action(ActionModule, dict(NSSM), scm.host).run(task_vars={})["changed"] is False
+
+
+def test_a_numeric_nssm_setting_stored_as_text_is_rewritten(make_action):
+    scm = FakeScm()
+    make_action(ActionModule, dict(NSSM), scm.host).run(task_vars={})
+    scm.services["flanneld"]["parameters"]["AppRotateFiles"] = "1"  # REG_SZ: NSSM reads 0x31 = 49
+    result = make_action(ActionModule, dict(NSSM), scm.host).run(task_vars={})
+    assert result["differences"] == ["parameters"] and scm.services["flanneld"]["parameters"]["AppRotateFiles"] == 1
+
+
+def test_a_numeric_nssm_setting_that_is_no_number_fails_before_any_change(make_action):
+    scm = FakeScm()
+    bad = dict(NSSM, parameters={"AppThrottle": "1.5s"})
+    result = make_action(ActionModule, bad, scm.host).run(task_vars={"inventory_hostname": "win-1"})
+    assert result["failed"] and "parameters.AppThrottle is '1.5s'" in result["msg"] and "REG_DWORD" in result["msg"]
+    assert scm.services == {}

@@ -74,7 +74,8 @@ def test_node_in_the_desired_state_needs_nothing():
     live = {"files": {"C:\\k\\kubelet.exe": SHA,
                       FILES[0]["path"]: hashlib.sha512(b"{}").hexdigest(),
                       FILES[1]["path"]: hashlib.sha512(b"token: s3cret").hexdigest()},
-            "dirs": {"C:\\k": nfiles.RESTRICTED_DIR_SDDL, "C:\\var\\log": "D:AI(A;OICIID;FA;;;BU)"}}
+            "dirs": {"C:\\k": nfiles.RESTRICTED_DIR_SDDL, "C:\\var\\log": "D:AI(A;OICIID;FA;;;BU)"},
+            "acls": {FILES[1]["path"]: nfiles.RESTRICTED_FILE_SDDL}}
     params, report = nfiles.plan(DIRS, resolved(), FILES, live)
     assert params is None and report["downloads"] == [] and report["directories"] == []
 
@@ -90,7 +91,44 @@ def test_wrong_binary_and_loose_acl_are_repaired():
 def test_state_query_covers_every_managed_path():
     q = nfiles.state_query(DIRS, resolved(), FILES)
     assert q == {"Files": ["C:\\k\\kubelet.exe", FILES[0]["path"], FILES[1]["path"]],
-                 "Dirs": ["C:\\k", "C:\\var\\log"], "Paths": []}
+                 "Dirs": ["C:\\k", "C:\\var\\log"], "Paths": [], "Acls": [FILES[1]["path"]]}
+
+
+def _converged(acl):
+    return {"files": {FILES[1]["path"]: hashlib.sha512(b"token: s3cret").hexdigest()}, "acls": {FILES[1]["path"]: acl}}
+
+
+@pytest.mark.parametrize("acl", [
+    None,                                                   # unreadable / never set
+    "D:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)",                     # inherited, not protected
+    "D:PAI(A;;FA;;;SY)(A;;FA;;;BA)(A;;0x1200a9;;;BU)",      # Users added back
+    "D:PAI(A;;FA;;;SY)",                                    # Administrators removed
+])
+def test_a_secret_file_whose_access_rules_drifted_is_written_again(acl):
+    params, report = nfiles.plan([], [], [FILES[1]], _converged(acl))
+    assert params["Files"] == [{"path": FILES[1]["path"], "content": base64.b64encode(b"token: s3cret").decode(),
+                                "sddl": nfiles.RESTRICTED_FILE_SDDL}]
+    assert report["files"] == [FILES[1]["path"]] and "s3cret" not in str(report)
+    assert report["after"][FILES[1]["path"]] == "(secret), access: %s" % nfiles.RESTRICTED_FILE_SDDL
+
+
+@pytest.mark.parametrize("acl", ["D:PAI(A;;FA;;;SY)(A;;FA;;;BA)", "D:P(A;;FA;;;BA)(A;;FA;;;SY)",
+                                 "D:PAIAR(A;;FA;;;BA)(A;;FA;;;SY)"])
+def test_a_secret_file_with_its_access_rules_in_any_order_or_auto_inherit_flag_is_left_alone(acl):
+    assert nfiles.plan([], [], [FILES[1]], _converged(acl))[0] is None
+
+
+def test_an_unrestricted_file_access_rules_are_not_read_or_compared():
+    live = {"files": {FILES[0]["path"]: hashlib.sha512(b"{}").hexdigest()}}
+    assert nfiles.plan([], [], [FILES[0]], live)[0] is None
+    assert nfiles.state_query([], [], [FILES[0]])["Acls"] == []
+
+
+def test_directory_access_compares_the_granted_access_not_the_auto_inherit_flag():
+    live = {"dirs": {"C:\\k": "D:P(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)"}}
+    assert nfiles.plan([DIRS[0]], [], [], live)[0] is None
+    live = {"dirs": {"C:\\k": "D:AI(A;OICIID;FA;;;SY)(A;OICIID;FA;;;BA)"}}
+    assert nfiles.plan([DIRS[0]], [], [], live)[0]["Dirs"] == [{"path": "C:\\k", "sddl": nfiles.RESTRICTED_DIR_SDDL}]
 
 
 def test_reset_removes_what_exists_and_prunes_only_directories_left_empty():

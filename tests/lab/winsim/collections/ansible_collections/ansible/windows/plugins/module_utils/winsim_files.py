@@ -48,6 +48,9 @@ def _key(win_path):
     return ("c:\\" + "\\".join(split_win_path(win_path))).lower()
 
 
+sddl_key = _key
+
+
 # --- paths -------------------------------------------------------------------------------------
 def resolve(host, path):
     """Local path of a C: or UNC path (None for anything else, e.g. another drive)."""

@@ -17,6 +17,7 @@ import base64
 import binascii
 import json
 import os
+import shutil
 
 from ansible_collections.ansible.windows.plugins.module_utils import (
     winsim_binaries,
@@ -104,7 +105,13 @@ def service_apply(host, params, check_mode):
             if winsim_scm.find(state, name):
                 winsim_scm.delete(state, name)
         return {"changed": True, "result": {"status": "Absent"}}
+    # Stop-Service -Force stops the dependents first; a restart starts those that were running again
+    # (ServiceController.DependentServices lists direct and indirect dependents).
+    restart_dependents = []
     if run in ("stop", "restart") and winsim_scm.find(state, name):
+        if run == "restart" and winsim_scm.find(state, name)["status"] != "Stopped":
+            restart_dependents = [d["name"] for d in _all_dependents(state, winsim_scm.find(state, name)["name"])
+                                  if d["status"] == "Running"]
         winsim_scm.stop(host, name, force=True)
     deps = params.get("Dependencies") or []
     if isinstance(deps, str):
@@ -120,7 +127,7 @@ def service_apply(host, params, check_mode):
         winsim_scm.require(state, name)["description"] = params.get("Description") or ""
         # Set-ItemProperty -Type MultiString, or Remove-ItemProperty when the list is empty
         winsim_scm.require(state, name)["environment"] = _environment(params.get("Environment"))
-        _set_parameters(winsim_scm.require(state, name), params.get("Parameters"))
+        _set_parameters(winsim_scm.require(state, name), params.get("Parameters"), params.get("ParameterTypes"))
         if params.get("FailureActions"):
             svc = winsim_scm.require(state, name)
             actions = winsim_scm.parse_sc_actions(params["FailureActions"])
@@ -129,7 +136,20 @@ def service_apply(host, params, check_mode):
             svc["failure_actions_on_non_crash"] = 1
     if run in ("start", "restart"):
         winsim_scm.start(host, name)
-    return {"changed": True, "result": {"status": winsim_scm.require(state, name)["status"]}}
+        for dependent in restart_dependents:
+            winsim_scm.start(host, dependent)
+    return {"changed": True, "result": {"status": winsim_scm.require(state, name)["status"],
+                                        "restarted_dependents": restart_dependents}}
+
+
+def _all_dependents(state, name, seen=None):
+    """ServiceController.DependentServices: EnumDependentServices lists indirect dependents too."""
+    seen = [] if seen is None else seen
+    for d in winsim_scm.dependents(state, name):
+        if d not in seen:
+            seen.append(d)
+            _all_dependents(state, d["name"], seen)
+    return seen
 
 
 # --- node_facts ---------------------------------------------------------------------------------
@@ -168,8 +188,10 @@ def _image_exe(image_path):
 
 
 def _version_output(host, image_path):
-    """try { (& $exe --version 2>&1 | Out-String) } catch { "error: $_" } under
-    $ErrorActionPreference = 'Stop'. "$_" of the ErrorRecord is its message only."""
+    """try { $ErrorActionPreference = 'Continue'; (& $exe --version 2>&1 | ForEach-Object { "$_" }) -join "`n" }
+    catch { "error: $_" }: a program that is not there is caught (CommandNotFoundException ends the
+    statement whatever the preference); stderr lines are text like stdout ("$_" of a stderr record is
+    the line). winsim cannot interleave the two streams, so stdout comes first."""
     exe = _image_exe(image_path or "")
     rc, out, err = winsim_binaries.run(host, [exe, "--version"], shell="powershell")
     if rc != 0 and not out and "is not recognized as the name of a cmdlet" in err:
@@ -177,13 +199,7 @@ def _version_output(host, image_path):
         return ("error: The term '%s' is not recognized as the name of a cmdlet, function, script file, or operable "
                 "program. Check the spelling of the name, or if a path was included, verify that the path is "
                 "correct and try again." % exe)
-    if err:
-        # Windows PowerShell 5.1 wraps native stderr redirected with 2>&1 in an ErrorRecord, which
-        # $ErrorActionPreference = 'Stop' turns into a terminating NativeCommandError; its message is
-        # the first line the program wrote to stderr.
-        return "error: %s" % err.splitlines()[0]
-    text = "\r\n".join(out.splitlines())
-    return text + "\r\n" if text else ""
+    return "\n".join(out.splitlines() + err.splitlines())
 
 
 def _test_path(host, path, leaf=None):
@@ -243,7 +259,10 @@ def files_state(host, params, check_mode):
     paths = {}
     for path in _string_list(params, "Paths"):
         paths[path] = _path_kind(host, path)
-    return {"changed": False, "result": {"files": files, "dirs": dirs, "paths": paths}}
+    acls = {}
+    for path in _string_list(params, "Acls"):
+        acls[path] = winsim_files.effective_sddl(host, path) if _test_path(host, path, leaf=True) else None
+    return {"changed": False, "result": {"files": files, "dirs": dirs, "paths": paths, "acls": acls}}
 
 
 def _path_kind(host, path):
@@ -298,13 +317,9 @@ def node_sync(host, params, check_mode):
             if rc != 0:
                 raise SimError("tar.exe could not unpack %s (exit code %d)" % (url, rc))
             os.remove(local_tmp)
-            with open(host.local_path(dest), "w") as f:  # WriteAllText: UTF-8, no BOM, no newline
+            with open(local_tmp, "w") as f:  # WriteAllText: UTF-8, no BOM, no newline
                 f.write(dl["sha512"])
-        else:
-            local_dest = host.local_path(dest)
-            if os.path.isdir(local_dest):
-                raise SimError("Cannot create a file when that file already exists. (%s)" % dest)
-            os.replace(local_tmp, local_dest)
+        _install_file(host, local_tmp, dest)
     for f in _entries(params, "Files", "path, content, sddl"):
         winsim_files.new_directory(host, winsim_files.parent(f["path"]))
         try:
@@ -313,14 +328,18 @@ def node_sync(host, params, check_mode):
             raise SimError('Exception calling "FromBase64String" with "1" argument(s): "The input is not a valid '
                            'Base-64 string as it contains a non-base 64 character, more than two padding characters, '
                            'or an illegal character among the padding characters."') from None
-        local = host.local_path(f["path"])
-        if os.path.isdir(local):
-            raise SimError('Exception calling "WriteAllBytes" with "2" argument(s): "Access to the path \'%s\' is '
-                           'denied."' % f["path"])
-        with open(local, "wb") as out:
+        local_tmp = host.local_path(f["path"] + ".kubewin-new")
+        if os.path.exists(local_tmp):
+            os.remove(local_tmp)
+        with open(local_tmp, "wb") as out:
             out.write(data)
         if f.get("sddl"):
-            winsim_files.set_sddl(host, f["path"], f["sddl"])
+            # FileStream(..., FileSecurity): the new file has these access rules from its creation;
+            # an existing destination gets them before the content replaces it
+            winsim_files.set_sddl(host, f["path"] + ".kubewin-new", f["sddl"])
+            if os.path.isfile(host.local_path(f["path"])):
+                winsim_files.set_sddl(host, f["path"], f["sddl"])
+        _install_file(host, local_tmp, f["path"])
     for path in _string_list(params, "Remove"):
         if _test_path(host, path):
             winsim_files.remove_item(host, path, recurse=True, locked=winsim_binaries.locked_files(host))
@@ -329,6 +348,27 @@ def node_sync(host, params, check_mode):
         if _test_path(host, path, leaf=False) and not os.listdir(local):
             winsim_files.remove_item(host, path, recurse=False, locked=set())
     return {"changed": True, "result": {}}
+
+
+def _install_file(host, local_tmp, win_dest):
+    """Install-File: [IO.File]::Replace onto an existing file (which keeps the destination's own
+    access rules: ReplaceFile preserves the replaced file's DACL), else [IO.File]::Move (a rename on
+    the same volume keeps the new file's access rules)."""
+    local = host.local_path(win_dest)
+    if os.path.isdir(local):
+        raise SimError('Exception calling "Move" with "2" argument(s): "Cannot create a file when that file already '
+                       'exists."')
+    if os.path.isfile(local):
+        with open(local_tmp, "rb") as src, open(local, "wb") as out:  # in place: the destination keeps its identity
+            shutil.copyfileobj(src, out)
+        os.remove(local_tmp)
+        return
+    tmp_key = winsim_files.sddl_key(win_dest + ".kubewin-new")
+    sddl = winsim_files.explicit_sddl(host, win_dest + ".kubewin-new")
+    os.rename(local_tmp, local)
+    (host.state.get("sddl") or {}).pop(tmp_key, None)
+    if sddl:
+        winsim_files.set_sddl(host, win_dest, sddl)
 
 
 def _registry_text(value):
@@ -340,11 +380,14 @@ def _registry_text(value):
     return str(value)
 
 
-def _set_parameters(svc, value):
+def _set_parameters(svc, value, types):
     """[hashtable]$Parameters into the service's Parameters key: the key is created only when
-    missing (values already there stay), a list is REG_MULTI_SZ, anything else REG_SZ."""
+    missing (values already there stay); each value is written with the type [hashtable]$ParameterTypes
+    names (DWord, MultiString, String), and a value without one ends the script. A DWORD is kept as
+    RegistryKey.GetValue returns it, a signed Int32."""
     if value in (None, ""):
         return
+    types = types or {}
     if not isinstance(value, dict):
         raise SimError("Cannot process argument transformation on parameter 'Parameters'. Cannot convert the "
                        "\"%s\" value of type \"%s\" to type \"System.Collections.Hashtable\"."
@@ -355,7 +398,16 @@ def _set_parameters(svc, value):
     for name, v in value.items():
         # registry value names are case-insensitive: an existing value keeps its spelling
         existing = next((k for k in key if k.lower() == str(name).lower()), str(name))
-        key[existing] = [_registry_text(i) for i in v] if isinstance(v, list) else _registry_text(v)
+        kind = next((t for k, t in types.items() if k.lower() == str(name).lower()), None)  # hashtable keys ignore case
+        if not kind:
+            raise SimError("no registry type given for the parameter %s" % name)
+        if kind == "DWord":
+            number = int(v) & 0xFFFFFFFF  # [uint32]$value, then its bits as Int32
+            key[existing] = number - 2 ** 32 if number >= 2 ** 31 else number
+        elif kind == "MultiString":
+            key[existing] = [_registry_text(i) for i in (v if isinstance(v, list) else [v])]
+        else:
+            key[existing] = _registry_text(v)
 
 
 def _environment(value):

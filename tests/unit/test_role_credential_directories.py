@@ -1,0 +1,29 @@
+"""Every restricted file the node role writes lands in a directory the role restricts first."""
+
+import ntpath
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _restricted_files():
+    tasks = yaml.safe_load((ROOT / "roles" / "node" / "tasks" / "main.yml").read_text())
+    for task in tasks:
+        args = task.get("kubewin.nodes.win_node_files") or {}
+        files = args.get("files")
+        for f in files if isinstance(files, list) else []:
+            if f.get("restricted"):
+                yield f["path"]
+
+
+def test_secret_files_go_into_directories_restricted_beforehand():
+    role_vars = yaml.safe_load((ROOT / "roles" / "node" / "vars" / "main.yml").read_text())
+    assert "_kubewin_credential_directories" in role_vars["_kubewin_directories"]
+    restricted = {d["path"].lower() for d in role_vars["_kubewin_base_directories"]
+                  + role_vars["_kubewin_credential_directories"] if d.get("restricted", True)}
+    files = list(_restricted_files())
+    assert files, "the node role writes no restricted file any more: update this test"
+    for path in files:
+        assert ntpath.dirname(path).lower() in restricted, path
