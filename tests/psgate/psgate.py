@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 r"""Static gate for the PowerShell in plugins/module_utils/win_scripts.py (run by `make lint`).
@@ -627,7 +626,7 @@ def _load_scripts(path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--scripts", help="a win_scripts.py to check instead of the checkout's")
     args = parser.parse_args(argv)
     scripts = _load_scripts(args.scripts) if args.scripts else None
