@@ -703,3 +703,21 @@ def test_secret_file_access_rules_that_drifted_are_repaired(lab):
     assert rc == 0 and _one(res, "secret")["changed"] and _one(res, "secret")["written"] == [
         "C:\\etc\\kube-proxy\\kubeconfig"]
     assert lab.dump()["sddl"][key] == node_files.RESTRICTED_FILE_SDDL
+
+
+def test_node_sync_cannot_replace_the_program_of_a_running_service(tmp_path):
+    host = core.create_host(str(tmp_path), "w")
+    core.write_binary(host.local_path("C:\\k\\kube-proxy.exe"), "kube-proxy", "v1.33.2")
+    _put(host, "C:\\etc\\kube-proxy\\kubeconfig")
+    new = {"Files": [{"path": "C:\\k\\kube-proxy.exe", "content": winsim_scripts.b64(b"new"), "sddl": ""}]}
+    with host.open():
+        winsim_scripts.service_apply(host, {"Name": "kube-proxy", "Action": "create", "Run": "start", "CommandLine":
+                                            "C:\\k\\kube-proxy.exe --windows-service "
+                                            "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig --network-name=cbr0"}, False)
+        with pytest.raises(core.SimError, match="Unable to remove the file to be replaced"):
+            winsim_scripts.node_sync(host, new, False)
+        assert not os.path.exists(host.local_path("C:\\k\\kube-proxy.exe.kubewin-new"))
+        winsim_scripts.service_apply(host, {"Name": "kube-proxy", "Action": "none", "Run": "stop"}, False)
+        winsim_scripts.node_sync(host, new, False)
+    with open(host.local_path("C:\\k\\kube-proxy.exe"), "rb") as f:
+        assert f.read() == b"new"

@@ -359,6 +359,13 @@ def _install_file(host, local_tmp, win_dest):
         raise SimError('Exception calling "Move" with "2" argument(s): "Cannot create a file when that file already '
                        'exists."')
     if os.path.isfile(local):
+        # The program of a running service cannot be replaced: ReplaceFile must remove the replaced
+        # file (Microsoft Learn, ReplaceFileW: ERROR_UNABLE_TO_REMOVE_REPLACED), which Windows refuses
+        # for a running image. Not verified on a host; the stricter choice.
+        if os.path.normcase(os.path.abspath(local)) in winsim_binaries.locked_files(host):
+            os.remove(local_tmp)
+            raise SimError('Exception calling "Replace" with "3" argument(s): "Unable to remove the file to be '
+                           'replaced. (%s)"' % win_dest)
         with open(local_tmp, "rb") as src, open(local, "wb") as out:  # in place: the destination keeps its identity
             shutil.copyfileobj(src, out)
         os.remove(local_tmp)
