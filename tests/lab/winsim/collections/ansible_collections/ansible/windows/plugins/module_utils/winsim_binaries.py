@@ -37,6 +37,22 @@ class ProcessExit(SimError):
         self.code = code
 
 
+class ExitsAfterRunning(SimError):
+    """The service process reported SERVICE_RUNNING to the SCM, then exited (or, under NSSM, its
+    application exited): ``Start-Service`` succeeds, and the failure shows only later, in the
+    service's status and log. The kubelet, kube-proxy and NSSM all report Running before they check
+    their inputs (kubelet: k8s.io/kubernetes v1.37.2 pkg/windows/service/service.go Execute reports
+    Running at once, cmd/kubelet/app/server.go connects to the CRI and bootstraps later; kube-proxy:
+    cmd/kube-proxy/app/server.go calls initForOS first; NSSM: Running once CreateProcess worked).
+    ``kind`` is "exit" (the process ends: SCM records exit code 1067, ERROR_PROCESS_ABORTED, and
+    applies the recovery actions) or "nssm" (NSSM stays and throttles the restarts of its
+    application, showing the service Paused: NSSM 2.24 README.txt, "restart throttling")."""
+
+    def __init__(self, message, kind="exit"):
+        SimError.__init__(self, message)
+        self.kind = kind
+
+
 def command(tool):
     def register(fn):
         COMMANDS[tool] = fn
