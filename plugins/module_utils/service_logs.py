@@ -38,9 +38,10 @@ LOG_FILES = {
     "kube-proxy": LOG_DIR + "\\kube-proxy.log",
     "flanneld": LOG_DIR + "\\flanneld.log",
 }
-# kube-log-runner rotates its file from these releases on (-log-file-size, -log-file-age: read in
-# k8s.io/component-base v0.36.3 and v0.37.2 logs/kube-log-runner/kube-log-runner.go). Older ones
-# would exit on the unknown flag, so they get no rotation.
+# kube-log-runner rotates its file with -log-file-size and -log-file-age (kubernetes PR #127667,
+# merged 2024-10; read in k8s.io/component-base v0.37.2 logs/kube-log-runner/kube-log-runner.go).
+# A release without them exits on the unknown flag, so they are passed only from the oldest
+# release checked here on; older kubelets run without rotation.
 LOG_ROTATION_FROM = (1, 36)
 LOG_FILE_SIZE = "100Mi"
 LOG_FILE_AGE = "168h"

@@ -220,8 +220,9 @@ binaries.PROCESSES["kube-proxy"] = _kube_proxy_process
 
 # --- kube-log-runner ----------------------------------------------------------------------------
 # k8s.io/component-base v0.37.2 logs/kube-log-runner/kube-log-runner.go: Go flags (-log-file,
-# -also-stdout, -redirect-stderr, -flush-interval; -log-file-size and -log-file-age, read in
-# v0.36.3 and v0.37.2), then the command. It opens the log file (O_APPEND|O_CREATE: the directory
+# -also-stdout, -redirect-stderr, -flush-interval, -log-file-size, -log-file-age; the last three
+# came with kubernetes PR #127667 in 2024: winsim refuses them before 1.36, the stricter choice for
+# releases not read), then the command. It opens the log file (O_APPEND|O_CREATE: the directory
 # must exist), starts the command with its stdout and stderr going to the file, and waits for it.
 # It has no service code: the program it starts answers the SCM (--windows-service), as in the
 # kubelet and kube-proxy services of kubernetes cluster/gce/windows/k8s-node-setup.psm1.
