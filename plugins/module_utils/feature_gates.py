@@ -13,7 +13,7 @@ is not already the value wanted.
 
 The table holds the versioned specs of the gates that matter on Windows, as
 k8s.io/kubernetes pkg/features/kube_features.go declares them (``defaultVersionedKubernetesFeatureGates``),
-read at v1.36.3 and v1.37.2 (v1.37.2: lines 2282-2306; identical in v1.36.3). Each entry is
+read at v1.36.3 (lines 2111-2135) and v1.37.2 (lines 2282-2306), identical in both. Each entry is
 (first minor, default, pre-release, locked); ``REMOVED`` holds the minor from which a gate is
 gone from the code. Gates not in the table are passed through unchanged: this module cannot judge
 them.

@@ -165,9 +165,16 @@ def locked_files(host):
             continue
         argv = _argv(svc)
         if argv:
-            win, _ = resolve_executable(host, argv[0])
+            win, local = resolve_executable(host, argv[0])
             if win:
                 add(win)
+            # kube-log-runner's command runs as long as it does: its program is in use too
+            marker = read_marker(local) if local else None
+            child = next((a for a in argv[1:] if not a.startswith("-")), None)
+            if marker and marker[0] == "kube-log-runner" and child:
+                child_win, _ = resolve_executable(host, child)
+                if child_win:
+                    add(child_win)
     for name, proc in (host.state.get("processes") or {}).items():
         if proc.get("application") and proc.get("state") == "running":
             add(str(proc["application"]))
