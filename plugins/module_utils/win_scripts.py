@@ -371,6 +371,7 @@ def script_id(text):
         return first[len(HEADER_PREFIX):].strip()
     return None
 
+
 # Contract: parameters Name (service name), Seconds (how long to watch), IntervalMs (time between
 # two samples), LogFiles (paths) and TailLines. Samples the service's status and process id until
 # Seconds have passed. Result: {samples: [{ms, status, pid}], exit_code (Win32ExitCode of the last
