@@ -10,6 +10,7 @@ __metaclass__ = type
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import kubelet_service as ks
+from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 from ansible_collections.kubewin.nodes.plugins.module_utils.service_action import converge_service
 from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError
@@ -37,13 +38,19 @@ class ActionModule(ActionBase):
             if dependencies is None:
                 dependencies = ks.DEFAULT_DEPENDENCIES[args["container_runtime"]]
             desired = ws.desired_definition(
-                ks.render_command_line(args["kubelet_path"], flags), dependencies,
+                ks.render_command_line(args["kubelet_path"], flags, args["log_runner_path"], args["log_file"],
+                                       args["kubelet_version"]), dependencies,
                 args["restart_delay_seconds"], ks.DISPLAY_NAME, ks.DESCRIPTION)
             return desired, warnings
 
         try:
+            watch = args["watch_seconds"]
+            if watch is None:
+                watch = sl.watch_seconds(args["restart_delay_seconds"])
+            log_files = [args["log_file"]] if args["log_runner_path"] else []
             result.update(converge_service(self, task_vars, args["name"], args["state"], build_desired,
-                                           flags_file=args["kubeadm_flags_file"] or ""))
+                                           flags_file=args["kubeadm_flags_file"] or "", watch_seconds=watch,
+                                           log_files=log_files))
         except (ks.KubeletServiceError, RemoteScriptError) as e:
             result.update(failed=True, msg="win_kubelet_service %s on %s: %s" % (args["name"], host, e))
         return result

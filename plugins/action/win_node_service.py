@@ -9,6 +9,7 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 from ansible_collections.kubewin.nodes.plugins.module_utils.service_action import converge_service
 from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError
@@ -32,8 +33,19 @@ class ActionModule(ActionBase):
                 args["display_name"] or args["name"], args["description"], args["environment"],
                 args["parameters"]), []
 
+        watch = args["watch_seconds"]
+        if watch is None:
+            watch = sl.watch_seconds(args["restart_delay_seconds"])
+        log_files = args["log_files"]
+        if log_files is None:  # NSSM's own output files, when the service is configured through them
+            log_files = []
+            for key in ("AppStderr", "AppStdout"):
+                value = next((v for k, v in (args["parameters"] or {}).items() if k.lower() == key.lower()), None)
+                if value and str(value) not in log_files:
+                    log_files.append(str(value))
         try:
-            result.update(converge_service(self, task_vars, args["name"], args["state"], build_desired))
+            result.update(converge_service(self, task_vars, args["name"], args["state"], build_desired,
+                                           watch_seconds=watch, log_files=log_files))
         except (ws.ServiceParameterError, RemoteScriptError) as e:
             result.update(failed=True, msg="win_node_service %s on %s: %s" % (args["name"], host, e))
         return result

@@ -11,6 +11,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_network as nn
+from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 
 
@@ -29,7 +30,8 @@ class FilterModule(object):
     def filters(self):
         filters = {name: _wrap(getattr(nn, name)) for name in (
             "cidr_host", "network_name", "net_conf", "cni_config", "source_vip", "flanneld_args",
-            "kube_proxy_args", "token_kubeconfig")}
+            "kube_proxy_args", "token_kubeconfig", "source_vip_reservation")}
+        filters["kube_log_runner"] = _wrap(sl.kube_log_runner)
         filters["pin_checksums"] = _wrap(nfiles.pin_checksums)
         filters["windows_command_line"] = _wrap(ws.render_command_line)
         return filters

@@ -14,6 +14,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
+from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
 
@@ -32,6 +34,9 @@ SERVICE_ARGSPEC = dict(
     pod_infra_container_image=dict(type="str"),
     extra_args=dict(type="dict", default={}),
     restart_delay_seconds=dict(type="int", default=10),
+    log_runner_path=dict(type="str", default="C:\\k\\kube-log-runner.exe"),
+    log_file=dict(type="str", default="C:\\var\\log\\kubelet\\kubelet.log"),
+    watch_seconds=dict(type="int"),
 )
 SERVICE_REQUIRED_IF = [("state", "present", ["kubelet_version"]), ("state", "started", ["kubelet_version"]),
                        ("state", "stopped", ["kubelet_version"])]
@@ -203,9 +208,30 @@ def compute_flags(version, flags_env_text=None, extra_args=None, config_file=Non
                 "extra_args sets --%s, which kubelet %d.%d no longer accepts (removed in %d.%d); "
                 "remove it from extra_args" % ((bare,) + ver[:2] + removed))
         put(bare, _flag_value(value))
+
+    # Feature gates per version: one the kubelet does not know, or a locked one, would stop it.
+    if flags.get("feature-gates"):
+        variable = "extra_args feature-gates (kubewin_kubelet_extra_args)"
+        try:
+            gates, gate_warnings = fg.filter_user_gates(
+                ver, fg.parse_feature_gates(flags["feature-gates"], variable), "kubelet", variable)
+        except fg.FeatureGateError as e:
+            raise KubeletServiceError(str(e)) from None
+        warnings.extend(gate_warnings)
+        rendered = fg.render_feature_gates(gates)
+        if rendered:
+            flags["feature-gates"] = rendered
+        else:
+            del flags["feature-gates"]
     return flags, warnings
 
 
-def render_command_line(executable, flags):
+def render_command_line(executable, flags, log_runner=None, log_file=None, version=None):
+    """The service's command line; with ``log_runner`` the kubelet runs under kube-log-runner, which
+    writes its output to ``log_file`` (service_logs): the kubelet has no --log-file of its own."""
     argv = [executable] + ["--%s" % k if v is None else "--%s=%s" % (k, v) for k, v in flags.items()]
+    if log_runner:
+        if not log_file:
+            raise KubeletServiceError("log_file is needed with log_runner_path (the file kube-log-runner writes)")
+        argv = sl.log_runner_argv(argv, log_file, parse_version(version), log_runner)
     return ws.render_command_line(argv)

@@ -11,6 +11,9 @@ __metaclass__ = type
 import base64
 import ipaddress
 import json
+import re
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
 
 CNI_CONF_DIR = "C:\\etc\\cni\\net.d"
 CNI_BIN_DIR = "C:\\opt\\cni\\bin"
@@ -72,16 +75,46 @@ def cni_config(pods_subnet, service_subnet, backend, vni, dns_server, dns_domain
     return json.dumps(conf, indent=2, sort_keys=True) + "\n"
 
 
+# host-local's store (containernetworking/plugins v1.6.2 plugins/ipam/host-local/backend/disk/backend.go):
+# one file per reserved address under <dataDir>\<network name>, created with O_EXCL, holding
+# "<container id>\r\n<ifname>". The flannel CNI plugin on Windows (flannel-io/cni-plugin
+# flannel_windows.go) delegates with ipam {"type": "host-local", "subnet": FLANNEL_SUBNET} and no
+# dataDir, so pods' addresses are reserved under the default "/var/lib/cni/networks" (C: drive) in
+# the directory named after the CNI config's "name" (network_name below).
+HOST_LOCAL_DATA_DIR = "C:\\var\\lib\\cni\\networks"
+SOURCE_VIP_OWNER = "kubewin-kube-proxy-source-vip"
+SOURCE_VIP_IFNAME = "source-vip"
+
+
 def source_vip(pod_cidr):
     """kube-proxy's source VIP on overlay: the last usable address of the node's pod subnet.
 
-    host-local hands out addresses from the bottom, and the kubelet's pod limit (110 by default)
-    keeps it far from the top of a /24.
+    host-local allocates round-robin from the last reserved address (allocator.go), so after enough
+    pod creations it reaches the top of the range too: the address is kept from pods by a
+    reservation in host-local's own store (source_vip_reservation), not by hoping. The address is a
+    function of the pod subnet alone, so it is the same on every run.
     """
     if not pod_cidr:
         raise NetworkConfigError("the node has no podCIDR yet: kube-controller-manager must run with "
                                  "--allocate-node-cidrs=true (kubeadm does when podSubnet is set)")
+    net = ipaddress.ip_network(pod_cidr, strict=False)
+    if net.version != 4 or net.num_addresses < 4:
+        raise NetworkConfigError("the node's podCIDR %s has no room for kube-proxy's source VIP: flannel on Windows "
+                                 "needs an IPv4 pod subnet of /30 or larger (kube_pods_subnet, node-cidr-mask-size)"
+                                 % pod_cidr)
     return cidr_host(pod_cidr, -1)
+
+
+def source_vip_reservation(pod_cidr, backend, vni):
+    """The host-local reservation file that keeps pods off the source VIP: a win_node_files entry.
+
+    host-local skips an address whose file exists (Reserve opens it with O_EXCL) and releases only
+    files holding the releasing container's id, so the file written here is never handed out or
+    removed by pod churn. It is the same file on every run for the same pod subnet.
+    """
+    vip = source_vip(pod_cidr)
+    path = "%s\\%s\\%s" % (HOST_LOCAL_DATA_DIR, network_name(backend, vni), vip)
+    return {"path": path, "content": SOURCE_VIP_OWNER + "\r\n" + SOURCE_VIP_IFNAME}
 
 
 def flanneld_args(node_ip, kubeconfig=FLANNEL_DIR + "\\kubeconfig", conf=FLANNEL_DIR + "\\net-conf.json"):
@@ -89,13 +122,36 @@ def flanneld_args(node_ip, kubeconfig=FLANNEL_DIR + "\\kubeconfig", conf=FLANNEL
             "--iface=%s" % node_ip, "--ip-masq=false"]
 
 
-def kube_proxy_args(node_name, pods_subnet, backend, vni, pod_cidr=None, kubeconfig=KUBE_PROXY_DIR + "\\kubeconfig"):
+def kube_proxy_args(node_name, pods_subnet, backend, vni, pod_cidr=None, kube_version=None,
+                    kubeconfig=KUBE_PROXY_DIR + "\\kubeconfig"):
+    """kube-proxy's arguments. Feature gates are rendered for ``kube_version``: the overlay proxier
+    needs WinOverlay on (pkg/proxy/winkernel/proxier.go), which is the default from 1.20 and locked
+    from 1.34, so the gate is passed only to versions where it is off by default."""
+    try:
+        version = _parse_version(kube_version)
+    except ValueError:
+        raise NetworkConfigError("kube_version %r is not a Kubernetes version like v1.33.2 (kube-proxy's flags depend "
+                                 "on it)" % (kube_version,)) from None
     args = ["--windows-service", "--proxy-mode=kernelspace", "--kubeconfig=%s" % kubeconfig,
             "--hostname-override=%s" % node_name, "--cluster-cidr=%s" % pods_subnet,
             "--network-name=%s" % network_name(backend, vni), "--v=2"]
+    wanted = {"WinOverlay": True} if backend == "vxlan" else {}
+    try:
+        gates = fg.render_feature_gates(fg.needed_gates(version, wanted, "kube-proxy"))
+    except fg.FeatureGateError as e:
+        raise NetworkConfigError("flannel_backend_type vxlan: %s" % e) from None
+    if gates:
+        args.append("--feature-gates=%s" % gates)
     if backend == "vxlan":
-        args += ["--feature-gates=WinOverlay=true", "--source-vip=%s" % source_vip(pod_cidr)]
+        args.append("--source-vip=%s" % source_vip(pod_cidr))
     return args
+
+
+def _parse_version(text):
+    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$", str(text or "").strip())
+    if not m:
+        raise ValueError(text)
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
 
 
 def kubeconfig(server, ca_data_b64, user, token):

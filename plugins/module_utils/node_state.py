@@ -83,10 +83,18 @@ def format_conditions(node):
     return "; ".join(lines) if lines else "(no conditions reported yet)"
 
 
+# Where kubewin.nodes' Windows services log (service_logs.LOG_FILES: kube-log-runner writes the
+# kubelet's and kube-proxy's output, NSSM flanneld's).
+WINDOWS_LOGS = {"kubelet": "C:\\var\\log\\kubelet\\kubelet.log",
+                "kube-proxy": "C:\\var\\log\\kubelet\\kube-proxy.log",
+                "flanneld": "C:\\var\\log\\kubelet\\flanneld.log"}
+
+
 def kubelet_hint(name):
-    return ("Look at the kubelet service on %s: on Windows 'Get-Service kubelet' and its log (the file given "
-            "with --log-file, e.g. C:\\var\\log\\kubelet\\kubelet.log, or the Application event log); on Linux "
-            "'systemctl status kubelet' and 'journalctl -u kubelet'." % name)
+    return ("Look at the kubelet service on %s: on Windows 'Get-Service kubelet' and its log %s (written by "
+            "kube-log-runner; 'Get-Content -Tail 50 %s'), and the System event log for the Service Control "
+            "Manager's entries; on Linux 'systemctl status kubelet' and 'journalctl -u kubelet'."
+            % (name, WINDOWS_LOGS["kubelet"], WINDOWS_LOGS["kubelet"]))
 
 
 def not_registered_message(name, timeout):
@@ -97,8 +105,9 @@ def not_registered_message(name, timeout):
 
 def not_ready_message(name, node, timeout):
     return ("Node %s did not become Ready within %ss. Its conditions: %s. %s For a Windows node also check that "
-            "the CNI (flannel) and kube-proxy run there: a node without a working pod network stays NotReady."
-            % (name, timeout, format_conditions(node), kubelet_hint(name)))
+            "the CNI (flannel) and kube-proxy run there (their logs: %s, %s): a node without a working pod network "
+            "stays NotReady." % (name, timeout, format_conditions(node), kubelet_hint(name), WINDOWS_LOGS["flanneld"],
+                                 WINDOWS_LOGS["kube-proxy"]))
 
 
 def missing_node_message(name, state):

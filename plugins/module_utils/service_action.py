@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError, run_script
 
@@ -15,9 +16,12 @@ class ServiceNotRunning(RemoteScriptError):
     """A service the task started did not stay running."""
 
 
-def converge_service(action, task_vars, name, state, build_desired, flags_file=""):
+def converge_service(action, task_vars, name, state, build_desired, flags_file="", watch_seconds=0,
+                     log_files=()):
     """Read the service, let ``build_desired(answer)`` return (desired, warnings), apply the plan.
 
+    A service the task starts is then watched for ``watch_seconds`` (service_logs: the programs
+    report Running before they check their inputs); ``log_files`` are where its own words are.
     Returns the task result fields. Raises whatever build_desired or the remote calls raise.
     """
     answer = run_script(action, task_vars, "service_state", {"Name": name, "FlagsFile": flags_file})
@@ -40,9 +44,18 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
             "Run": plan["run"],
         })
         status = reply.get("status", status)
+        log_files = [p for p in log_files if p]
         if plan["run"] in ("start", "restart") and status != "Running":
             # e.g. NSSM pauses a service whose program keeps exiting: that is not a started service.
-            raise ServiceNotRunning("service %s was started but is %s; see its log on the node" % (name, status))
+            raise ServiceNotRunning("service %s was started but is %s. %s." % (
+                name, status, sl.log_hint(name, log_files[0] if log_files else None)))
+        if plan["run"] in ("start", "restart") and watch_seconds > 0:
+            watched = run_script(action, task_vars, "service_watch", {
+                "Name": name, "Seconds": int(watch_seconds), "IntervalMs": sl.WATCH_INTERVAL_MS,
+                "LogFiles": list(log_files), "TailLines": sl.LOG_TAIL_LINES})
+            failure = sl.judge_watch(name, watched, list(log_files))
+            if failure:
+                raise ServiceNotRunning(failure)
     result = dict(changed=plan["changed"], command_line=desired.get("command_line"), status=status,
                   differences=plan["differences"], definition=plan["action"] or "none", run=plan["run"])
     if warnings:

@@ -26,6 +26,8 @@ NODE_SERVICE_ARGSPEC = dict(
     display_name=dict(type="str"),
     description=dict(type="str", default="Kubernetes node component (managed by kubewin.nodes)"),
     restart_delay_seconds=dict(type="int", default=10),
+    log_files=dict(type="list", elements="str"),
+    watch_seconds=dict(type="int"),
 )
 NODE_SERVICE_REQUIRED_IF = [("state", "present", ["path"]), ("state", "started", ["path"]),
                             ("state", "stopped", ["path"])]

@@ -90,10 +90,28 @@ options:
     description: Delay before each of the three automatic restarts after a failure.
     type: int
     default: 10
+  log_runner_path:
+    description:
+      - C(kube-log-runner.exe) (from the Kubernetes node binaries), which runs the kubelet and writes its output
+        to O(log_file), since the kubelet has no C(--log-file) flag and a service's output goes nowhere otherwise.
+        An empty value runs the kubelet directly (no log).
+    type: str
+    default: C:\k\kube-log-runner.exe
+  log_file:
+    description: The kubelet's log file, written by O(log_runner_path) (rotated from Kubernetes 1.36 on).
+    type: str
+    default: C:\var\log\kubelet\kubelet.log
+  watch_seconds:
+    description:
+      - After the task starts the kubelet, how long to watch that it stays Running with the same process (the
+        kubelet reports Running before it connects to the runtime or the API server). Defaults to two
+        O(restart_delay_seconds). V(0) does not watch.
+    type: int
 extends_documentation_fragment:
   - kubewin.nodes.attributes.windows
 notes:
-  - Two remote operations at most per run (read the service and kubeadm-flags.env; apply).
+  - Two remote operations at most per run (read the service and kubeadm-flags.env; apply), and one more to watch
+    the kubelet when the task starts it.
 author:
   - kubewin.nodes maintainers (@kubewin)
 """

@@ -67,6 +67,19 @@ options:
     description: Delay before each of the three automatic restarts after a failure.
     type: int
     default: 10
+  log_files:
+    description:
+      - Files on the node where the service's program writes its output. When a started service does not stay
+        Running, their last lines are part of the error. Defaults to the C(AppStderr) and C(AppStdout) values of
+        O(parameters) (NSSM's output files).
+    type: list
+    elements: str
+  watch_seconds:
+    description:
+      - After the task starts the service, how long to watch that it stays Running with the same process (the
+        kubelet, kube-proxy and NSSM report Running before they check their inputs). Defaults to two
+        O(restart_delay_seconds). V(0) does not watch.
+    type: int
 extends_documentation_fragment:
   - kubewin.nodes.attributes.windows
 seealso:

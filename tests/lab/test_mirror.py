@@ -47,7 +47,7 @@ def test_layout_has_the_lab_versions_and_role_defaults(served):
     assert "v0.26.7" in v["flannel"] and "v1.6.2" in v["cni"] and v["flannel_cni"]
     paths = set(manifest["files"])
     for k in v["kubernetes"]:
-        for name in ("kubelet.exe", "kubeadm.exe", "kube-proxy.exe", "kubectl.exe"):
+        for name in ("kubelet.exe", "kubeadm.exe", "kube-proxy.exe", "kubectl.exe", "kube-log-runner.exe"):
             assert "release/%s/bin/windows/amd64/%s" % (k, name) in paths
     assert "flannel-io/flannel/releases/download/%s/flanneld.exe" % v["flannel"][0] in paths
     assert "containernetworking/plugins/releases/download/{0}/cni-plugins-windows-amd64-{0}.tgz".format(v["cni"][0]) \

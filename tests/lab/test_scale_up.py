@@ -2,10 +2,14 @@
 Windows hosts (see tests/lab/README.md for what is real and what is simulated)."""
 
 import base64
+import ipaddress
+import os
 
 import pytest
 import scenario
 from kubernetes.client.exceptions import ApiException
+
+from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
 
 BUDGET_FRESH, BUDGET_RERUN = 20, 8
 
@@ -82,6 +86,33 @@ def test_services_run_natively_with_recovery(vxlan):
     assert "--windows-service" in services["kubelet"]["image_path"]
     assert services["kube-proxy"]["status"] == "Running" and services["flanneld"]["status"] == "Running"
     assert [d.lower() for d in services["kube-proxy"]["dependencies"]] == ["flanneld"]
+
+
+def test_kubelet_and_kube_proxy_log_to_files_through_kube_log_runner(vxlan):
+    """Neither has --log-file (v1.37); a service's output goes nowhere unless something writes it."""
+    from winsim import core as winsim_core
+    services = vxlan.dump("win-1")["services"]
+    for name in ("kubelet", "kube-proxy"):
+        argv = split_windows_command_line(services[name]["image_path"])
+        assert argv[:2] == ["C:\\k\\kube-log-runner.exe", "-log-file=C:\\var\\log\\kubelet\\%s.log" % name], argv
+        assert "C:\\k\\%s.exe" % name in argv and "--windows-service" in argv
+        host = winsim_core.Host(vxlan.root, "win-1")
+        assert os.path.isfile(host.local_path("C:\\var\\log\\kubelet\\%s.log" % name))
+
+
+def test_kube_proxy_flags_follow_the_version_and_its_source_vip_is_reserved(vxlan, api):
+    core, _ = api
+    from winsim import core as winsim_core
+    argv = split_windows_command_line(vxlan.dump("win-1")["services"]["kube-proxy"]["image_path"])
+    # WinOverlay is GA and locked in the lab's version: passing it would only break on its removal
+    assert not [a for a in argv if a.startswith("--feature-gates")], argv
+    pod_cidr = core.read_node("vx-win-1").spec.pod_cidr
+    vip = str(ipaddress.ip_network(pod_cidr).broadcast_address - 1)
+    assert "--source-vip=%s" % vip in argv
+    # host-local's store holds the address for kube-proxy, so no pod is ever given it
+    host = winsim_core.Host(vxlan.root, "win-1")
+    with open(host.local_path("C:\\var\\lib\\cni\\networks\\flannel.4096\\" + vip), "rb") as f:
+        assert f.read() == b"kubewin-kube-proxy-source-vip\r\nsource-vip"
 
 
 def test_fresh_scale_up_stays_within_the_remote_operation_budget(vxlan):

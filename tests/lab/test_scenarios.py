@@ -213,6 +213,7 @@ def test_a_join_interrupted_half_way_is_resumed_by_the_next_run(tmp_path, api):
     rc, doc, text = sc.run("scale_up.yml")
     messages = "\n".join(scenario.failures(doc))
     assert rc != 0 and "kubeadm join failed on win-1" in messages, messages or text[-3000:]
+    assert "C:\\var\\log\\kubelet\\kubelet.log" in messages  # where the kubelet's own words are
     files = sc.dump("win-1")["files"]
     assert "C:\\etc\\kubernetes\\pki\\ca.crt" in files and "C:\\etc\\kubernetes\\kubelet.conf" not in files
     rc, doc, text = sc.run("scale_up.yml")

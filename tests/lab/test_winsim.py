@@ -575,28 +575,50 @@ def winsim_scm_create(st):
 
 def test_kube_proxy_as_a_service(lab):
     drive = os.path.join(lab.root, "hosts", "win-1", "C")
-    core.write_binary(os.path.join(drive, "k", "kube-proxy.exe"), "kube-proxy", "v1.33.2")
+    core.write_binary(os.path.join(drive, "k", "kube-proxy.exe"), "kube-proxy", "v1.37.2")
+    core.write_binary(os.path.join(drive, "k", "kube-log-runner.exe"), "kube-log-runner", "v1.37.2")
+    os.makedirs(os.path.join(drive, "var", "log", "kubelet"), exist_ok=True)
     core.edit(lab.root, "win-1", lambda st: st["hns"]["policylists"].append(
         {"ID": "6E2B1F2A-0000-4000-8000-000000000001", "References": [], "Policies": [{"Type": "ELB"}]}))
     task = """
         - name: %s
           kubewin.nodes.win_node_service:
             name: kube-proxy
-            path: 'C:\\k\\kube-proxy.exe'
+            path: %s
             args: %s
+            log_files: ['C:\\var\\log\\kubelet\\kube-proxy.log']
           ignore_errors: true
     """
+    log = "C:\\var\\log\\kubelet\\kube-proxy.log"
+    runner = ["-log-file=" + log, "-log-file-size=100Mi", "-log-file-age=168h", "C:\\k\\kube-proxy.exe"]
     args = ["--proxy-mode=kernelspace", "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig",
             "--hostname-override=win-1", "--network-name=flannel.4096"]
-    rc, _, res = lab.play(task % ("plain", json.dumps(args)) + task % ("no kubeconfig", json.dumps(
-        ["--windows-service"] + args)), hosts="win-1")
+    rc, _, res = lab.play(
+        task % ("plain", json.dumps("C:\\k\\kube-proxy.exe"), json.dumps(args))
+        + task % ("no kubeconfig, no log", json.dumps("C:\\k\\kube-proxy.exe"),
+                  json.dumps(["--windows-service"] + args))
+        + task % ("no kubeconfig", json.dumps("C:\\k\\kube-log-runner.exe"),
+                  json.dumps(runner + ["--windows-service"] + args)), hosts="win-1")
     assert "1053: The service did not respond" in _one(res, "plain")["msg"]
-    assert "CreateFile C:\\etc\\kube-proxy\\kubeconfig: The system cannot find the file specified." in \
-        _one(res, "no kubeconfig")["msg"]
+    # kube-proxy reports Running, then exits: Start-Service succeeds, the watch after it does not.
+    # Run directly, its words go nowhere (a service's stdout and stderr are discarded).
+    quiet = _one(res, "no kubeconfig, no log")["msg"]
+    assert "was started and reported Running, then went Stopped" in quiet and "1067" in quiet
+    assert log + " is empty or missing" in quiet
+    # Under kube-log-runner they are in its log file, and the error quotes them.
+    msg = _one(res, "no kubeconfig")["msg"]
+    assert msg.startswith("win_node_service kube-proxy on win-1: service kube-proxy was started and reported Running, "
+                          "then went Stopped within"), msg
+    assert "CreateFile C:\\etc\\kube-proxy\\kubeconfig: The system cannot find the file specified." in msg
+    assert log + " ends with:" in msg and "Get-Content -Tail 50 " + log in msg
+    # the recovery actions keep restarting it: later reads see it Stopped or restarted, never fixed
+    assert lab.dump()["services"]["kube-proxy"]["status"] in ("Stopped", "Running")
     _put(core.Host(lab.root, "win-1"), "C:\\etc\\kube-proxy\\kubeconfig")
-    rc, _, res = lab.play(task % ("service", json.dumps(["--windows-service"] + args)), hosts="win-1")
+    rc, _, res = lab.play(task % ("service", json.dumps("C:\\k\\kube-log-runner.exe"),
+                                  json.dumps(runner + ["--windows-service"] + args)), hosts="win-1")
     assert rc == 0 and _one(res, "service")["status"] == "Running", res
     dump = lab.dump()
+    assert dump["services"]["kube-proxy"]["status"] == "Running"
     assert dump["hns"]["policylists"] == []  # removed at start-up
     proc = dump["processes"]["kube-proxy"]
     assert proc["network_name"] == "flannel.4096" and proc["network_found"] is False  # waits for flannel
@@ -633,7 +655,11 @@ def test_flanneld_runs_only_under_nssm(lab):
     assert "1053: The service did not respond" in _one(res, "direct")["msg"]
     assert "Failed to start service 'flanneld (flanneld)'" in _one(res, "no application")["msg"]
     assert "CreateProcess() failed for C:\\k\\missing.exe" in _one(res, "no application")["msg"]
-    # flanneld exits (no kubeconfig): NSSM keeps restarting it, throttled: the service shows Paused
+    # flanneld exits (no kubeconfig) after NSSM reported Running: NSSM keeps restarting it, throttled,
+    # and the service shows Paused; the watch after the start sees it and quotes AppStderr
+    msg = _one(res, "flanneld fails")["msg"]
+    assert "service flanneld was started and reported Running, then went Paused" in msg, msg
+    assert "C:\\k\\flanneld.log ends with:" in msg and "Failed to create SubnetManager" in msg
     dump = lab.dump()
     assert dump["services"]["flanneld"]["status"] == "Paused"
     assert dump["processes"]["flanneld"]["state"] == "exited"

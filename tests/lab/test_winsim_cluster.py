@@ -59,6 +59,11 @@ def _join_play(version):
       ansible.windows.win_copy: {content: "KUBEWIN-SIM-BINARY kubeadm %(v)s\\n", dest: 'C:\\k\\kubeadm.exe'}
     - name: kubelet
       ansible.windows.win_copy: {content: "KUBEWIN-SIM-BINARY kubelet %(v)s\\n", dest: 'C:\\k\\kubelet.exe'}
+    - name: kube-log-runner
+      ansible.windows.win_copy: {content: "KUBEWIN-SIM-BINARY kube-log-runner %(v)s\\n",
+                                 dest: 'C:\\k\\kube-log-runner.exe'}
+    - name: log directory
+      ansible.windows.win_file: {path: 'C:\\var\\log\\kubelet', state: directory}
     - name: service
       kubewin.nodes.win_kubelet_service: {kubelet_version: %(v)s}
     - name: join
@@ -95,15 +100,50 @@ def test_kubelet_with_unknown_flag_does_not_start(lab):
     rc, _, res = lab.play("""
         - name: kubelet
           ansible.windows.win_copy: {content: "KUBEWIN-SIM-BINARY kubelet %s\\n", dest: 'C:\\k\\kubelet.exe'}
+        - name: kube-log-runner
+          ansible.windows.win_copy: {content: "KUBEWIN-SIM-BINARY kube-log-runner %s\\n",
+                                     dest: 'C:\\k\\kube-log-runner.exe'}
+        - name: log directory
+          ansible.windows.win_file: {path: 'C:\\var\\log\\kubelet', state: directory}
         - name: start
           kubewin.nodes.win_kubelet_service:
             kubelet_version: %s
             state: started
             extra_args: {no-such-flag: "1"}
           ignore_errors: true
-    """ % (_version(), _version()))
+    """ % (_version(), _version(), _version()))
+    # flag parsing comes before the kubelet answers the SCM: a failed start, and its log says why
     assert "unknown flag: --no-such-flag" in res["start"]["win-1"]["msg"]
     assert lab.dump()["services"]["kubelet"]["status"] == "Stopped"
+    with open(os.path.join(lab.root, "hosts", "win-1", "C", "var", "log", "kubelet", "kubelet.log")) as f:
+        assert "unknown flag: --no-such-flag" in f.read()
+
+
+def test_kubelet_that_exits_after_running_is_a_failed_start_with_its_log(lab):
+    """The kubelet reports Running before it connects to the runtime: Start-Service succeeds, then it
+    exits and the recovery actions restart it. The task watches it and fails with its log."""
+    core.edit(lab.root, "win-1", lambda st: st.update(pipes=[]))  # containerd is not running
+    rc, _, res = lab.play("""
+        - name: kubelet
+          ansible.windows.win_copy: {content: "KUBEWIN-SIM-BINARY kubelet %s\\n", dest: 'C:\\k\\kubelet.exe'}
+        - name: kube-log-runner
+          ansible.windows.win_copy: {content: "KUBEWIN-SIM-BINARY kube-log-runner %s\\n",
+                                     dest: 'C:\\k\\kube-log-runner.exe'}
+        - name: log directory
+          ansible.windows.win_file: {path: 'C:\\var\\log\\kubelet', state: directory}
+        - name: config
+          ansible.windows.win_copy:
+            {content: "kind: KubeletConfiguration\\n", dest: 'C:\\var\\lib\\kubelet\\config.yaml'}
+        - name: start
+          kubewin.nodes.win_kubelet_service: {kubelet_version: %s, state: started, dependencies: []}
+          ignore_errors: true
+    """ % (_version(), _version(), _version()))
+    msg = res["start"]["win-1"]["msg"]
+    assert msg.startswith("win_kubelet_service kubelet on win-1: service kubelet was started and reported Running, "
+                          "then went Stopped within"), msg
+    assert "last exit code 1067" in msg
+    assert "C:\\var\\log\\kubelet\\kubelet.log ends with:" in msg
+    assert "validate CRI v1 runtime API for endpoint" in msg
 
 
 # --- flanneld under NSSM against the lab's API server --------------------------------------------
@@ -207,6 +247,7 @@ def test_flanneld_for_an_unknown_node_keeps_failing(lab, flannel_host):
     # (The lab's controller-manager allocates node CIDRs, so a Node without podCIDR does not stay
     # so; the unknown node takes the same path: AcquireLease fails and flanneld exits.)
     rc, _, res = lab.play(_flanneld_play(lab.node))
+    assert "service flanneld was started and reported Running, then went Paused" in res["flanneld"]["win-1"]["msg"]
     dump = lab.dump()
     assert dump["services"]["flanneld"]["status"] == "Paused" and dump["hns"]["networks"] == []
     with open(flannel_host.local_path("C:\\k\\flanneld.log")) as f:

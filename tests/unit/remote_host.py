@@ -30,7 +30,18 @@ class FakeScm:
     def __init__(self, flags_env=None):
         self.services = {}
         self.flags_env = flags_env
-        self.host = RemoteHost({"service_state": self.state, "service_apply": self.apply})
+        # what service_watch reports after a start (None: the service stays Running, one process)
+        self.watch_answer = None
+        self.host = RemoteHost({"service_state": self.state, "service_apply": self.apply,
+                                "service_watch": self.watch})
+
+    def watch(self, params):
+        if self.watch_answer is not None:
+            return self.watch_answer
+        status = (self.services.get(params["Name"]) or {}).get("status")
+        return {"samples": [{"ms": ms, "status": status, "pid": 4242} for ms in range(0, params["Seconds"] * 1000 + 1,
+                                                                                      params["IntervalMs"])],
+                "exit_code": 0, "service_exit_code": 0, "log_tail": {p: "" for p in params["LogFiles"]}}
 
     def state(self, params):
         svc = self.services.get(params["Name"])

@@ -5,8 +5,11 @@ One table for the lab and the roles: the mirror is laid out like the upstream re
 role default (a base URL) is switched to the mirror by changing the base only.
 
 Kubernetes (base https://dl.k8s.io/release, role variable kubewin_kubernetes_download_url):
-    {version}/bin/windows/amd64/{kubelet,kubeadm,kube-proxy,kubectl}.exe
+    {version}/bin/windows/amd64/{kubelet,kubeadm,kube-proxy,kubectl,kube-log-runner}.exe
     checksum: {file}.sha512, the hex digest only
+    (kube-log-runner is a node binary: kubernetes hack/lib/golang.sh node_targets lists
+    staging/src/k8s.io/component-base/logs/kube-log-runner, so KUBE_NODE_BINARIES_WIN and the
+    kubernetes-node-windows-amd64.tar.gz archive hold kube-log-runner.exe)
 flannel (base https://github.com/flannel-io/flannel/releases/download, kubewin_flannel_download_url):
     {version}/flanneld.exe
     checksum: none published upstream, so pin it (kubewin_checksums); the mirror adds
@@ -33,7 +36,7 @@ win-overlay, flannel); flannel-io/cni-plugin scripts/package.sh (``tar ... flann
 ``sha512sum``). flannel's releases carry flanneld.exe without a checksum file.
 """
 
-K8S_FILES = ("kubelet.exe", "kubeadm.exe", "kube-proxy.exe", "kubectl.exe")
+K8S_FILES = ("kubelet.exe", "kubeadm.exe", "kube-proxy.exe", "kubectl.exe", "kube-log-runner.exe")
 CNI_FILES = ("flannel.exe", "host-local.exe", "win-bridge.exe", "win-overlay.exe")
 FLANNEL_CNI_FILES = ("flannel-amd64.exe",)
 NSSM_VERSION = "2.24"

@@ -37,6 +37,22 @@ class ProcessExit(SimError):
         self.code = code
 
 
+class ExitsAfterRunning(SimError):
+    """The service process reported SERVICE_RUNNING to the SCM, then exited (or, under NSSM, its
+    application exited): ``Start-Service`` succeeds, and the failure shows only later, in the
+    service's status and log. The kubelet, kube-proxy and NSSM all report Running before they check
+    their inputs (kubelet: k8s.io/kubernetes v1.37.2 pkg/windows/service/service.go Execute reports
+    Running at once, cmd/kubelet/app/server.go connects to the CRI and bootstraps later; kube-proxy:
+    cmd/kube-proxy/app/server.go calls initForOS first; NSSM: Running once CreateProcess worked).
+    ``kind`` is "exit" (the process ends: SCM records exit code 1067, ERROR_PROCESS_ABORTED, and
+    applies the recovery actions) or "nssm" (NSSM stays and throttles the restarts of its
+    application, showing the service Paused: NSSM 2.24 README.txt, "restart throttling")."""
+
+    def __init__(self, message, kind="exit"):
+        SimError.__init__(self, message)
+        self.kind = kind
+
+
 def command(tool):
     def register(fn):
         COMMANDS[tool] = fn
@@ -149,9 +165,16 @@ def locked_files(host):
             continue
         argv = _argv(svc)
         if argv:
-            win, _ = resolve_executable(host, argv[0])
+            win, local = resolve_executable(host, argv[0])
             if win:
                 add(win)
+            # kube-log-runner's command runs as long as it does: its program is in use too
+            marker = read_marker(local) if local else None
+            child = next((a for a in argv[1:] if not a.startswith("-")), None)
+            if marker and marker[0] == "kube-log-runner" and child:
+                child_win, _ = resolve_executable(host, child)
+                if child_win:
+                    add(child_win)
     for name, proc in (host.state.get("processes") or {}).items():
         if proc.get("application") and proc.get("state") == "running":
             add(str(proc["application"]))

@@ -518,9 +518,11 @@ def _kubelet_service_start(host, version, svc, args):
         config = yaml.safe_load(_read(host, flags["config"])) or {}
     cri = flags.get("container-runtime-endpoint") or config.get("containerRuntimeEndpoint") or CRI_CONTAINERD
     pipe = cri.replace("npipe:////./pipe/", "\\\\.\\pipe\\").replace("npipe://", "")
+    # From here on the kubelet has reported Running (pkg/windows/service Execute, called from
+    # initForOS before Run): a failure is an exit after Running, not a failed start.
     if pipe not in host.state.get("pipes", []):
-        raise SimError("1067: The process terminated unexpectedly. (validate CRI v1 runtime API for endpoint \"%s\": "
-                       "The system cannot find the file specified.)" % cri)
+        raise binaries.ExitsAfterRunning("failed to run Kubelet: validate service connection: validate CRI v1 runtime "
+                                         "API for endpoint \"%s\": The system cannot find the file specified." % cri)
     kubeconfig = flags.get("kubeconfig")
     bootstrap = flags.get("bootstrap-kubeconfig")
     cert_dir = flags.get("cert-dir") or KUBELET_DIR + "\\pki"
@@ -530,10 +532,12 @@ def _kubelet_service_start(host, version, svc, args):
     try:
         if not _exists(host, kubeconfig):
             if not bootstrap or not _exists(host, bootstrap):
-                raise SimError("1067: The process terminated unexpectedly. (unable to load bootstrap kubeconfig: stat "
-                               "%s: The system cannot find the file specified.)" % bootstrap)
+                raise binaries.ExitsAfterRunning("failed to run Kubelet: unable to load bootstrap kubeconfig: stat %s: "
+                                                 "The system cannot find the file specified." % bootstrap)
             _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name)
         _register_node(host, version, kubeconfig, node_name, flags)
+    except binaries.ExitsAfterRunning:
+        raise
     except SimError as e:
         # A real kubelet keeps retrying while running; record why it is not registered.
         host.state.setdefault("notes", []).append("kubelet: %s" % e)

@@ -35,6 +35,7 @@ import ipaddress
 import json
 import ntpath
 import os
+import re
 
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries as binaries
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns
@@ -193,13 +194,13 @@ def _kube_proxy_service_start(host, version, svc, args):
     flags = pflag_parse(args, KUBE_PROXY_BOOLS)
     if flags.get("windows-service") != "true":
         raise SimError(SERVICE_TIMEOUT)
-    # With --windows-service the service reports Running at once and kube-proxy exits later if it
-    # cannot work (SCM then reports it stopped, and the recovery actions apply). winsim reports such
-    # an exit as a failed start, with kube-proxy's message.
+    # With --windows-service the service reports Running at once (initForOS is the first thing
+    # RunE does, cmd/kube-proxy/app/server.go) and kube-proxy exits later if it cannot work: SCM
+    # then reports it stopped, and the recovery actions restart it.
     try:
         _kube_proxy_run(host, version, flags, service_environment(host, svc), svc["name"])
     except binaries.ProcessExit as e:
-        raise SimError("1067: The process terminated unexpectedly. (kube-proxy: %s)" % e) from None
+        raise binaries.ExitsAfterRunning(str(e)) from None
 
 
 def _kube_proxy_process(host, version, args, env, cwd, svc):
@@ -215,6 +216,89 @@ def _kube_proxy_cli(host, version, args, stdin):
 
 binaries.SERVICE_START["kube-proxy"] = _kube_proxy_service_start
 binaries.PROCESSES["kube-proxy"] = _kube_proxy_process
+
+
+# --- kube-log-runner ----------------------------------------------------------------------------
+# k8s.io/component-base v0.37.2 logs/kube-log-runner/kube-log-runner.go: Go flags (-log-file,
+# -also-stdout, -redirect-stderr, -flush-interval, -log-file-size, -log-file-age; the last three
+# came with kubernetes PR #127667 in 2024: winsim refuses them before 1.36, the stricter choice for
+# releases not read), then the command. It opens the log file (O_APPEND|O_CREATE: the directory
+# must exist), starts the command with its stdout and stderr going to the file, and waits for it.
+# It has no service code: the program it starts answers the SCM (--windows-service), as in the
+# kubelet and kube-proxy services of kubernetes cluster/gce/windows/k8s-node-setup.psm1.
+LOG_RUNNER_FLAGS = {"log-file": "str", "also-stdout": "bool", "redirect-stderr": "bool", "flush-interval": "str",
+                    "log-file-size": "str", "log-file-age": "str", "help": "bool", "h": "bool"}
+LOG_RUNNER_ROTATION_FROM = (1, 36)
+PROCESS_ABORTED = "1067: The process terminated unexpectedly."
+
+
+def _split_go_flags(args):
+    """Go's flag package: the flags, then everything from the first non-flag argument on."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] not in ("-", "--"):
+        i += 1
+    if i < len(args) and args[i] == "--":
+        return args[:i], args[i + 1:]
+    return args[:i], args[i:]
+
+
+def _log_runner_service_start(host, version, svc, args):
+    flag_args, command = _split_go_flags(args)
+    spec = dict(LOG_RUNNER_FLAGS)
+    if binaries_version(version) < LOG_RUNNER_ROTATION_FROM:
+        spec.pop("log-file-size")
+        spec.pop("log-file-age")
+    try:
+        flags = go_flag_parse(flag_args, spec, "kube-log-runner")
+    except binaries.ProcessExit as e:  # exits before anything answers the SCM
+        raise SimError("%s (kube-log-runner: %s)" % (PROCESS_ABORTED, e)) from None
+    if not command:
+        raise SimError("%s (kube-log-runner: not enough arguments to run)" % PROCESS_ABORTED)
+    log_file = flags.get("log-file") or ""
+    if log_file:
+        local = host.local_path(log_file)
+        if not os.path.isdir(os.path.dirname(local)):
+            raise SimError("%s (kube-log-runner: failed to create log file %s: open %s: The system cannot find the "
+                           "path specified.)" % (PROCESS_ABORTED, log_file, log_file))
+        open(local, "a").close()
+    win, local = binaries.resolve_executable(host, command[0])
+    if local is None:
+        raise SimError("%s (kube-log-runner: starting command: exec: \"%s\": file does not exist)"
+                       % (PROCESS_ABORTED, command[0]))
+    marker = binaries.read_marker(local)
+    if marker is None:
+        raise SimError("winsim: %s is not a stand-in binary" % win)
+    fn = binaries.SERVICE_START.get(marker[0])
+    if fn is None:  # the program never answers the SCM
+        raise SimError(SERVICE_TIMEOUT)
+    # the program's output (stdout and stderr: -redirect-stderr defaults to true) goes to the file;
+    # without -log-file it goes to kube-log-runner's own stdout, which the SCM discards
+    try:
+        return fn(host, marker[1], svc, command[1:])
+    except binaries.ExitsAfterRunning as e:
+        _append_log(host, log_file, klog_error_line(e))
+        raise
+    except SimError as e:
+        _append_log(host, log_file, klog_error_line(e))
+        raise
+
+
+def binaries_version(version):
+    m = re.match(r"^v?(\d+)\.(\d+)", str(version))
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def klog_error_line(error):
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
+    return winsim_scm.klog_line(str(error))
+
+
+@binaries.command("kube-log-runner")
+def _log_runner_cli(host, version, args, stdin):
+    return 1, "", "winsim: kube-log-runner runs only as a service's program in the lab\n"
+
+
+binaries.SERVICE_START["kube-log-runner"] = _log_runner_service_start
 
 
 # --- NSSM ---------------------------------------------------------------------------------------
@@ -255,8 +339,7 @@ def _nssm_service_start(host, version, svc, args):
     - CreateProcess fails (program or AppDirectory missing) -> stopped, service-specific code 3.
     - the program starts -> Running at once. If it then exits (flanneld failing), NSSM's default
       exit action restarts it with throttling, and while it waits the service shows Paused: winsim
-      reports Paused straight away (on Windows, Get-Service right after Start-Service may still
-      show Running for a moment).
+      shows Running for a moment, then Paused (winsim_scm.observe).
 
     Arguments after nssm.exe in ImagePath are ignored (nssm then still connects to the SCM; not
     verified).
@@ -313,7 +396,9 @@ def _nssm_service_start(host, version, svc, args):
         _append_log(host, _param(params, "AppStderr"), _klog_error(str(e)))
         record.update(state="exited", exit_code=e.code, error=str(e))
         processes(host.state)[svc["name"].lower()] = record
-        return "Paused"
+        # NSSM has reported Running; the application exiting within AppThrottle (1500 ms) makes it
+        # throttle the restarts and show the service Paused (NSSM 2.24 README.txt).
+        raise binaries.ExitsAfterRunning("%s: %s" % (tool, e), kind="nssm") from None
     current = processes(host.state).get(svc["name"].lower()) or {}
     current.update(record)
     current["state"] = "running"

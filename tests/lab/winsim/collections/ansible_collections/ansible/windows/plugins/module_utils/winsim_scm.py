@@ -10,7 +10,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
+import datetime
 import struct
+import time
 
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
@@ -69,8 +71,93 @@ def dependents(state, name):
     return [s for s in state["services"].values() if name.lower() in [d.lower() for d in s["dependencies"]]]
 
 
+# --- time, process ids and services that exit after reporting Running --------------------------
+# A program that fails after SERVICE_RUNNING exits this long after its start (the kubelet and
+# kube-proxy check the runtime, kubeconfig and bootstrap files within their first second).
+EXIT_AFTER_SECONDS = 1.0
+
+
+def clock(host):
+    """The host's time: wall-clock time plus what scripts waited for (service_watch does not sleep,
+    it moves the host's clock on)."""
+    return time.time() + float(host.state.get("clock_offset") or 0)
+
+
+def advance(host, seconds):
+    host.state["clock_offset"] = float(host.state.get("clock_offset") or 0) + float(seconds)
+    refresh(host)
+
+
+def _new_pid(state):
+    state["next_pid"] = int(state.get("next_pid") or 4000) + 4
+    return state["next_pid"]
+
+
+def restart_delay_seconds(svc):
+    """The delay of the first recovery action when it is a restart (SERVICE_FAILURE_ACTIONS), or None."""
+    blob = svc.get("failure_actions")
+    if not blob:
+        return None
+    data = base64.b64decode(blob)
+    count = struct.unpack_from("<I", data, 12)[0] if len(data) >= 20 else 0
+    if count < 1 or len(data) < 28:
+        return None
+    kind, delay = struct.unpack_from("<2I", data, 20)
+    return delay / 1000.0 if kind == ACTION_TYPES["restart"] else None
+
+
+def observe(host, svc, at=None):
+    """(status, pid) of a service at host time ``at`` (now by default), playing forward a service
+    that exits after reporting Running: the SCM marks it Stopped when its process ends without
+    reporting SERVICE_STOPPED, and its restart action starts a new process after the delay, which
+    fails the same way (the SCM repeats the last action for every later failure: Microsoft Learn,
+    SERVICE_FAILURE_ACTIONS structure). Under NSSM the service process stays and shows Paused
+    while NSSM throttles the application's restarts (NSSM 2.24 README.txt)."""
+    if svc is None:
+        return "", 0
+    crash = svc.get("crash")
+    if not crash:
+        return svc["status"], int(svc.get("pid") or 0) if svc["status"] != "Stopped" else 0
+    dt = (clock(host) if at is None else at) - crash["since"]
+    if crash["kind"] == "nssm":
+        return ("Running" if dt < EXIT_AFTER_SECONDS else "Paused"), crash["pid"]
+    delay = crash.get("restart_delay")
+    if delay is None:
+        return ("Running", crash["pid"]) if dt < EXIT_AFTER_SECONDS else ("Stopped", 0)
+    period = EXIT_AFTER_SECONDS + delay
+    n = int(dt // period)
+    if dt - n * period < EXIT_AFTER_SECONDS:
+        return "Running", crash["pid"] + 4 * n
+    return "Stopped", 0
+
+
+def exit_codes(host, svc):
+    """(Win32ExitCode, ServiceSpecificExitCode) as Win32_Service reports them now."""
+    if svc is None:
+        return None, None
+    crash = svc.get("crash")
+    if crash and crash["kind"] == "exit" and clock(host) - crash["since"] >= EXIT_AFTER_SECONDS:
+        return 1067, 0
+    return int(svc.get("exit_code") or 0), int(svc.get("service_exit_code") or 0)
+
+
+def refresh(host):
+    """Bring the stored status of every crash-looping service to the host's current time."""
+    for svc in (host.state.get("services") or {}).values():
+        if svc.get("crash"):
+            svc["status"], svc["pid"] = observe(host, svc)
+
+
+def klog_line(message, when=None):
+    """A klog error line (the format of the kubelet's and kube-proxy's output)."""
+    now = datetime.datetime.utcfromtimestamp(when or time.time())
+    return "E%s %s %7d run.go:72] \"command failed\" err=\"%s\"" % (
+        now.strftime("%m%d"), now.strftime("%H:%M:%S.%f"), 4242, str(message).replace('"', '\\"'))
+
+
 def stop(host, name, force=True):
     state = host.state
+    refresh(host)
     svc = require(state, name)
     if svc["status"] == "Stopped":
         return
@@ -83,6 +170,8 @@ def stop(host, name, force=True):
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries
     winsim_binaries.service_process_stop(host, svc)
     svc["status"] = "Stopped"
+    svc["pid"] = 0
+    svc.pop("crash", None)
     if svc["pending_delete"]:
         del state["services"][svc["name"].lower()]
 
@@ -92,6 +181,7 @@ def start(host, name, _chain=()):
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries
 
     state = host.state
+    refresh(host)
     svc = require(state, name)
     if svc["status"] in ("Running", "Paused"):
         # Paused: the service process runs (NSSM throttling its application); winsim treats a
@@ -118,8 +208,17 @@ def start(host, name, _chain=()):
             raise SimError("Service '%s (%s)' cannot be started due to the following error: Cannot start service %s "
                            "on computer '.'. (1068: The dependency service or group failed to start: %s)"
                            % (svc["display_name"], svc["name"], svc["name"], e)) from None
+    svc.pop("crash", None)
     try:
         status = winsim_binaries.service_process_start(host, svc)
+    except winsim_binaries.ExitsAfterRunning as e:
+        # StartService returned and Start-Service saw Running: the exit comes a moment later.
+        svc["pid"] = _new_pid(state)
+        svc["status"] = "Running"
+        svc["last_error"] = str(e)
+        svc["crash"] = {"since": clock(host), "kind": e.kind, "error": str(e), "pid": svc["pid"],
+                        "restart_delay": restart_delay_seconds(svc)}
+        return
     except winsim_binaries.ServiceStopped as e:
         # The service process connected to the SCM, then reported SERVICE_STOPPED before RUNNING
         # (NSSM when it cannot run its application): StartService succeeded, so Start-Service
@@ -135,6 +234,7 @@ def start(host, name, _chain=()):
     # A handler may report another steady state than Running: NSSM pauses a service whose
     # application keeps exiting (throttled restarts).
     svc["status"] = status or "Running"
+    svc["pid"] = _new_pid(state)
     svc["last_error"] = None
 
 

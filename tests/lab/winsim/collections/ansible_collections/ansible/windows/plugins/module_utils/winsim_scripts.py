@@ -152,6 +152,36 @@ def _all_dependents(state, name, seen=None):
     return seen
 
 
+@script("service_watch")
+def service_watch(host, params, check_mode):
+    """Samples Win32_Service (State, ProcessId) every IntervalMs for Seconds, then the exit codes
+    and the last lines of each log file. The host's clock moves on by the time watched instead of
+    sleeping (winsim_scm.clock), so what the samples show is what later calls see."""
+    name = _mandatory(params, "Name")
+    seconds, interval = int(params.get("Seconds", 20)), max(1, int(params.get("IntervalMs", 1000)))
+    svc = winsim_scm.find(host.state, name)
+    start, samples, ms = winsim_scm.clock(host), [], 0
+    while True:
+        status, pid = winsim_scm.observe(host, svc, start + ms / 1000.0)
+        samples.append({"ms": ms, "status": status, "pid": pid})
+        if ms >= seconds * 1000:
+            break
+        ms += interval
+    winsim_scm.advance(host, seconds)
+    exit_code, specific = winsim_scm.exit_codes(host, svc)
+    tails = {}
+    for log in _string_list(params, "LogFiles"):
+        local = winsim_files.resolve(host, log)
+        if local is None or not os.path.isfile(local):
+            tails[log] = None
+            continue
+        with open(local, "rb") as f:
+            lines = f.read().decode("utf-8", "replace").splitlines()
+        tails[log] = "\n".join(lines[-int(params.get("TailLines", 20)):])
+    return {"changed": False, "result": {"samples": samples, "exit_code": exit_code, "service_exit_code": specific,
+                                         "log_tail": tails}}
+
+
 # --- node_facts ---------------------------------------------------------------------------------
 # Update build revision (UBR) of each simulated build; a host state may set "ubr" itself.
 DEFAULT_UBR = {17763: 6659, 20348: 2849, 26100: 2894}
@@ -443,6 +473,7 @@ def run_script(host, text, params, check_mode):
                        "tests/lab/winsim/.../module_utils/winsim_scripts.py"
                        % (sid, ", ".join(sorted(IMPLEMENTATIONS))))
     host.fault("script:" + sid)
+    winsim_scm.refresh(host)  # services that exited since the last call show it now
     return impl(host, params or {}, check_mode)
 
 

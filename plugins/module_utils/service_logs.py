@@ -1,0 +1,127 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Where the node services log, and whether a service the task started stayed up.
+
+Logs: a Windows service's stdout and stderr go nowhere, and the kubelet and kube-proxy have no
+``--log-file`` since klog's flags left them (v1.37: k8s.io/component-base/logs registers only
+``--logging-format``, ``-v``, ``--vmodule`` and the flush/split-stream flags). Upstream runs them
+through ``kube-log-runner.exe``, which ships in every Kubernetes node release archive
+(hack/lib/golang.sh ``node_targets``: ``staging/src/k8s.io/component-base/logs/kube-log-runner``,
+``KUBE_NODE_BINARIES_WIN``) and writes the program's output to ``-log-file``: the kubelet and
+kube-proxy services of cluster/gce/windows/k8s-node-setup.psm1 are
+``kube-log-runner.exe -log-file=<logs>\\kubelet.log <node>\\kubelet.exe --windows-service ...``.
+The program still answers the Service Control Manager itself (``--windows-service``).
+flanneld runs under NSSM, which writes its output to ``AppStdout``/``AppStderr``.
+
+Watching: the kubelet, kube-proxy and NSSM report SERVICE_RUNNING before they check their inputs
+(kubelet: pkg/windows/service ``Execute`` reports Running at once, the CRI connection and the
+bootstrap come later in cmd/kubelet/app/server.go; kube-proxy: ``initForOS`` is the first thing
+``RunE`` does; NSSM: Running once CreateProcess succeeded, Paused while it throttles an
+application that exits early). ``Start-Service`` therefore returns with the service Running even
+when it exits a moment later and the recovery actions restart it every few seconds. So after a
+start the service is watched for two restart periods: any sample that is not Running, or a new
+process id (the SCM restarted it), is a failed start.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+LOG_DIR = "C:\\var\\log\\kubelet"
+LOG_RUNNER = "C:\\k\\kube-log-runner.exe"
+# The log file of each service the collection creates (flanneld's is NSSM's AppStdout/AppStderr).
+LOG_FILES = {
+    "kubelet": LOG_DIR + "\\kubelet.log",
+    "kube-proxy": LOG_DIR + "\\kube-proxy.log",
+    "flanneld": LOG_DIR + "\\flanneld.log",
+}
+# kube-log-runner rotates its file with -log-file-size and -log-file-age (kubernetes PR #127667,
+# merged 2024-10; read in k8s.io/component-base v0.37.2 logs/kube-log-runner/kube-log-runner.go).
+# A release without them exits on the unknown flag, so they are passed only from the oldest
+# release checked here on; older kubelets run without rotation.
+LOG_ROTATION_FROM = (1, 36)
+LOG_FILE_SIZE = "100Mi"
+LOG_FILE_AGE = "168h"
+
+WATCH_RESTART_PERIODS = 2
+WATCH_INTERVAL_MS = 1000
+LOG_TAIL_LINES = 20
+
+
+def log_file(service):
+    return LOG_FILES.get(str(service).lower())
+
+
+def log_runner_argv(program_argv, log_path, version, log_runner=LOG_RUNNER):
+    """``program_argv`` run through kube-log-runner writing to ``log_path`` (stdout and stderr)."""
+    argv = [log_runner, "-log-file=%s" % log_path]
+    if tuple(version[:2]) >= LOG_ROTATION_FROM:
+        argv += ["-log-file-size=%s" % LOG_FILE_SIZE, "-log-file-age=%s" % LOG_FILE_AGE]
+    return argv + list(program_argv)
+
+
+def kube_log_runner(program_argv, log_path, kube_version, log_runner=LOG_RUNNER):
+    """Filter form of log_runner_argv: the version as text ('v1.37.2')."""
+    m = re.match(r"^v?(\d+)\.(\d+)", str(kube_version or "").strip())
+    if not m:
+        raise ValueError("kube_version %r is not a Kubernetes version like v1.33.2 (kube-log-runner's flags depend on "
+                         "it)" % (kube_version,))
+    return log_runner_argv(program_argv, log_path, (int(m.group(1)), int(m.group(2))), log_runner)
+
+
+def log_hint(service, path=None):
+    """The sentence that tells the user where the service's own words are."""
+    path = path or log_file(service)
+    where = "its log %s" % path if path else "its output"
+    return ("Read %s on the node (Get-Content -Tail 50 %s) and the System event log (Get-WinEvent -FilterHashtable "
+            "@{LogName='System'; ProviderName='Service Control Manager'} -MaxEvents 20)" % (where, path or "<log>"))
+
+
+def watch_seconds(restart_delay_seconds):
+    """How long a started service is watched: two restart periods of its recovery actions."""
+    return max(1, int(restart_delay_seconds)) * WATCH_RESTART_PERIODS
+
+
+def judge_watch(name, answer, log_paths):
+    """Decide from what the service_watch script saw whether the started service stayed up.
+
+    ``answer``: {samples: [{ms, status, pid}], exit_code, service_exit_code, log_tail: {path: text}}.
+    Returns None when it stayed Running with one process, else the error text for the user.
+    """
+    samples = answer.get("samples") or []
+    pids = [s.get("pid") for s in samples if s.get("status") == "Running" and s.get("pid")]
+    bad = [s for s in samples if s.get("status") != "Running"]
+    if samples and not bad and len(set(pids)) <= 1:
+        return None
+    seconds = (samples[-1].get("ms", 0) / 1000.0) if samples else 0
+    if not samples:
+        what = "could not be watched (no status was read)"
+    elif bad:
+        what = "was started and reported Running, then went %s within %.0fs" % (bad[0].get("status"), seconds)
+    else:
+        what = "was started and reported Running, then exited and was restarted by its recovery actions " \
+               "(process %s, then %s) within %.0fs" % (pids[0], pids[-1], seconds)
+    parts = ["service %s %s: it exits after starting" % (name, what)]
+    code, specific = answer.get("exit_code"), answer.get("service_exit_code")
+    if code not in (None, 0):
+        detail = "last exit code %s" % code
+        if code == 1066 and specific not in (None, 0):
+            detail += " (service-specific error %s)" % specific
+        elif code == 1067:
+            detail += " (1067: the process terminated unexpectedly)"
+        parts.append(detail)
+    tails = answer.get("log_tail") or {}
+    said = []
+    for path in log_paths:
+        text = (tails.get(path) or "").strip()
+        if text:
+            said.append("%s ends with:\n%s" % (path, "\n".join(text.splitlines()[-LOG_TAIL_LINES:])))
+    if said:
+        parts.append("\n".join(said))
+    elif log_paths:
+        parts.append("%s %s empty or missing" % (", ".join(log_paths), "is" if len(log_paths) == 1 else "are"))
+    parts.append(log_hint(name, log_paths[0] if log_paths else None))
+    return "; ".join(parts[:-1]) + ". " + parts[-1] + "."

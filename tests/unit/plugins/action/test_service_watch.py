@@ -1,0 +1,90 @@
+"""A service that reports Running and exits a moment later is a failed start (service_logs.judge_watch)."""
+
+from remote_host import FakeScm
+
+from ansible_collections.kubewin.nodes.plugins.action.win_kubelet_service import ActionModule as KubeletAction
+from ansible_collections.kubewin.nodes.plugins.action.win_node_service import ActionModule as NodeServiceAction
+from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
+
+PROXY_LOG = "C:\\var\\log\\kubelet\\kube-proxy.log"
+PROXY = {"name": "kube-proxy", "path": "C:\\k\\kube-log-runner.exe",
+         "args": ["-log-file=" + PROXY_LOG, "C:\\k\\kube-proxy.exe", "--windows-service"], "log_files": [PROXY_LOG]}
+KUBELET = {"kubelet_version": "v1.37.2", "state": "started"}
+KLOG = 'E1126 06:12:01.123456    4242 run.go:72] "command failed" err="kubeconfig missing"'
+
+
+def crashed(pids, statuses, log=None, code=1067, specific=0):
+    pairs = enumerate(zip(statuses, pids, strict=True))
+    return {"samples": [{"ms": 1000 * i, "status": s, "pid": p} for i, (s, p) in pairs],
+            "exit_code": code, "service_exit_code": specific, "log_tail": log or {}}
+
+
+def test_a_started_service_that_stays_running_passes_after_one_watch(make_action):
+    scm = FakeScm()
+    result = make_action(NodeServiceAction, dict(PROXY), scm.host).run(task_vars={})
+    assert not result.get("failed") and result["status"] == "Running"
+    assert scm.host.names() == ["service_state", "service_apply", "service_watch"]
+    watch = scm.host.calls[-1][1]
+    assert watch["Seconds"] == 20 and watch["LogFiles"] == [PROXY_LOG]  # two restart periods of 10 s
+
+
+def test_running_then_stopped_fails_with_the_services_last_words_and_its_log(make_action):
+    scm = FakeScm()
+    scm.watch_answer = crashed([4242, 4242, 0], ["Running", "Running", "Stopped"], {PROXY_LOG: "I1126 start\n" + KLOG})
+    result = make_action(NodeServiceAction, dict(PROXY), scm.host).run(task_vars={"inventory_hostname": "win-2"})
+    assert result["failed"]
+    msg = result["msg"]
+    assert msg.startswith("win_node_service kube-proxy on win-2: service kube-proxy was started and reported Running,"
+                          " then went Stopped within 2s")
+    assert "1067" in msg and KLOG in msg and PROXY_LOG in msg
+
+
+def test_a_restart_by_the_recovery_actions_is_caught_by_the_new_process_id(make_action):
+    scm = FakeScm()
+    scm.watch_answer = crashed([100, 100, 180, 180], ["Running"] * 4, {PROXY_LOG: KLOG})
+    result = make_action(NodeServiceAction, dict(PROXY), scm.host).run(task_vars={})
+    assert result["failed"] and "restarted by its recovery actions (process 100, then 180)" in result["msg"]
+
+
+def test_nssm_paused_names_appstderr_and_the_service_specific_code(make_action):
+    scm = FakeScm()
+    scm.watch_answer = crashed([7, 7], ["Running", "Paused"], {}, code=1066, specific=3)
+    flanneld = {"name": "flanneld", "path": "C:\\k\\nssm.exe",
+                "parameters": {"Application": "C:\\k\\flanneld.exe",
+                               "AppStderr": "C:\\var\\log\\kubelet\\flanneld.log"}}
+    result = make_action(NodeServiceAction, flanneld, scm.host).run(task_vars={})
+    assert result["failed"] and "went Paused" in result["msg"] and "service-specific error 3" in result["msg"]
+    assert "C:\\var\\log\\kubelet\\flanneld.log is empty or missing" in result["msg"]
+    assert scm.host.calls[-1][1]["LogFiles"] == ["C:\\var\\log\\kubelet\\flanneld.log"]
+
+
+def test_watch_can_be_turned_off_and_is_skipped_without_a_start(make_action):
+    scm = FakeScm()
+    make_action(NodeServiceAction, dict(PROXY, watch_seconds=0), scm.host).run(task_vars={})
+    assert "service_watch" not in scm.host.names()
+    make_action(NodeServiceAction, dict(PROXY, state="present", name="other"), scm.host).run(task_vars={})
+    assert "service_watch" not in scm.host.names()
+
+
+def test_kubelet_runs_under_kube_log_runner_and_a_crash_after_running_names_its_log(make_action):
+    scm = FakeScm()
+    scm.watch_answer = crashed([9, 0], ["Running", "Stopped"], {"C:\\var\\log\\kubelet\\kubelet.log": KLOG})
+    result = make_action(KubeletAction, dict(KUBELET), scm.host).run(task_vars={"inventory_hostname": "win-1"})
+    argv = split_windows_command_line(scm.services["kubelet"]["image_path"])
+    assert argv[:5] == ["C:\\k\\kube-log-runner.exe", "-log-file=C:\\var\\log\\kubelet\\kubelet.log",
+                        "-log-file-size=100Mi", "-log-file-age=168h", "C:\\k\\kubelet.exe"]
+    assert "--windows-service" in argv
+    assert result["failed"] and KLOG in result["msg"] and "C:\\var\\log\\kubelet\\kubelet.log" in result["msg"]
+
+
+def test_kube_log_runner_rotation_only_where_it_exists():
+    old = sl.log_runner_argv(["C:\\k\\kube-proxy.exe"], "C:\\l.log", (1, 33))
+    new = sl.log_runner_argv(["C:\\k\\kube-proxy.exe"], "C:\\l.log", (1, 36))
+    assert old == ["C:\\k\\kube-log-runner.exe", "-log-file=C:\\l.log", "C:\\k\\kube-proxy.exe"]
+    assert new[2:4] == ["-log-file-size=100Mi", "-log-file-age=168h"]
+
+
+def test_a_start_that_is_not_running_at_once_names_the_log():
+    msg = sl.judge_watch("kubelet", {"samples": []}, ["C:\\var\\log\\kubelet\\kubelet.log"])
+    assert "could not be watched" in msg and "C:\\var\\log\\kubelet\\kubelet.log" in msg
