@@ -688,7 +688,7 @@ def test_kubeadm_join_config_file_missing_or_without_a_join_configuration(tmp_pa
 
 
 @pytest.mark.parametrize("overrides, message", [
-    ({"apiVersion": "kubeadm.k8s.io/v1beta3"}, 'apiVersion "kubeadm.k8s.io/v1beta3" is refused'),
+    ({"apiVersion": "kubeadm.k8s.io/v1beta3"}, 'old API spec: "kubeadm.k8s.io/v1beta3"'),
     ({"discovery": {"bootstrapToken": {"apiServerEndpoint": "127.0.0.1:1", "token": JOIN_TOKEN}}},
      "using token-based discovery without caCertHashes can be unsafe"),
     ({"discovery": {}}, "bootstrapToken or file must be set"),

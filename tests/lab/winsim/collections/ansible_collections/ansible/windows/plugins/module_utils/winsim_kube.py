@@ -241,12 +241,19 @@ JOIN_FLAGS = {"token", "discovery-token", "tls-bootstrap-token", "discovery-toke
 JOIN_BOOLS = {"discovery-token-unsafe-skip-ca-verification", "dry-run"}
 
 
-# Flags that may go with --config (cmd/kubeadm/app/apis/kubeadm/validation/validation.go, isAllowedFlag:
-# options.CfgPath, IgnorePreflightErrors, DryRun, KubeconfigPath, NodeName, KubeconfigDir, UploadCerts,
+# Flags that may go with --config (kubernetes v1.37.2 cmd/kubeadm/app/apis/kubeadm/validation/validation.go,
+# isAllowedFlag: options.CfgPath, IgnorePreflightErrors, DryRun, KubeconfigPath, NodeName, KubeconfigDir,
+# UploadCerts, PrintManifest, "allow-missing-template-keys", "output", "show-managed-fields",
 # "print-join-command", "rootfs", "v", "log-file", "yes", and every "skip-*"). Any other flag set with
 # --config is refused by ValidateMixedArguments before anything else happens.
 CONFIG_ALLOWED_FLAGS = {"config", "ignore-preflight-errors", "dry-run", "kubeconfig", "node-name", "kubeconfig-dir",
-                        "upload-certs", "print-join-command", "rootfs", "v", "log-file", "yes"}
+                        "upload-certs", "print-manifest", "allow-missing-template-keys", "output",
+                        "show-managed-fields", "print-join-command", "rootfs", "v", "log-file", "yes"}
+# util/config/common.go validateSupportedVersion (v1.37.2): versions kubeadm names as old, with the last
+# kubeadm that read them; kubeadm.k8s.io/v1 is experimental and refused without --allow-experimental-api.
+OLD_KUBEADM_API_VERSIONS = {"kubeadm.k8s.io/v1alpha1": "v1.11", "kubeadm.k8s.io/v1alpha2": "v1.12",
+                            "kubeadm.k8s.io/v1alpha3": "v1.14", "kubeadm.k8s.io/v1beta1": "v1.15",
+                            "kubeadm.k8s.io/v1beta2": "v1.22", "kubeadm.k8s.io/v1beta3": "v1.36"}
 TOKEN_RE = re.compile(r"^([a-z0-9]{6})\.([a-z0-9]{16})$")
 # v1beta4 JoinConfiguration fields (cmd/kubeadm/app/apis/kubeadm/v1beta4/types.go); a field outside these is
 # reported by strict decoding (util/config/strict), a warning for `kubeadm join --config`
@@ -294,11 +301,18 @@ def _join_config_from_file(host, path, warn):
                                "specified")
         if d["kind"] != "JoinConfiguration":
             continue
-        if d["apiVersion"] != "kubeadm.k8s.io/v1beta4":
-            # v1beta4 is the version kubeadm v1.31+ writes; older ones are deprecated or refused depending on the
-            # release, so the simulation refuses every other version (the stricter choice).
-            raise _KubeadmExit("winsim: JoinConfiguration apiVersion \"%s\" is refused; only kubeadm.k8s.io/v1beta4 "
-                               "is accepted" % d["apiVersion"])
+        gv = d["apiVersion"]
+        if gv in OLD_KUBEADM_API_VERSIONS:
+            raise _KubeadmExit("your configuration file uses an old API spec: \"%s\" (kind: \"JoinConfiguration\"). "
+                               "Please use kubeadm %s instead and run 'kubeadm config migrate --old-config "
+                               "old-config-file --new-config new-config-file', which will write the new, similar "
+                               "spec using a newer API version." % (gv, OLD_KUBEADM_API_VERSIONS[gv]))
+        if gv == "kubeadm.k8s.io/v1":
+            raise _KubeadmExit("experimental API spec: \"%s\" (kind: \"JoinConfiguration\") is not allowed. You can "
+                               "use the --allow-experimental-api flag if the command supports it." % gv)
+        if gv != "kubeadm.k8s.io/v1beta4":
+            # decoding fails for a version the scheme does not know; the simulation words it its own way
+            raise _KubeadmExit("winsim: no kind \"JoinConfiguration\" is registered for version \"%s\"" % gv)
         for field in _unknown_fields(d):
             warn("W0101 00:00:00.000000    1234 strict.go:54] error unmarshaling configuration "
                  "schema.GroupVersionKind{Group:\"kubeadm.k8s.io\", Version:\"v1beta4\", Kind:\"JoinConfiguration\"}: "
