@@ -55,10 +55,10 @@ options:
       - V(present) ensures a usable token exists and returns it.
       - V(absent) deletes the token named by O(token_id) or O(token) or, when neither is given,
         every token this module created (found by label).
-      - V(info) only reads C(kube-public/cluster-info) and returns RV(api_server_endpoint) and
+      - V(discovery) only reads C(kube-public/cluster-info) and returns RV(api_server_endpoint) and
         RV(ca_cert_hashes); no token is made, read or returned.
     type: str
-    choices: [present, absent, info]
+    choices: [present, absent, discovery]
     default: present
   ttl:
     description:
@@ -182,7 +182,7 @@ EXAMPLES = r"""
 
 - name: The API server endpoint and CA pins, without any token
   kubewin.nodes.kubeadm_join_token:
-    state: info
+    state: discovery
   register: cluster_discovery
 
 - name: Delete every token this collection created
@@ -220,12 +220,12 @@ api_server_endpoint:
   description:
     - C(host:port) of the API server as published in C(kube-public/cluster-info), else of the
       configured connection.
-  returned: state is present or info
+  returned: state is present or discovery
   type: str
   sample: 192.0.2.10:6443
 ca_cert_hashes:
   description: Public key pins of the cluster CA certificates, C(sha256:<hex>) over each DER SubjectPublicKeyInfo.
-  returned: state is present or info
+  returned: state is present or discovery
   type: list
   elements: str
   sample: ["sha256:5c4a8ee6d5e85e2f3d4b1f7b0b6a7b4ea8f2d7b1a6e9d6c3f0b1c2d3e4f5a6b7"]
@@ -582,9 +582,10 @@ def _present(module, cluster, secret_values):
     return result
 
 
-def _info(module, cluster):
+def _discovery(module, cluster):
     if module.params["token"] or module.params["token_id"]:
-        raise ModuleFailure("state=info reads only the cluster's endpoint and CA pins; leave token and token_id unset.")
+        raise ModuleFailure("state=discovery reads only the cluster's endpoint and CA pins; leave token and "
+                            "token_id unset.")
     endpoint, pins = _cluster_details(cluster)
     return dict(changed=False, api_server_endpoint=endpoint, ca_cert_hashes=pins,
                 msg="API server %s, %d CA pin(s)." % (endpoint, len(pins)))
@@ -645,7 +646,7 @@ def _absent(module, cluster, secret_values):
 
 def argument_spec():
     spec = dict(
-        state=dict(type="str", choices=["present", "absent", "info"], default="present"),
+        state=dict(type="str", choices=["present", "absent", "discovery"], default="present"),
         ttl=dict(type="str", default=bt.DEFAULT_TTL),
         min_remaining_ttl=dict(type="str", default="1h"),
         reuse=dict(type="bool", default=True),
@@ -680,8 +681,8 @@ def main():
         cluster = Cluster(core, host)
         if module.params["state"] == "present":
             result = _present(module, cluster, secret_values)
-        elif module.params["state"] == "info":
-            result = _info(module, cluster)
+        elif module.params["state"] == "discovery":
+            result = _discovery(module, cluster)
         else:
             result = _absent(module, cluster, secret_values)
     except ModuleFailure as exc:

@@ -563,7 +563,7 @@ def test_real_client_create_reuse_absent(run, http_api, ca):
     assert run(dict(conn, state="absent", token_id=first["token_id"]))["changed"] is False
 
 
-# --- reuse=false and state=info (one token per run; endpoint and pins without a token) -------------
+# --- reuse=false and state=discovery (one token per run; endpoint and pins without a token) -------------
 
 def test_reuse_false_always_creates_a_token_of_its_own(run, api):
     first = run({"ttl": "30m", "reuse": False}, api)
@@ -583,9 +583,9 @@ def test_reuse_false_then_delete_by_id_leaves_the_other_runs_token(run, api):
     assert list(api.secrets) == ["bootstrap-token-" + other["token_id"]]
 
 
-def test_info_returns_endpoint_and_pins_and_touches_no_token(run, api, ca):
+def test_discovery_returns_endpoint_and_pins_and_touches_no_token(run, api, ca):
     api.add_secret(_kubeadm_secret("abcdef", "0123456789abcdef", labels={LABEL: "true"}))
-    result = run({"state": "info"}, api)
+    result = run({"state": "discovery"}, api)
     assert result["_rc"] == 0, result
     assert result["changed"] is False
     assert result["api_server_endpoint"] == "192.0.2.10:6443" and result["ca_cert_hashes"] == [ca[1]]
@@ -594,6 +594,6 @@ def test_info_returns_endpoint_and_pins_and_touches_no_token(run, api, ca):
     assert api.writes() == []
 
 
-def test_info_refuses_a_token(run, api):
-    result = run({"state": "info", "token_id": "abcdef"}, api)
-    assert result["failed"] is True and "state=info" in result["msg"]
+def test_discovery_refuses_a_token(run, api):
+    result = run({"state": "discovery", "token_id": "abcdef"}, api)
+    assert result["failed"] is True and "state=discovery" in result["msg"]
