@@ -672,3 +672,53 @@ def join_command(endpoint, token, ca_hashes):
 describe_target = k8s_client.describe_target
 api_error_message = k8s_client.api_error_message
 unreachable_message = k8s_client.unreachable_message
+
+
+# --- kubeadm join --config ----------------------------------------------------------------------
+
+JOIN_CONFIG_API_VERSION = "kubeadm.k8s.io/v1beta4"
+_DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def join_configuration(endpoint, token, ca_hashes, node_name, cri_socket):
+    """The text of a kubeadm ``JoinConfiguration`` (v1beta4) for token discovery with CA pins.
+
+    ``kubeadm join --config <file>`` reads the token from this file, so it never appears on a process
+    command line; kubeadm refuses ``--config`` mixed with ``--token`` or ``--cri-socket``
+    (validation.ValidateMixedArguments), so the node name and the CRI socket are in the file too.
+    Field names as in cmd/kubeadm/app/apis/kubeadm/v1beta4/types.go (JoinConfiguration, Discovery,
+    BootstrapTokenDiscovery, NodeRegistrationOptions).
+    """
+    parse_token(token)
+    endpoint = str(endpoint or "")
+    if not re.match(r"^(\[[0-9a-fA-F:.]+\]|[^:\[\]/]+):[0-9]{1,5}$", endpoint):
+        raise BootstrapTokenError("the API server endpoint %r is not host:port" % endpoint)
+    if not ca_hashes:
+        raise BootstrapTokenError(
+            "no CA certificate pins: refusing to write a JoinConfiguration without caCertHashes "
+            "(that would need unsafeSkipCAVerification)")
+    for pin in ca_hashes:
+        if not re.match(r"^sha256:[0-9a-f]{64}$", str(pin)):
+            raise BootstrapTokenError("CA pin %r is not sha256:<64 hex digits>" % (pin,))
+    node_name = str(node_name or "")
+    if len(node_name) > 253 or not _DNS1123_SUBDOMAIN_RE.match(node_name):
+        raise BootstrapTokenError("node name %r is not a lower-case DNS-1123 subdomain" % node_name)
+    cri_socket = str(cri_socket or "")
+    if not cri_socket.startswith("npipe://"):
+        raise BootstrapTokenError("CRI socket %r is not an npipe:// URL (kubeadm on Windows accepts only those)"
+                                  % cri_socket)
+    doc = {
+        "apiVersion": JOIN_CONFIG_API_VERSION,
+        "kind": "JoinConfiguration",
+        "discovery": {
+            "bootstrapToken": {
+                "apiServerEndpoint": endpoint,
+                "token": token,
+                "caCertHashes": list(ca_hashes),
+            },
+            "tlsBootstrapToken": token,
+        },
+        "nodeRegistration": {"name": node_name, "criSocket": cri_socket},
+    }
+    # JSON is YAML; kubeadm splits the file with a YAML reader and decodes each document.
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"

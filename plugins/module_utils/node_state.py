@@ -110,6 +110,26 @@ def not_ready_message(name, node, timeout):
                                  WINDOWS_LOGS["kube-proxy"]))
 
 
+def label_mismatches(node, required):
+    """``["key=value (has: ...)"]`` for each of ``required`` the Node does not carry; empty when it has them all."""
+    labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+    out = []
+    for key in sorted(required or {}):
+        want = str(required[key])
+        if labels.get(key) != want:
+            have = ("%r" % labels[key]) if key in labels else "no such label"
+            out.append("%s=%s (has: %s)" % (key, want, have))
+    return out
+
+
+def not_owned_message(name, state, mismatches):
+    """Why a Node is left alone: it lacks the labels that mark it as one this collection manages."""
+    return ("Node %s was left alone (not %s): it lacks %s, so it is not a node this task manages. "
+            "If it really is one, label it (kubectl label node %s %s) and run again; otherwise take it "
+            "out of the inventory." % (name, state, ", ".join(mismatches), name,
+                                       " ".join(m.split(" (")[0] for m in mismatches)))
+
+
 def missing_node_message(name, state):
     return ("Node %s does not exist, so it cannot be %s. Check the name (kubectl get nodes) or join the node "
             "first; use state=ready to wait for it to register." % (name, state))

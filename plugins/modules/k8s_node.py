@@ -109,6 +109,15 @@ options:
       - With O(state=drained), also evict pods that are not managed by a controller (they are not recreated).
     type: bool
     default: false
+  require_labels:
+    description:
+      - Act only on a Node that carries all these labels with these values (for example the label
+        C(kubewin.nodes/managed=true) this collection sets on the nodes it joins, and
+        C(kubernetes.io/os=windows)).
+      - A Node that exists without them is left exactly as it is; the task then reports no change,
+        RV(owned=false) and a warning that names the Node, the missing labels and the fix.
+      - Not with O(state=ready), which is what sets the labels on a new Node.
+    type: dict
   grace_period:
     description:
       - With O(state=drained), the termination grace period in seconds for evicted pods, instead of each
@@ -164,6 +173,14 @@ EXAMPLES = r"""
   kubewin.nodes.k8s_node:
     name: win-1
     state: absent
+
+- name: Delete it only if it is a Windows node this collection joined
+  kubewin.nodes.k8s_node:
+    name: win-1
+    state: absent
+    require_labels:
+      kubernetes.io/os: windows
+      kubewin.nodes/managed: "true"
 """
 
 RETURN = r"""
@@ -220,6 +237,13 @@ evicted_pods:
   type: list
   elements: str
   sample: [default/web-5d9c7b-x2k4q]
+owned:
+  description:
+    - Whether the Node carries every label of O(require_labels) (V(true) when O(require_labels) is not set
+      or the Node does not exist). When V(false) the task changed nothing.
+  returned: always
+  type: bool
+  sample: true
 skipped_pods:
   description: Pods left on the node by a drain (DaemonSet and mirror pods), as C(namespace/name).
   returned: state is drained
@@ -257,6 +281,7 @@ class NodeTask(object):
         self.changed = False
         self.diff_before = {}
         self.diff_after = {}
+        self.required = {}
 
     def fail(self, msg, **extra):
         extra.setdefault("changed", self.changed)
@@ -363,8 +388,18 @@ class NodeTask(object):
 
     # -- states -----------------------------------------------------------------------------------
 
+    def owned(self, node, state):
+        """False (and a warning) when the Node exists without the required labels: then nothing is changed."""
+        mismatches = ns.label_mismatches(node, self.required) if node is not None else []
+        if mismatches:
+            self.module.warn(ns.not_owned_message(self.name, state, mismatches))
+        return not mismatches
+
     def absent(self):
         node = self.get_node()
+        if not self.owned(node, "deleted"):
+            return dict(node=ns.node_summary(node), owned=False,
+                        msg=ns.not_owned_message(self.name, "deleted", ns.label_mismatches(node, self.required)))
         summary = ns.node_summary(node)
         if node is not None:
             self.changed = True
@@ -373,7 +408,7 @@ class NodeTask(object):
                 kc.call(self.apis, "delete", "nodes", None, self.name, self.apis.core.delete_node, self.name)
         verb = "would be deleted" if self.check else "deleted"
         msg = ("Node %s %s." % (self.name, verb)) if node is not None else "Node %s does not exist." % self.name
-        return dict(node=summary, msg=msg)
+        return dict(node=summary, msg=msg, owned=True)
 
     def run(self):
         params = self.params
@@ -383,6 +418,16 @@ class NodeTask(object):
             taints = ns.normalize_taints(params["taints"])
         except ns.NodeStateError as exc:
             raise kc.K8sError(str(exc)) from None
+        if params["require_labels"]:
+            if state == "ready":
+                raise kc.K8sError("require_labels cannot be used with state=ready, which sets the labels of a "
+                                  "new Node.")
+            try:
+                self.required = ns.normalize_labels(params["require_labels"])
+            except ns.NodeStateError as exc:
+                raise kc.K8sError("require_labels: %s" % exc) from None
+            if None in self.required.values():
+                raise kc.K8sError("require_labels: every label needs a value (null is not allowed here).")
         if state == "absent":
             if labels or taints:
                 raise kc.K8sError("labels and taints cannot be used with state=absent (the Node is deleted).")
@@ -401,6 +446,9 @@ class NodeTask(object):
                 self.fail(ns.not_registered_message(self.name, self.timeout), node=ns.node_summary(None))
         elif node is None:
             raise kc.K8sError(ns.missing_node_message(self.name, state))
+        if not self.owned(node, state):
+            return dict(node=ns.node_summary(node), owned=False, msg=ns.not_owned_message(
+                self.name, state, ns.label_mismatches(node, self.required)))
 
         sorted_pods = None
         if state == "drained":
@@ -434,6 +482,7 @@ class NodeTask(object):
         if sorted_pods is not None and not self.check:
             node = self.get_node() or node
         result["node"] = ns.node_summary(node)
+        result["owned"] = True
         result["msg"] = " ".join(msg) or "Node %s is already as wanted." % self.name
         return result
 
@@ -454,6 +503,7 @@ def argument_spec():
         delete_emptydir_data=dict(type="bool", default=False),
         force=dict(type="bool", default=False),
         grace_period=dict(type="int"),
+        require_labels=dict(type="dict"),
     )
     spec.update(kc.auth_argument_spec())
     return spec

@@ -55,8 +55,10 @@ options:
       - V(present) ensures a usable token exists and returns it.
       - V(absent) deletes the token named by O(token_id) or O(token) or, when neither is given,
         every token this module created (found by label).
+      - V(discovery) only reads C(kube-public/cluster-info) and returns RV(api_server_endpoint) and
+        RV(ca_cert_hashes); no token is made, read or returned.
     type: str
-    choices: [present, absent]
+    choices: [present, absent, discovery]
     default: present
   ttl:
     description:
@@ -72,6 +74,13 @@ options:
       - If it is not shorter than O(ttl), a new token is created on every run.
     type: str
     default: 1h
+  reuse:
+    description:
+      - With V(false), a token created earlier by this module is never handed out again. Every run
+        without O(token) then creates its own token, which the same run can delete by RV(token_id)
+        without taking a token away from another run.
+    type: bool
+    default: true
   usages:
     description:
       - How the token may be used. C(kubeadm join) with token discovery needs both.
@@ -164,6 +173,18 @@ EXAMPLES = r"""
     state: absent
     token_id: abcdef
 
+- name: A token for this run only, deleted by id at its end
+  kubewin.nodes.kubeadm_join_token:
+    ttl: 30m
+    reuse: false
+  register: join
+  no_log: true
+
+- name: The API server endpoint and CA pins, without any token
+  kubewin.nodes.kubeadm_join_token:
+    state: discovery
+  register: cluster_discovery
+
 - name: Delete every token this collection created
   kubewin.nodes.kubeadm_join_token:
     state: absent
@@ -199,12 +220,12 @@ api_server_endpoint:
   description:
     - C(host:port) of the API server as published in C(kube-public/cluster-info), else of the
       configured connection.
-  returned: state is present
+  returned: state is present or discovery
   type: str
   sample: 192.0.2.10:6443
 ca_cert_hashes:
   description: Public key pins of the cluster CA certificates, C(sha256:<hex>) over each DER SubjectPublicKeyInfo.
-  returned: state is present
+  returned: state is present or discovery
   type: list
   elements: str
   sample: ["sha256:5c4a8ee6d5e85e2f3d4b1f7b0b6a7b4ea8f2d7b1a6e9d6c3f0b1c2d3e4f5a6b7"]
@@ -447,7 +468,7 @@ def _present(module, cluster, secret_values):
         raise ModuleFailure(str(exc)) from None
     if params["token_id"]:
         raise ModuleFailure("token_id is only used with state=absent; to use a token of your choice set token.")
-    if ttl and min_remaining >= ttl:
+    if ttl and min_remaining >= ttl and params["reuse"]:
         module.warn("min_remaining_ttl (%s) is not shorter than ttl (%s), so a new token is created on every run."
                     % (bt.format_duration(min_remaining), bt.format_duration(ttl)))
 
@@ -493,7 +514,9 @@ def _present(module, cluster, secret_values):
                 expiration = info["expiration"]
                 result["reused"] = True
     else:
-        info = bt.select_reusable_token(cluster.list_managed_secrets(), ttl, min_remaining, usages, groups, now)
+        info = None
+        if params["reuse"]:
+            info = bt.select_reusable_token(cluster.list_managed_secrets(), ttl, min_remaining, usages, groups, now)
         if info:
             token_id, token_secret, expiration = info["token_id"], info["token_secret"], info["expiration"]
             result["reused"] = True
@@ -559,6 +582,15 @@ def _present(module, cluster, secret_values):
     return result
 
 
+def _discovery(module, cluster):
+    if module.params["token"] or module.params["token_id"]:
+        raise ModuleFailure("state=discovery reads only the cluster's endpoint and CA pins; leave token and "
+                            "token_id unset.")
+    endpoint, pins = _cluster_details(cluster)
+    return dict(changed=False, api_server_endpoint=endpoint, ca_cert_hashes=pins,
+                msg="API server %s, %d CA pin(s)." % (endpoint, len(pins)))
+
+
 def _absent(module, cluster, secret_values):
     params = module.params
     check = module.check_mode
@@ -614,9 +646,10 @@ def _absent(module, cluster, secret_values):
 
 def argument_spec():
     spec = dict(
-        state=dict(type="str", choices=["present", "absent"], default="present"),
+        state=dict(type="str", choices=["present", "absent", "discovery"], default="present"),
         ttl=dict(type="str", default=bt.DEFAULT_TTL),
         min_remaining_ttl=dict(type="str", default="1h"),
+        reuse=dict(type="bool", default=True),
         usages=dict(type="list", elements="str", choices=list(bt.KNOWN_USAGES), default=list(bt.DEFAULT_USAGES)),
         groups=dict(type="list", elements="str", default=list(bt.DEFAULT_GROUPS)),
         description=dict(type="str", default=bt.DEFAULT_DESCRIPTION),
@@ -648,6 +681,8 @@ def main():
         cluster = Cluster(core, host)
         if module.params["state"] == "present":
             result = _present(module, cluster, secret_values)
+        elif module.params["state"] == "discovery":
+            result = _discovery(module, cluster)
         else:
             result = _absent(module, cluster, secret_values)
     except ModuleFailure as exc:

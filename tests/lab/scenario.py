@@ -73,10 +73,11 @@ class Scenario(object):
         with open(os.path.join(group_vars, "all.yml"), "w") as f:
             json.dump(lab_vars(**variables), f, indent=2)  # JSON is YAML
 
-    def run(self, playbook="scale_up.yml", *args, timeout=900):
-        """ansible-playbook with the JSON callback; returns (rc, doc, text of stdout+stderr)."""
+    def run(self, playbook="scale_up.yml", *args, timeout=900, callback="ansible.builtin.json"):
+        """ansible-playbook with the JSON callback (or another: doc is then None); returns (rc, doc, text of
+        stdout+stderr)."""
         env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(self.root, "ansible.cfg"),
-                   ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1",
+                   ANSIBLE_STDOUT_CALLBACK=callback, ANSIBLE_NOCOLOR="1",
                    ANSIBLE_DEPRECATION_WARNINGS="0")
         cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
                os.path.join(REPO, "playbooks", playbook)] + list(args)

@@ -747,3 +747,83 @@ def test_node_sync_cannot_replace_the_program_of_a_running_service(tmp_path):
         winsim_scripts.node_sync(host, new, False)
     with open(host.local_path("C:\\k\\kube-proxy.exe"), "rb") as f:
         assert f.read() == b"new"
+
+
+# --- kubeadm join --config: read like kubeadm, refused like kubeadm ----------------------------------
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube  # noqa: E402
+
+JOIN_TOKEN = "abcdef.0123456789abcdef"
+JOIN_PIN = "sha256:" + "ab" * 32
+
+
+def _join_config(**overrides):
+    doc = {"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "JoinConfiguration",
+           "discovery": {"bootstrapToken": {"apiServerEndpoint": "127.0.0.1:1", "token": JOIN_TOKEN,
+                                            "caCertHashes": [JOIN_PIN]}},
+           "nodeRegistration": {"name": "w", "criSocket": "npipe:////./pipe/containerd-containerd"}}
+    doc.update(overrides)
+    return json.dumps(doc)
+
+
+def _kubeadm_join(tmp_path, args, config=None):
+    host = core.create_host(str(tmp_path), "w")
+    core.write_binary(host.local_path("C:\\k\\kubeadm.exe"), "kubeadm", "v1.37.2")
+    if config is not None:
+        _put(host, "C:\\k\\join.yaml")
+        with open(host.local_path("C:\\k\\join.yaml"), "w") as f:
+            f.write(config)
+    with host.open():
+        return winsim_kube.kubeadm(host, "v1.37.2", ["join"] + args, None)
+
+
+@pytest.mark.parametrize("extra, refused", [
+    (["--token", JOIN_TOKEN], "[token]"),
+    (["--cri-socket", "npipe:////./pipe/x", "--discovery-token-ca-cert-hash", JOIN_PIN],
+     "[cri-socket discovery-token-ca-cert-hash]"),
+])
+def test_kubeadm_join_refuses_config_mixed_with_other_flags(tmp_path, extra, refused):
+    rc, _, err = _kubeadm_join(tmp_path, ["--config", "C:\\k\\join.yaml"] + extra, _join_config())
+    assert rc == 1 and "can not mix '--config' with arguments %s" % refused in err
+
+
+def test_kubeadm_join_config_file_missing_or_without_a_join_configuration(tmp_path):
+    rc, _, err = _kubeadm_join(tmp_path, ["--config", "C:\\k\\nope.yaml"])
+    assert rc == 1 and 'unable to read config from "C:\\k\\nope.yaml"' in err
+    rc, _, err = _kubeadm_join(tmp_path / "b", ["--config", "C:\\k\\join.yaml"],
+                               json.dumps({"apiVersion": "kubeadm.k8s.io/v1beta4", "kind": "InitConfiguration"}))
+    assert rc == 1 and "no JoinConfiguration found in the supplied config" in err
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"apiVersion": "kubeadm.k8s.io/v1beta3"}, 'old API spec: "kubeadm.k8s.io/v1beta3"'),
+    ({"discovery": {"bootstrapToken": {"apiServerEndpoint": "127.0.0.1:1", "token": JOIN_TOKEN}}},
+     "using token-based discovery without caCertHashes can be unsafe"),
+    ({"discovery": {}}, "bootstrapToken or file must be set"),
+    ({"nodeRegistration": {"name": "w", "criSocket": "unix:///run/containerd.sock"}},
+     'only URL scheme "npipe" is supported'),
+])
+def test_kubeadm_join_config_is_validated_like_kubeadm(tmp_path, overrides, message):
+    rc, _, err = _kubeadm_join(tmp_path, ["--config", "C:\\k\\join.yaml"], _join_config(**overrides))
+    assert rc == 1 and message in err
+
+
+def test_kubeadm_join_config_unknown_field_is_a_warning_and_tls_token_defaults_to_the_token(tmp_path):
+    cfg = json.loads(_join_config())
+    cfg["discovery"]["timeout"] = "5m"  # a v1beta3 field, gone in v1beta4 (now timeouts.discovery)
+    with open(os.path.join(str(tmp_path), "winsim.json"), "w") as f:
+        json.dump({"discovery_timeout": 0}, f)
+    rc, out, err = _kubeadm_join(tmp_path, ["--config", "C:\\k\\join.yaml"], json.dumps(cfg))
+    assert 'strict decoding error: unknown field "discovery.timeout"' in err
+    # validation passed (tlsBootstrapToken defaulted to the token); it fails only at discovery (nothing listens)
+    assert rc == 1 and "tlsBootstrapToken" not in err, err
+    assert "couldn't validate the identity of the API Server" in err and 'API Server "127.0.0.1:1"' in out
+
+
+def test_processes_log_records_command_lines(tmp_path):
+    _kubeadm_join(tmp_path, ["--config", "C:\\k\\join.yaml"], "")
+    # kubeadm.kubeadm is called directly above, so nothing is logged; run() is what logs
+    host = core.Host(str(tmp_path), "w")
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries
+    with host.open():
+        winsim_binaries.run(host, ["C:\\k\\kubeadm.exe", "version", "-o", "short"])
+    assert core.command_lines(str(tmp_path), "w") == ["C:\\k\\kubeadm.exe version -o short"]

@@ -123,6 +123,15 @@ def ops(root, name):
         return [line.split()[1] for line in f if line.strip()]
 
 
+def command_lines(root, name):
+    """Every process command line the host started (winsim's stand-in for event 4688 with command lines)."""
+    path = os.path.join(root, "hosts", name, "processes.log")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [line.rstrip("\n") for line in f if line.strip()]
+
+
 def reset_ops(root, name):
     path = os.path.join(root, "hosts", name, "ops.log")
     if os.path.exists(path):

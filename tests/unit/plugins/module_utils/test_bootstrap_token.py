@@ -467,3 +467,37 @@ def test_unreachable_message():
     msg = bt.unreachable_message("https://192.0.2.10:6443", "Connection refused")
     assert "https://192.0.2.10:6443" in msg and "Connection refused" in msg
     assert "ca_cert" in bt.unreachable_message("https://h", "CERTIFICATE_VERIFY_FAILED")
+
+
+# --- JoinConfiguration for kubeadm join --config ------------------------------------------------
+
+PIN = "sha256:" + "ab" * 32
+
+
+def test_join_configuration_is_a_v1beta4_join_configuration_with_the_token_inside():
+    import yaml
+
+    text = bt.join_configuration("192.0.2.10:6443", "abcdef.0123456789abcdef", [PIN], "win-1",
+                                 "npipe:////./pipe/containerd-containerd")
+    doc = yaml.safe_load(text)
+    assert doc["apiVersion"] == "kubeadm.k8s.io/v1beta4" and doc["kind"] == "JoinConfiguration"
+    assert doc["discovery"]["bootstrapToken"] == {
+        "apiServerEndpoint": "192.0.2.10:6443", "token": "abcdef.0123456789abcdef", "caCertHashes": [PIN]}
+    assert doc["discovery"]["tlsBootstrapToken"] == "abcdef.0123456789abcdef"
+    assert doc["nodeRegistration"] == {"name": "win-1", "criSocket": "npipe:////./pipe/containerd-containerd"}
+    assert "unsafeSkipCAVerification" not in text
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("192.0.2.10", "abcdef.0123456789abcdef", [PIN], "win-1", "npipe:////./pipe/x"), "not host:port"),
+    (("192.0.2.10:6443", "abcdef.0123456789abcdef", [], "win-1", "npipe:////./pipe/x"), "no CA certificate pins"),
+    (("192.0.2.10:6443", "abcdef.0123456789abcdef", ["md5:00"], "win-1", "npipe:////./pipe/x"), "sha256"),
+    (("192.0.2.10:6443", "abcdef.0123456789abcdef", [PIN], "Win_1", "npipe:////./pipe/x"), "DNS-1123"),
+    (("192.0.2.10:6443", "abcdef.0123456789abcdef", [PIN], "win-1", "unix:///run/x.sock"), "npipe://"),
+    (("192.0.2.10:6443", "ABCDEF.0123456789ABCDEF", [PIN], "win-1", "npipe:////./pipe/x"), "malformed"),
+])
+def test_join_configuration_refuses_what_kubeadm_would_refuse(args, fragment):
+    with pytest.raises(bt.BootstrapTokenError) as err:
+        bt.join_configuration(*args)
+    assert fragment in str(err.value)
+    assert "0123456789" not in str(err.value)

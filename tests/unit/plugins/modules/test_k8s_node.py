@@ -257,3 +257,45 @@ def test_unreachable_server_message(run, cluster):
     result = run({"name": "win-1"}, cluster)
     assert result["failed"] is True and "Cannot reach the Kubernetes API server at https://192.0.2.10:6443" \
         in result["msg"]
+
+
+# --- require_labels: reset touches only the Windows nodes this collection joined -----------------
+
+OWNED = {"kubernetes.io/os": "windows", "kubewin.nodes/managed": "true"}
+
+
+def test_absent_leaves_a_node_without_the_required_labels_alone(run, cluster):
+    result = run({"name": "win-1", "state": "absent", "require_labels": OWNED}, cluster, diff=True)
+    assert result["changed"] is False and result["owned"] is False
+    assert "win-1" in cluster.nodes
+    assert "kubewin.nodes/managed=true (has: no such label)" in result["msg"]
+    assert "kubectl label node win-1 kubewin.nodes/managed=true" in result["msg"]
+    assert any("win-1" in str(w) for w in result.get("warnings", []))
+
+
+def test_drain_leaves_a_node_without_the_required_labels_alone(run, cluster):
+    result = run({"name": "win-1", "state": "drained", "require_labels": OWNED}, cluster)
+    assert result["changed"] is False and result["owned"] is False
+    assert not cluster.nodes["win-1"].get("spec", {}).get("unschedulable")
+
+
+def test_absent_and_drain_act_on_a_node_with_the_required_labels(run):
+    cluster = FakeCluster()
+    cluster.add_node("win-2", labels=dict(OWNED))
+    drained = run({"name": "win-2", "state": "drained", "require_labels": OWNED}, cluster)
+    assert drained["changed"] is True and drained["owned"] is True
+    gone = run({"name": "win-2", "state": "absent", "require_labels": OWNED}, cluster)
+    assert gone["changed"] is True and gone["owned"] is True and "win-2" not in cluster.nodes
+
+
+def test_a_linux_node_with_the_managed_label_is_still_left_alone(run):
+    cluster = FakeCluster()
+    cluster.add_node("cp-1", labels={"kubernetes.io/os": "linux", "kubewin.nodes/managed": "true"})
+    result = run({"name": "cp-1", "state": "absent", "require_labels": OWNED}, cluster)
+    assert result["changed"] is False and "cp-1" in cluster.nodes
+    assert "kubernetes.io/os=windows (has: 'linux')" in result["msg"]
+
+
+def test_require_labels_is_refused_with_state_ready(run, cluster):
+    result = run({"name": "win-1", "state": "ready", "require_labels": OWNED}, cluster)
+    assert result["failed"] is True and "state=ready" in result["msg"]

@@ -561,3 +561,39 @@ def test_real_client_create_reuse_absent(run, http_api, ca):
     assert gone["changed"] is True and gone["deleted_token_ids"] == [first["token_id"]]
     assert api.secrets == {}
     assert run(dict(conn, state="absent", token_id=first["token_id"]))["changed"] is False
+
+
+# --- reuse=false and state=discovery (one token per run; endpoint and pins without a token) -------------
+
+def test_reuse_false_always_creates_a_token_of_its_own(run, api):
+    first = run({"ttl": "30m", "reuse": False}, api)
+    second = run({"ttl": "30m", "reuse": False}, api)
+    assert first["_rc"] == 0 and second["_rc"] == 0
+    assert first["changed"] is True and second["changed"] is True
+    assert second["reused"] is False and second["token_id"] != first["token_id"]
+    assert len(api.secrets) == 2
+    assert "ttl (30m0s)" not in json.dumps(second.get("warnings", []))
+
+
+def test_reuse_false_then_delete_by_id_leaves_the_other_runs_token(run, api):
+    mine = run({"ttl": "30m", "reuse": False}, api)
+    other = run({"ttl": "30m", "reuse": False}, api)
+    gone = run({"state": "absent", "token_id": mine["token_id"]}, api)
+    assert gone["deleted_token_ids"] == [mine["token_id"]]
+    assert list(api.secrets) == ["bootstrap-token-" + other["token_id"]]
+
+
+def test_discovery_returns_endpoint_and_pins_and_touches_no_token(run, api, ca):
+    api.add_secret(_kubeadm_secret("abcdef", "0123456789abcdef", labels={LABEL: "true"}))
+    result = run({"state": "discovery"}, api)
+    assert result["_rc"] == 0, result
+    assert result["changed"] is False
+    assert result["api_server_endpoint"] == "192.0.2.10:6443" and result["ca_cert_hashes"] == [ca[1]]
+    assert "token" not in result and "join_command" not in result
+    assert "0123456789abcdef" not in result["_raw"]
+    assert api.writes() == []
+
+
+def test_discovery_refuses_a_token(run, api):
+    result = run({"state": "discovery", "token_id": "abcdef"}, api)
+    assert result["failed"] is True and "state=discovery" in result["msg"]

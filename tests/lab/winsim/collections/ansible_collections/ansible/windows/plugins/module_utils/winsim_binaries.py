@@ -95,9 +95,21 @@ def resolve_executable(host, name, cwd=None):
     return None, None
 
 
+def log_process(host, win_exe, argv):
+    """Process creation as Windows audits it: Security event 4688 records the full command line when
+    "Include command line in process creation events" is on (Microsoft: "Command line process auditing",
+    ADMX_AuditSettings/IncludeCmdLine), readable by whoever reads that log. Kept next to ops.log, outside
+    the host state, so tests can check that no secret is ever on a command line."""
+    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import render_command_line
+    with open(os.path.join(host.dir, "processes.log"), "a") as f:
+        f.write(render_command_line([win_exe] + list(argv[1:])) + "\n")
+
+
 def run(host, argv, cwd=None, stdin=None, shell="cmd"):
     """Run argv[0] with argv[1:]; returns (rc, stdout, stderr)."""
     win, local = resolve_executable(host, argv[0], cwd)
+    if local is not None:
+        log_process(host, win, argv)
     if local is None:
         if shell == "powershell":
             return 1, "", ("%s : The term '%s' is not recognized as the name of a cmdlet, function, script file, or "
@@ -126,6 +138,7 @@ def service_process_start(host, svc):
     win, local = resolve_executable(host, argv[0])
     if local is None:
         raise SimError("2: The system cannot find the file specified. (%s)" % argv[0])
+    log_process(host, win, argv)
     marker = read_marker(local)
     if marker is None:
         raise SimError("193: %s is not a valid Win32 application." % win)

@@ -209,6 +209,8 @@ class _KubeadmExit(Exception):
 @binaries.command("kubeadm")
 def kubeadm(host, version, args, stdin):
     out = Out()
+    warnings = []
+    warn = warnings.append
     try:
         if not args:
             raise _KubeadmExit("kubeadm: easily bootstrap a secure Kubernetes cluster (no command given)")
@@ -221,7 +223,7 @@ def kubeadm(host, version, args, stdin):
             else:
                 out('kubeadm version: &version.Info{Major:"1", GitVersion:"%s", Platform:"windows/amd64"}' % version)
         elif cmd == "join":
-            _join(host, version, rest, out)
+            _join(host, version, rest, out, warn)
         elif cmd == "reset":
             _reset(host, version, rest, out, stdin)
         elif cmd == "upgrade" and rest[:1] == ["node"]:
@@ -229,8 +231,9 @@ def kubeadm(host, version, args, stdin):
         else:
             raise _KubeadmExit("unknown command %r for \"kubeadm\"" % cmd)
     except _KubeadmExit as e:
-        return 1, out.text(), "%s\nTo see the stack trace of this error execute with --v=5 or higher\n" % e
-    return 0, out.text(), ""
+        return 1, out.text(), "".join(w + "\n" for w in warnings) + \
+            "%s\nTo see the stack trace of this error execute with --v=5 or higher\n" % e
+    return 0, out.text(), "".join(w + "\n" for w in warnings)
 
 
 JOIN_FLAGS = {"token", "discovery-token", "tls-bootstrap-token", "discovery-token-ca-cert-hash", "node-name",
@@ -238,30 +241,171 @@ JOIN_FLAGS = {"token", "discovery-token", "tls-bootstrap-token", "discovery-toke
 JOIN_BOOLS = {"discovery-token-unsafe-skip-ca-verification", "dry-run"}
 
 
-def _join(host, version, args, out):
+# Flags that may go with --config (kubernetes v1.37.2 cmd/kubeadm/app/apis/kubeadm/validation/validation.go,
+# isAllowedFlag: options.CfgPath, IgnorePreflightErrors, DryRun, KubeconfigPath, NodeName, KubeconfigDir,
+# UploadCerts, PrintManifest, "allow-missing-template-keys", "output", "show-managed-fields",
+# "print-join-command", "rootfs", "v", "log-file", "yes", and every "skip-*"). Any other flag set with
+# --config is refused by ValidateMixedArguments before anything else happens.
+CONFIG_ALLOWED_FLAGS = {"config", "ignore-preflight-errors", "dry-run", "kubeconfig", "node-name", "kubeconfig-dir",
+                        "upload-certs", "print-manifest", "allow-missing-template-keys", "output",
+                        "show-managed-fields", "print-join-command", "rootfs", "v", "log-file", "yes"}
+# util/config/common.go validateSupportedVersion (v1.37.2): versions kubeadm names as old, with the last
+# kubeadm that read them; kubeadm.k8s.io/v1 is experimental and refused without --allow-experimental-api.
+OLD_KUBEADM_API_VERSIONS = {"kubeadm.k8s.io/v1alpha1": "v1.11", "kubeadm.k8s.io/v1alpha2": "v1.12",
+                            "kubeadm.k8s.io/v1alpha3": "v1.14", "kubeadm.k8s.io/v1beta1": "v1.15",
+                            "kubeadm.k8s.io/v1beta2": "v1.22", "kubeadm.k8s.io/v1beta3": "v1.36"}
+TOKEN_RE = re.compile(r"^([a-z0-9]{6})\.([a-z0-9]{16})$")
+# v1beta4 JoinConfiguration fields (cmd/kubeadm/app/apis/kubeadm/v1beta4/types.go); a field outside these is
+# reported by strict decoding (util/config/strict), a warning for `kubeadm join --config`
+# (LoadJoinConfigurationFromFile passes strictErrors=false).
+JOIN_CONFIG_FIELDS = {
+    "": {"apiVersion", "kind", "dryRun", "nodeRegistration", "caCertPath", "discovery", "controlPlane", "skipPhases",
+         "patches", "timeouts"},
+    "discovery": {"bootstrapToken", "file", "tlsBootstrapToken"},
+    "discovery.bootstrapToken": {"token", "apiServerEndpoint", "caCertHashes", "unsafeSkipCAVerification"},
+    "discovery.file": {"kubeConfigPath"},
+    "nodeRegistration": {"name", "criSocket", "taints", "kubeletExtraArgs", "ignorePreflightErrors", "imagePullPolicy",
+                         "imagePullSerial"},
+}
+
+
+def _unknown_fields(doc):
+    found = []
+    for path, allowed in sorted(JOIN_CONFIG_FIELDS.items()):
+        node = doc
+        for part in [x for x in path.split(".") if x]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            found += ["%s%s" % (path + "." if path else "", k) for k in sorted(node) if k not in allowed]
+    return found
+
+
+def _join_config_from_file(host, path, warn):
+    """kubeadm's LoadJoinConfigurationFromFile (cmd/kubeadm/app/util/config/joinconfiguration.go): read the
+    file, split the YAML documents (each needs apiVersion and kind), take the JoinConfiguration, refuse an
+    unsupported version, decode (unknown fields: a warning), then default and validate it."""
+    try:
+        text = _read(host, path).decode("utf-8")
+    except (IOError, OSError):
+        raise _KubeadmExit("unable to read config from \"%s\" : open %s: The system cannot find the file specified."
+                           % (path, path)) from None
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as e:
+        raise _KubeadmExit("error converting YAML to JSON: %s" % str(e).splitlines()[0]) from None
+    join = None
+    for d in docs:
+        if not isinstance(d, dict) or not d.get("apiVersion") or not d.get("kind"):
+            # kubeadmutil.SplitYAMLDocuments
+            raise _KubeadmExit("invalid configuration: kind and apiVersion is mandatory information that must be "
+                               "specified")
+        if d["kind"] != "JoinConfiguration":
+            continue
+        gv = d["apiVersion"]
+        if gv in OLD_KUBEADM_API_VERSIONS:
+            raise _KubeadmExit("your configuration file uses an old API spec: \"%s\" (kind: \"JoinConfiguration\"). "
+                               "Please use kubeadm %s instead and run 'kubeadm config migrate --old-config "
+                               "old-config-file --new-config new-config-file', which will write the new, similar "
+                               "spec using a newer API version." % (gv, OLD_KUBEADM_API_VERSIONS[gv]))
+        if gv == "kubeadm.k8s.io/v1":
+            raise _KubeadmExit("experimental API spec: \"%s\" (kind: \"JoinConfiguration\") is not allowed. You can "
+                               "use the --allow-experimental-api flag if the command supports it." % gv)
+        if gv != "kubeadm.k8s.io/v1beta4":
+            # decoding fails for a version the scheme does not know; the simulation words it its own way
+            raise _KubeadmExit("winsim: no kind \"JoinConfiguration\" is registered for version \"%s\"" % gv)
+        for field in _unknown_fields(d):
+            warn("W0101 00:00:00.000000    1234 strict.go:54] error unmarshaling configuration "
+                 "schema.GroupVersionKind{Group:\"kubeadm.k8s.io\", Version:\"v1beta4\", Kind:\"JoinConfiguration\"}: "
+                 "strict decoding error: unknown field \"%s\"" % field)
+        join = d
+    if join is None:
+        raise _KubeadmExit("no JoinConfiguration found in the supplied config")
+    disc = join.get("discovery") or {}
+    bt = disc.get("bootstrapToken")
+    nr = join.get("nodeRegistration") or {}
+    cfg = {"file": disc.get("file"), "tls_token": disc.get("tlsBootstrapToken") or "",
+           "node_name": nr.get("name") or "", "cri": nr.get("criSocket") or "",
+           "ignore": [str(x) for x in nr.get("ignorePreflightErrors") or []]}
+    if bt is not None:
+        cfg.update(endpoint=bt.get("apiServerEndpoint") or "", token=bt.get("token") or "",
+                   pins=[str(p) for p in bt.get("caCertHashes") or []],
+                   skip_verify=bool(bt.get("unsafeSkipCAVerification")))
+        # SetDefaults_Discovery (v1beta4/defaults.go): tlsBootstrapToken defaults to the discovery token.
+        cfg["tls_token"] = cfg["tls_token"] or cfg["token"]
+    cfg["has_token"] = bt is not None
+    return cfg
+
+
+def _validate_join(cfg):
+    """ValidateDiscovery and ValidateDiscoveryBootstrapToken (apis/kubeadm/validation/validation.go)."""
+    errs = []
+    if not cfg["has_token"] and not cfg.get("file"):
+        errs.append("discovery: Invalid value: \"\": bootstrapToken or file must be set")
+    if cfg["has_token"] and cfg.get("file"):
+        errs.append("discovery: Invalid value: \"\": bootstrapToken and file cannot both be set")
+    if cfg.get("file"):
+        raise _KubeadmExit("winsim: file discovery (discovery.file / --discovery-file) is not simulated")
+    if cfg["has_token"]:
+        if not cfg["endpoint"]:
+            errs.append("discovery.bootstrapToken: Required value: APIServerEndpoint is not set")
+        if not cfg["pins"] and not cfg["skip_verify"]:
+            errs.append("discovery.bootstrapToken.caCertHashes: Invalid value: \"\": using token-based discovery "
+                        "without caCertHashes can be unsafe. Set unsafeSkipCAVerification as true in your kubeadm "
+                        "config file or pass --discovery-token-unsafe-skip-ca-verification flag to continue")
+        if not TOKEN_RE.match(cfg["token"]):
+            errs.append("discovery.bootstrapToken.token: Invalid value: \"%s\": the bootstrap token is invalid"
+                        % cfg["token"])
+        if cfg["endpoint"] and not re.match(r"^(\[[^\]]+\]|[^:\[\]]+):[0-9]+$", cfg["endpoint"]):
+            errs.append("discovery.bootstrapToken.apiServerEndpoint: Invalid value: \"%s\": address %s: missing "
+                        "port in address" % (cfg["endpoint"], cfg["endpoint"]))
+        if not TOKEN_RE.match(cfg["tls_token"]):
+            errs.append("discovery.tlsBootstrapToken: Invalid value: \"%s\": the bootstrap token is invalid"
+                        % cfg["tls_token"])
+    if cfg["node_name"] and not re.match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+                                         cfg["node_name"]):
+        errs.append("nodeRegistration.name: Invalid value: \"%s\": a lowercase RFC 1123 subdomain must consist of "
+                    "lower case alphanumeric characters, '-' or '.'" % cfg["node_name"])
+    # ValidateSocketPath: on Windows only the npipe scheme (DefaultContainerRuntimeURLScheme).
+    if not cfg["cri"].startswith("npipe://"):
+        errs.append("nodeRegistration.criSocket: Invalid value: \"%s\": only URL scheme \"npipe\" is supported, "
+                    "got \"%s\"" % (cfg["cri"], cfg["cri"].split("://")[0] if "://" in cfg["cri"] else ""))
+    if errs:
+        raise _KubeadmExit(errs[0] if len(errs) == 1 else "[%s]" % ", ".join(errs))
+
+
+def _join(host, version, args, out, warn=None):
+    warn = warn or (lambda text: None)
     flags, positional = _parse_kubeadm_flags(args, JOIN_FLAGS, JOIN_BOOLS)
-    if flags.get("config") or flags.get("discovery-file"):
-        raise _KubeadmExit("winsim: kubeadm join --config/--discovery-file is not simulated")
-    if len(positional) != 1:
-        raise _KubeadmExit("[discovery] a single API server endpoint is required, got %r" % positional)
-    endpoint = positional[0]
-    disc_token = flags.get("discovery-token") or flags.get("token")
-    tls_token = flags.get("tls-bootstrap-token") or flags.get("token")
-    if not disc_token or not tls_token:
-        raise _KubeadmExit("discovery: Invalid value: \"\": bootstrapToken or file must be set")
-    m = re.match(r"^([a-z0-9]{6})\.([a-z0-9]{16})$", disc_token)
-    if not m:
-        raise _KubeadmExit("the bootstrap token \"%s\" was not of the form \"%s\""
-                           % (disc_token, "[a-z0-9]{6}.[a-z0-9]{16}"))
-    pins = [p for p in (flags.get("discovery-token-ca-cert-hash") or "").split(",") if p]
-    skip_verify = flags.get("discovery-token-unsafe-skip-ca-verification") == "true"
-    if not pins and not skip_verify:
-        raise _KubeadmExit("discovery.bootstrapToken: Invalid value: \"\": using token-based discovery without "
-                           "caCertHashes can be unsafe. Set unsafeSkipCAVerification as true in your kubeadm config "
-                           "file or pass --discovery-token-unsafe-skip-ca-verification flag to continue")
-    ignore = set((flags.get("ignore-preflight-errors") or "").lower().split(","))
-    node_name = (flags.get("node-name") or host.state["hostname"]).lower()
-    cri = flags.get("cri-socket") or CRI_CONTAINERD
+    if "config" in flags:
+        # ValidateMixedArguments: pflag visits the set flags in lexicographical order.
+        mixed = sorted(f for f in flags if f not in CONFIG_ALLOWED_FLAGS and not f.startswith("skip-"))
+        if mixed:
+            raise _KubeadmExit("can not mix '--config' with arguments [%s]" % " ".join(mixed))
+        # With --config, the file replaces every config flag and the positional endpoint
+        # (LoadOrDefaultJoinConfiguration); only --node-name overrides the file (newJoinData).
+        cfg = _join_config_from_file(host, flags["config"], warn)
+        if flags.get("node-name"):
+            cfg["node_name"] = flags["node-name"]
+        cfg["cri"] = cfg["cri"] or CRI_CONTAINERD
+    else:
+        if flags.get("discovery-file"):
+            raise _KubeadmExit("winsim: kubeadm join --discovery-file is not simulated")
+        if len(positional) != 1:
+            raise _KubeadmExit("[discovery] a single API server endpoint is required, got %r" % positional)
+        token = flags.get("discovery-token") or flags.get("token") or ""
+        cfg = {"has_token": bool(token), "file": None, "endpoint": positional[0], "token": token,
+               "tls_token": flags.get("tls-bootstrap-token") or flags.get("token") or "",
+               "pins": [p for p in (flags.get("discovery-token-ca-cert-hash") or "").split(",") if p],
+               "skip_verify": flags.get("discovery-token-unsafe-skip-ca-verification") == "true",
+               "node_name": flags.get("node-name") or "", "cri": flags.get("cri-socket") or CRI_CONTAINERD,
+               "ignore": []}
+    _validate_join(cfg)
+    endpoint, disc_token, tls_token, pins, skip_verify = (cfg["endpoint"], cfg["token"], cfg["tls_token"],
+                                                          cfg["pins"], cfg["skip_verify"])
+    m = TOKEN_RE.match(disc_token)
+    ignore = set(x.lower() for x in (flags.get("ignore-preflight-errors") or "").split(",") + cfg["ignore"] if x)
+    node_name = (cfg["node_name"] or host.state["hostname"]).lower()
+    cri = cfg["cri"]
 
     out("[preflight] Running pre-flight checks")
     errors = []

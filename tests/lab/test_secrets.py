@@ -1,0 +1,220 @@
+"""Credentials in the lab: none ever reaches Ansible's output or a process command line, the bootstrap
+token lives only while a host joins, and reset touches only the Windows nodes the collection joined.
+
+The leak test collects every credential the collection makes or reads: bootstrap tokens (watched while
+the playbooks run, since they are deleted again), the ServiceAccount token Secrets it manages, the
+tokens in the node components' kubeconfigs and the kubelet's client key on the simulated host. It then
+looks for each, plain and base64, in the output of scale-up, a re-run, an upgrade and reset, all at
+-vvvv with --diff, with the JSON callback (every result, as AWX stores it) and the default one."""
+
+import base64
+import os
+import re
+import threading
+import time
+
+import pytest
+import scenario
+import yaml
+from kubernetes.client.exceptions import ApiException
+from winsim import core as winsim
+
+TOKEN_TYPE = "type=bootstrap.kubernetes.io/token"
+MANAGED = "kubewin.nodes/managed=true"
+NOT_SECRET_KEYS = {"ca.crt", "namespace"}  # in a service-account-token Secret, next to the token
+
+
+def b64(text):
+    return base64.b64encode(text.encode() if isinstance(text, str) else text).decode()
+
+
+class TokenWatcher(object):
+    """Polls the bootstrap-token Secrets while playbooks run: {name: (token, first seen, last seen)}."""
+
+    def __init__(self, core):
+        self.core = core
+        self.seen = {}
+        self.current = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                items = self.core.list_namespaced_secret("kube-system", field_selector=TOKEN_TYPE).items
+            except Exception:  # a transient API error: try again
+                items = []
+            now = time.monotonic()
+            self.current = set()
+            for s in items:
+                data = {k: base64.b64decode(v).decode() for k, v in (s.data or {}).items()}
+                token = "%s.%s" % (data.get("token-id"), data.get("token-secret"))
+                first = self.seen.get(s.metadata.name, (token, now, now))[1]
+                self.seen[s.metadata.name] = (token, first, now)
+                self.current.add(s.metadata.name)
+            self._stop.wait(0.2)
+
+    def __enter__(self):
+        self._thread.start()
+        time.sleep(0.5)
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(5)
+
+    def names(self):
+        return set(self.seen)
+
+
+def managed_secret_values(core):
+    """Every secret value of the Secrets the collection manages (ServiceAccount tokens): plain and base64."""
+    found = []
+    for s in core.list_secret_for_all_namespaces(label_selector=MANAGED).items:
+        for key, value in (s.data or {}).items():
+            if key not in NOT_SECRET_KEYS and s.type != "bootstrap.kubernetes.io/token":
+                found.append(("%s/%s %s" % (s.metadata.namespace, s.metadata.name, key), value))
+    return found
+
+
+def host_credentials(sc, host):
+    """Tokens in the node components' kubeconfigs and private keys in the kubelet's and kubeadm's files."""
+    found = []
+    drive = os.path.join(sc.root, "hosts", host, "C")
+    for rel in (("etc", "kube-proxy", "kubeconfig"), ("etc", "kube-flannel", "kubeconfig"),
+                ("etc", "kubernetes", "kubelet.conf"), ("etc", "kubernetes", "bootstrap-kubelet.conf")):
+        path = os.path.join(drive, *rel)
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+        for user in doc.get("users") or []:
+            u = user.get("user") or {}
+            for key in ("token", "client-key-data"):
+                if u.get(key):
+                    found.append(("%s %s" % ("\\".join(rel), key), u[key]))
+    for d in (("var", "lib", "kubelet", "pki"), ("etc", "kubernetes", "pki")):
+        top = os.path.join(drive, *d)
+        for dirpath, _dirs, files in os.walk(top):
+            for name in files:
+                with open(os.path.join(dirpath, name), "rb") as f:
+                    text = f.read().decode("ascii", "replace")
+                for block in re.findall(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.+?-----END [A-Z ]*PRIVATE KEY-----",
+                                        text, re.S):
+                    found.append((name + " private key", block))
+    return found
+
+
+def needles(credentials):
+    """(what, string) pairs to look for: each credential plain and base64; for a PEM key, also each
+    line of its base64 body (what a log would show of it)."""
+    out = []
+    for what, value in credentials:
+        out += [(what, value), (what + " (base64)", b64(value))]
+        if "PRIVATE KEY" in value:
+            out += [(what + " (PEM line)", line) for line in value.splitlines()[1:-1] if len(line) >= 24]
+    return out
+
+
+@pytest.fixture
+def old_version():
+    with open(os.path.join(scenario.LAB, "controlplane", "UPGRADE_FROM")) as f:
+        return f.read().strip()
+
+
+def test_no_credential_in_any_output_and_the_bootstrap_token_lives_only_while_hosts_join(tmp_path, api,
+                                                                                          old_version):
+    core, _ = api
+    sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="lk-{{ inventory_hostname }}",
+                           kube_version=old_version)
+    outputs = {}
+    credentials = []
+    with TokenWatcher(core) as watch:
+        before = watch.names()
+        # 1. fresh scale-up: the only run that makes a bootstrap token
+        rc, doc, text = sc.run("scale_up.yml", "-vvvv", "--diff")
+        outputs["scale-up"] = text
+        assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+        time.sleep(1)
+        made = watch.names() - before
+        assert len(made) == 1, "expected one bootstrap token for the run, saw %s" % sorted(made)
+        assert not (watch.current & made), "the bootstrap token made by the run is still there after it"
+        credentials += [("bootstrap token " + n, watch.seen[n][0]) for n in made]
+        credentials += [("bootstrap token secret " + n, watch.seen[n][0].split(".")[1]) for n in made]
+        credentials += managed_secret_values(core) + host_credentials(sc, "win-1")
+        assert any("PRIVATE KEY" in v for _, v in credentials), "the kubelet's client key was not found"
+        assert any(w.startswith("etc\\kube-proxy") for w, _ in credentials), "kube-proxy's token was not found"
+        # the JoinConfiguration that carried the token is gone; no command line ever had it
+        assert "C:\\k\\kubewin-join.yaml" not in sc.dump("win-1")["files"]
+        lines = winsim.command_lines(sc.root, "win-1")
+        joins = [c for c in lines if " join " in c]
+        assert joins == ["C:\\k\\kubeadm.exe join --config C:\\k\\kubewin-join.yaml"], joins
+
+        # 2. a re-run and 3. an upgrade: no bootstrap token at all
+        seen = watch.names()
+        rc, doc, text = sc.run("scale_up.yml", "-vvvv", "--diff", callback="ansible.builtin.default")
+        outputs["re-run (default callback)"] = text
+        assert rc == 0, text[-3000:]
+        sc.set_vars(kubewin_node_name="lk-{{ inventory_hostname }}", kube_version=scenario.lab_version())
+        rc, doc, text = sc.run("upgrade.yml", "-vvvv", "--diff")
+        outputs["upgrade"] = text
+        assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+        time.sleep(1)
+        assert watch.names() == seen, "a bootstrap token was made by a re-run or upgrade: %s" % (
+            sorted(watch.names() - seen))
+    credentials += managed_secret_values(core) + host_credentials(sc, "win-1")
+    credentials += [("cluster bootstrap token " + n, t) for n, (t, _a, _b) in watch.seen.items()]
+    lines = winsim.command_lines(sc.root, "win-1")
+
+    # 4. reset
+    rc, doc, text = sc.run("reset.yml", "-vvvv", "--diff", "-e", "skip_confirmation=true",
+                           callback="ansible.builtin.default")
+    outputs["reset (default callback)"] = text
+    assert rc == 0, text[-3000:]
+
+    leaks = []
+    for what, needle in needles(credentials):
+        for run, out in outputs.items():
+            if needle in out:
+                leaks.append("%s in the output of %s" % (what, run))
+        if any(needle in c for c in lines):
+            leaks.append("%s on a process command line" % what)
+    assert not leaks, "\n".join(sorted(set(leaks)))
+
+
+def test_a_failed_join_still_deletes_its_bootstrap_token(tmp_path, api):
+    core, _ = api
+    sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="ft-{{ inventory_hostname }}")
+    winsim.set_fault(sc.root, "win-1", "service:kubelet", "fail_once")
+    with TokenWatcher(core) as watch:
+        before = watch.names()
+        rc, doc, text = sc.run("scale_up.yml")
+        time.sleep(1)
+    assert rc != 0 and "kubeadm join failed on win-1" in "\n".join(scenario.failures(doc))
+    made = watch.names() - before
+    assert len(made) == 1 and not (watch.current & made), "the token of the failed join was left behind"
+    assert "C:\\k\\kubewin-join.yaml" not in sc.dump("win-1")["files"]
+    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+    assert rc == 0, "\n".join(scenario.failures(doc))
+
+
+def test_reset_leaves_a_windows_node_it_did_not_join_alone(tmp_path, api):
+    core, _ = api
+    sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="fw-{{ inventory_hostname }}")
+    # made after the Scenario, which deletes Nodes of its names left over by earlier runs
+    body = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "fw-win-1", "labels": {"kubernetes.io/os": "windows"},
+                         "annotations": {"kwok.x-k8s.io/node": "fake"}}}
+    core.create_node(body)
+    try:
+        rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+        assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+        node = core.read_node("fw-win-1")
+        assert not node.spec.unschedulable, "reset cordoned a Windows node it did not join"
+        assert "Node fw-win-1 was left alone" in text and "kubewin.nodes/managed=true" in text
+    finally:
+        try:
+            core.delete_node("fw-win-1")
+        except ApiException as e:
+            if e.status != 404:
+                raise
