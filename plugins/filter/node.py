@@ -9,6 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nfacts
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_network as nn
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
@@ -31,5 +32,6 @@ class FilterModule(object):
             "cidr_host", "network_name", "net_conf", "cni_config", "source_vip", "flanneld_args",
             "kube_proxy_args", "token_kubeconfig")}
         filters["pin_checksums"] = _wrap(nfiles.pin_checksums)
+        filters["kubeadm_process_path"] = _wrap(nfacts.kubeadm_process_path)
         filters["windows_command_line"] = _wrap(ws.render_command_line)
         return filters

@@ -38,6 +38,24 @@ def parse_runtime_version(output):
     return m.group(1) if m else None
 
 
+INSTALL_DIR = "C:\\k"
+
+
+def kubeadm_process_path(machine_path, install_dir=INSTALL_DIR):
+    """The Path to run kubeadm join / upgrade node with: the install directory first, then the machine Path.
+
+    Both commands run ``kubelet --version`` through a PATH lookup in their preflight (KubeletVersion and
+    SystemVerification checks, kubernetes cmd/kubeadm/app/preflight/utils.go GetKubeletVersion), so the
+    kubelet in ``install_dir`` must be on the Path of the kubeadm process. The roles also put
+    ``install_dir`` on the machine Path (ansible.windows.win_path), but a process started from the
+    current WinRM session keeps the environment of that session, so kubeadm gets it explicitly.
+    """
+    parts = [p for p in (machine_path or "").split(";") if p.strip()]
+    same = install_dir.rstrip("\\").lower()
+    rest = [p for p in parts if p.strip().strip('"').rstrip("\\").lower() != same]
+    return ";".join([install_dir] + rest)
+
+
 def join_state(paths):
     """joined: kubelet.conf exists (TLS bootstrap finished). partial: an interrupted join left
     bootstrap files behind, which kubeadm's preflight refuses; reset before joining again."""
@@ -75,4 +93,5 @@ def node_facts(answer):
                      for name, s in services.items()},
         "paths": dict(answer.get("paths") or {}),
         "join_state": join_state(answer.get("paths") or {}),
+        "machine_path": answer.get("machine_path") or "",
     }

@@ -197,6 +197,7 @@ $Ansible.Result = @{ status = (Get-Service -Name $Name).Status.ToString() }
 # Result: {computer_name, hostname, version: {major, minor, build, ubr}, adapters: [{name, mac, ipv4: [..]}],
 # pipes: [names under \\.\pipe\ that matter], services: {name: {exists, status, image_path, version_output}},
 # paths: {path: bool}}. version_output is what the service's program prints for --version (runtimes only).
+# machine_path: the machine-scope Path, expanded (what a process started after a reboot or a new logon sees).
 NODE_FACTS = HEADER_PREFIX + "node_facts" + r"""
 [CmdletBinding(SupportsShouldProcess)]
 param(
@@ -244,6 +245,7 @@ $Ansible.Result = @{
         Where-Object { $_ -in @('containerd-containerd', 'docker_engine', 'cri-dockerd') })
     services = $services
     paths = $paths
+    machine_path = [Environment]::GetEnvironmentVariable('Path', 'Machine')
 }
 """
 

@@ -259,6 +259,35 @@ def test_kubeadm_stand_in_binary(lab):
     assert _one(res, "reset")["rc"] == 0
 
 
+def test_kubeadm_join_runs_kubelet_version_from_the_path_of_its_process(lab):
+    # kubernetes v1.37.2 cmd/kubeadm/app/preflight/checks.go: KubeletVersion and SystemVerification run
+    # `kubelet --version` through a Path lookup (preflight/utils.go GetKubeletVersion).
+    for tool in ("kubeadm", "kubelet"):
+        core.write_binary(os.path.join(lab.root, "hosts", "win-1", "C", "k", tool + ".exe"), tool, "v1.37.2")
+    join = r"""
+        - name: join
+          ansible.windows.win_command:
+            argv: ['C:\k\kubeadm.exe', join, '127.0.0.1:9', --token, abcdef.0123456789abcdef,
+                   --discovery-token-unsafe-skip-ca-verification]
+          ignore_errors: true
+    """
+    not_found = ("couldn't get kubelet version: cannot execute 'kubelet --version': exec: \"kubelet\": "
+                 "executable file not found in %PATH%")
+    rc, _, res = lab.play(join)
+    err = _one(res, "join")["stderr"]
+    assert "[ERROR KubeletVersion]: " + not_found in err and "[ERROR SystemVerification]: " + not_found in err
+    # On the machine Path, but the session keeps the environment it started with (a new logon sees it).
+    rc, _, res = lab.play(r"""
+        - name: path
+          ansible.windows.win_path: {elements: ['C:\k'], scope: machine}
+    """ + join)
+    assert _one(res, "path")["changed"] and "KubeletVersion" in _one(res, "join")["stderr"]
+    # With Path in the environment of the process, the preflight passes (discovery then fails: no server).
+    rc, _, res = lab.play(join.replace("ignore_errors: true", "ignore_errors: true\n          environment: "
+                                       "{Path: 'C:\\k;C:\\Windows\\system32'}"))
+    assert "[preflight]" not in _one(res, "join")["stderr"] and "KubeletVersion" not in _one(res, "join")["stderr"]
+
+
 # --- kubewin.nodes' node scripts: node_facts, files_state/node_sync, service environment ------------
 sys.path.insert(0, os.path.join(core.REPO, "tests", "lab"))
 import mirror  # noqa: E402

@@ -89,13 +89,18 @@ def initial_state(hostname, profile="ws2022-containerd", adapters=None, build=No
         "services": services,
         "hns": {"networks": [], "endpoints": [], "policylists": [], "vswitches": {}, "blips": []},
         "firewall": {},
-        "env": {"Path": r"C:\Windows\system32;C:\Windows;C:\Windows\System32\WindowsPowerShell\v1.0\\"},
+        "env": {"Path": INITIAL_PATH},
+        # The machine environment as of the last boot: what the WinRM session and its processes see.
+        "env_boot": {"Path": INITIAL_PATH},
         "registry": {},
         "acls": {},
         "reboots": 0,
         "faults": {},
         "fault_hits": {},
     }
+
+
+INITIAL_PATH = r"C:\Windows\system32;C:\Windows;C:\Windows\System32\WindowsPowerShell\v1.0\\"
 
 
 class Host(object):

@@ -228,6 +228,8 @@ def node_facts(host, params, check_mode):
         "pipes": pipes,
         "services": services,
         "paths": {path: _test_path(host, path) for path in _string_list(params, "Paths")},
+        # [Environment]::GetEnvironmentVariable('Path', 'Machine'): the registry value, not the session's
+        "machine_path": (st.get("env") or {}).get("Path", ""),
     }}
 
 
