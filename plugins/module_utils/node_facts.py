@@ -9,6 +9,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni
+
 KUBELET_CONF = "C:\\etc\\kubernetes\\kubelet.conf"
 BOOTSTRAP_CONF = "C:\\etc\\kubernetes\\bootstrap-kubelet.conf"
 CA_CERT = "C:\\etc\\kubernetes\\pki\\ca.crt"
@@ -28,7 +30,9 @@ FACTS_ARGSPEC = dict(
 
 def script_parameters(extra_paths=()):
     return {"Paths": JOIN_MARKERS + list(extra_paths), "Services": NODE_SERVICES,
-            "VersionOf": [service for service, _pipe in RUNTIMES.values()]}
+            "VersionOf": [service for service, _pipe in RUNTIMES.values()],
+            # containerd's effective CNI directories (its config.toml may move them).
+            "ConfigDumpOf": ["containerd"], "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG}
 
 
 def parse_runtime_version(output):
@@ -94,4 +98,6 @@ def node_facts(answer):
         "paths": dict(answer.get("paths") or {}),
         "join_state": join_state(answer.get("paths") or {}),
         "machine_path": answer.get("machine_path") or "",
+        # Where each runtime reads CNI configuration and plugins: {bin_dir, conf_dir, source} or {error}.
+        "cni": {runtime: runtime_cni.runtime_cni_dirs(runtime, services) for runtime in RUNTIMES},
     }

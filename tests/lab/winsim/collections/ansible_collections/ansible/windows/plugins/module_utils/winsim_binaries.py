@@ -252,7 +252,8 @@ def _containerd(host, version, args, stdin):
         v = version.lstrip("v")
         module = "github.com/containerd/containerd" + ("/v2" if v.split(".")[0] == "2" else "")
         return 0, "containerd %s v%s %s\n" % (module, v, _fake_commit("containerd", v)), ""
-    return 1, "", "winsim: containerd %s is not simulated\n" % " ".join(args)
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd
+    return winsim_containerd.command(host, version, args)
 
 
 @command("dockerd")

@@ -28,6 +28,12 @@ DEFAULT_BUILD = 20348
 # Profiles set what a freshly installed host looks like. Keep them small: tests add what they need.
 PROFILES = {
     "ws2022-containerd": {"build": 20348, "runtime": "containerd"},
+    # containerd installed the sig-windows-tools way (Install-Containerd.ps1 -CNIBinPath c:/opt/cni/bin
+    # -CNIConfigPath c:/etc/cni/net.d writes them into config.toml), not at the Program Files defaults.
+    "ws2022-containerd-etc-cni": {"build": 20348, "runtime": "containerd", "containerd_config": (
+        'version = 2\n\n[plugins]\n  [plugins."io.containerd.grpc.v1.cri"]\n'
+        '    [plugins."io.containerd.grpc.v1.cri".cni]\n      bin_dir = "c:/opt/cni/bin"\n'
+        '      conf_dir = "c:/etc/cni/net.d"\n')},
     "ws2019-containerd": {"build": 17763, "runtime": "containerd"},
     "ws2025-containerd": {"build": 26100, "runtime": "containerd"},
     "ws2022-docker": {"build": 20348, "runtime": "docker"},
