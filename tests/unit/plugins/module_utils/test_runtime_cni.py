@@ -21,8 +21,8 @@ BASES = {"cni": "https://github.com/containernetworking/plugins/releases/downloa
 ARCHIVE_MEMBERS = {
     "cni-plugins-windows-amd64-v1.6.2.tgz": {"host-local.exe", "win-bridge.exe", "win-overlay.exe"},
     "cni-plugin-flannel-windows-amd64-v1.7.1-flannel1.tgz": {"flannel-amd64.exe"},
-    "windows-container-networking-cni-amd64-0.3.1.zip": {"sdnbridge.exe", "sdnoverlay.exe", "nat.exe",
-                                                          "generateCNIConfig.ps1"},
+    "windows-container-networking-cni-amd64-0.3.1.zip": {
+        "sdnbridge.exe", "sdnoverlay.exe", "nat.exe", "generateCNIConfig.ps1"},
 }
 
 
@@ -133,7 +133,9 @@ PF_CONF = "C:\\Program Files\\containerd\\cni\\conf"
 
 
 def test_containerd_17_dirs_default_and_moved():
-    esc = lambda p: p.replace("\\", "\\\\")  # noqa: E731
+    def esc(path):
+        return path.replace("\\", "\\\\")
+
     assert rc.containerd_cni_dirs(DUMP_17 % (esc(PF_BIN), esc(PF_CONF))) == {
         "bin_dir": PF_BIN, "conf_dir": PF_CONF, "source": "containerd config dump"}
     # sig-windows-tools' Install-Containerd.ps1 -CNIBinPath "c:/opt/cni/bin" -CNIConfigPath "c:/etc/cni/net.d"
@@ -188,8 +190,8 @@ def test_installed_files_are_exactly_what_the_archives_and_the_config_put_there(
 
 
 def test_preflight_stops_when_the_cni_directories_are_unknown():
-    failures, _ = preflight.check_cni_dirs("containerd", "services", {"error": "`containerd.exe config dump` did "
-                                                                              "not answer (error: exit code 1)"})
+    error = "`containerd.exe config dump` did not answer (error: exit code 1)"
+    failures, dummy = preflight.check_cni_dirs("containerd", "services", {"error": error})
     assert len(failures) == 1 and failures[0]["variable"] == "kubewin_container_runtime"
     msg = failures[0]["message"]
     assert "exit code 1" in msg and "config.toml" in msg and "containerd" in msg
