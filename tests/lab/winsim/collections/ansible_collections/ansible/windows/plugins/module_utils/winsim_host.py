@@ -34,6 +34,9 @@ PROFILES = {
         'version = 2\n\n[plugins]\n  [plugins."io.containerd.grpc.v1.cri"]\n'
         '    [plugins."io.containerd.grpc.v1.cri".cni]\n      bin_dir = "c:/opt/cni/bin"\n'
         '      conf_dir = "c:/etc/cni/net.d"\n')},
+    # a config.toml containerd cannot load (`config dump` fails: "failed to load TOML")
+    "ws2022-containerd-bad-config": {"build": 20348, "runtime": "containerd",
+                                     "containerd_config": 'version = 2\n[plugins."io.containerd.grpc.v1.cri".cni\n'},
     "ws2019-containerd": {"build": 17763, "runtime": "containerd"},
     "ws2025-containerd": {"build": 26100, "runtime": "containerd"},
     "ws2022-docker": {"build": 20348, "runtime": "docker"},
