@@ -9,8 +9,10 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nfacts
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_network as nn
+from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni
 from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 
@@ -26,6 +28,28 @@ def _wrap(func):
     return filter_func
 
 
+def cni_downloads(cni_dirs, container_runtime, versions, base_urls):
+    """The CNI plugin archives, unpacked where the runtime looks (``kubewin_node.cni[runtime]``); none while
+    those directories are unknown (preflight then stops with the reason)."""
+    if not cni_dirs or cni_dirs.get("error") or not cni_dirs.get("bin_dir"):
+        return []
+    return runtime_cni.cni_downloads(cni_dirs["bin_dir"], container_runtime, versions, base_urls)
+
+
+def cni_installed_files(cni_dirs, container_runtime, versions):
+    """What the roles put in the runtime's CNI directories (for reset); none when they are unknown."""
+    if not cni_dirs or cni_dirs.get("error") or not cni_dirs.get("bin_dir"):
+        return []
+    return runtime_cni.installed_files(cni_dirs["bin_dir"], cni_dirs["conf_dir"], container_runtime, versions)
+
+
+def cni_installed_dirs(cni_dirs):
+    """The runtime's CNI directories and their common parent, for reset to prune when empty."""
+    if not cni_dirs or cni_dirs.get("error") or not cni_dirs.get("bin_dir"):
+        return []
+    return runtime_cni.installed_dirs(cni_dirs["bin_dir"], cni_dirs["conf_dir"])
+
+
 class FilterModule(object):
     def filters(self):
         filters = {name: _wrap(getattr(nn, name)) for name in (
@@ -33,5 +57,9 @@ class FilterModule(object):
             "kube_proxy_args", "token_kubeconfig", "source_vip_reservation")}
         filters["kube_log_runner"] = _wrap(sl.kube_log_runner)
         filters["pin_checksums"] = _wrap(nfiles.pin_checksums)
+        filters["cni_downloads"] = _wrap(cni_downloads)
+        filters["cni_installed_files"] = _wrap(cni_installed_files)
+        filters["cni_installed_dirs"] = _wrap(cni_installed_dirs)
+        filters["kubeadm_process_path"] = _wrap(nfacts.kubeadm_process_path)
         filters["windows_command_line"] = _wrap(ws.render_command_line)
         return filters

@@ -9,6 +9,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni
+
 KUBELET_CONF = "C:\\etc\\kubernetes\\kubelet.conf"
 BOOTSTRAP_CONF = "C:\\etc\\kubernetes\\bootstrap-kubelet.conf"
 CA_CERT = "C:\\etc\\kubernetes\\pki\\ca.crt"
@@ -28,7 +30,9 @@ FACTS_ARGSPEC = dict(
 
 def script_parameters(extra_paths=()):
     return {"Paths": JOIN_MARKERS + list(extra_paths), "Services": NODE_SERVICES,
-            "VersionOf": [service for service, _pipe in RUNTIMES.values()]}
+            "VersionOf": [service for service, _pipe in RUNTIMES.values()],
+            # containerd's effective CNI directories (its config.toml may move them).
+            "ConfigDumpOf": ["containerd"], "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG}
 
 
 def parse_runtime_version(output):
@@ -36,6 +40,24 @@ def parse_runtime_version(output):
     -> '2.0.4' / '24.0.7'; None when nothing looks like a version."""
     m = re.search(r"\bv?(\d+\.\d+\.\d+)", output or "")
     return m.group(1) if m else None
+
+
+INSTALL_DIR = "C:\\k"
+
+
+def kubeadm_process_path(machine_path, install_dir=INSTALL_DIR):
+    """The Path to run kubeadm join / upgrade node with: the install directory first, then the machine Path.
+
+    Both commands run ``kubelet --version`` through a PATH lookup in their preflight (KubeletVersion and
+    SystemVerification checks, kubernetes cmd/kubeadm/app/preflight/utils.go GetKubeletVersion), so the
+    kubelet in ``install_dir`` must be on the Path of the kubeadm process. The roles also put
+    ``install_dir`` on the machine Path (ansible.windows.win_path), but a process started from the
+    current WinRM session keeps the environment of that session, so kubeadm gets it explicitly.
+    """
+    parts = [p for p in (machine_path or "").split(";") if p.strip()]
+    same = install_dir.rstrip("\\").lower()
+    rest = [p for p in parts if p.strip().strip('"').rstrip("\\").lower() != same]
+    return ";".join([install_dir] + rest)
 
 
 def join_state(paths):
@@ -75,4 +97,7 @@ def node_facts(answer):
                      for name, s in services.items()},
         "paths": dict(answer.get("paths") or {}),
         "join_state": join_state(answer.get("paths") or {}),
+        "machine_path": answer.get("machine_path") or "",
+        # Where each runtime reads CNI configuration and plugins: {bin_dir, conf_dir, source} or {error}.
+        "cni": {runtime: runtime_cni.runtime_cni_dirs(runtime, services) for runtime in RUNTIMES},
     }

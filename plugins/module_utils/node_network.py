@@ -14,9 +14,8 @@ import json
 import re
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
+from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni
 
-CNI_CONF_DIR = "C:\\etc\\cni\\net.d"
-CNI_BIN_DIR = "C:\\opt\\cni\\bin"
 FLANNEL_DIR = "C:\\etc\\kube-flannel"
 KUBE_PROXY_DIR = "C:\\etc\\kube-proxy"
 
@@ -50,29 +49,61 @@ def net_conf(pods_subnet, backend, vni=4096, port=4789):
     return json.dumps(conf, indent=2, sort_keys=True) + "\n"
 
 
-def cni_config(pods_subnet, service_subnet, backend, vni, dns_server, dns_domain, node_ip=None):
-    """The flannel CNI config delegating to win-bridge (host-gw) or win-overlay (vxlan).
+def cni_config(pods_subnet, service_subnet, backend, vni, dns_server, dns_domain, node_ip=None,
+               container_runtime="containerd"):
+    """The flannel CNI config (type flannel-amd64, the file flannel-io/cni-plugin ships) with its delegate:
+    sdnoverlay/sdnbridge (HNS v2, microsoft/windows-container-networking) with containerd,
+    win-overlay/win-bridge (HNS v1, containernetworking/plugins) with Docker.
 
     Traffic to pods and services is not NATed; service traffic is routed (encapsulated on overlay).
     """
-    policies = [
-        {"Name": "EndpointPolicy", "Value": {"Type": "OutBoundNAT",
-                                             "ExceptionList": [pods_subnet, service_subnet]}},
-        {"Name": "EndpointPolicy", "Value": {"Type": "ROUTE", "DestinationPrefix": service_subnet,
-                                             "NeedEncap": True}},
-    ]
-    if backend == "vxlan":
-        if not node_ip:
-            raise NetworkConfigError("vxlan needs the node's IP address (set kubewin_network_adapter)")
-        policies.append({"Name": "EndpointPolicy", "Value": {"Type": "PA", "PA": node_ip}})
-    delegate = {
-        "type": "win-overlay" if backend == "vxlan" else "win-bridge",
-        "dns": {"Nameservers": [dns_server], "Search": ["svc.%s" % dns_domain, dns_domain]},
-        "policies": policies,
-    }
-    conf = {"cniVersion": "0.3.0", "name": network_name(backend, vni), "type": "flannel",
+    if backend not in ("vxlan", "host-gw"):
+        raise NetworkConfigError("flannel_backend_type must be vxlan or host-gw, not %r" % backend)
+    if backend == "vxlan" and not node_ip:
+        raise NetworkConfigError("vxlan needs the node's IP address (set kubewin_network_adapter)")
+    delegate_type = runtime_cni.DELEGATES.get((container_runtime, backend))
+    if delegate_type is None:
+        raise NetworkConfigError("kubewin_container_runtime must be containerd or docker, not %r" % container_runtime)
+    dns = {"Nameservers": [dns_server], "Search": ["svc.%s" % dns_domain, dns_domain]}
+    if container_runtime == "containerd":
+        # microsoft/windows-container-networking example/flannel_overlay.conf, flannel_l2bridge.conf (v0.3.1).
+        def policy(kind, settings):
+            return {"Name": "EndpointPolicy", "Value": {"Type": kind, "Settings": settings}}
+        args = [policy("OutBoundNAT", {"Exceptions": [pods_subnet, service_subnet]}),
+                policy("SDNRoute", {"DestinationPrefix": service_subnet, "NeedEncap": True})]
+        if backend == "vxlan":
+            args.append(policy("ProviderAddress", {"ProviderAddress": node_ip}))
+        elif node_ip:
+            args.append(policy("SDNRoute", {"DestinationPrefix": "%s/32" % node_ip, "NeedEncap": True}))
+        delegate = {"type": delegate_type, "dns": dns, "AdditionalArgs": args,
+                    "optionalFlags": {"loopbackDSR": False, "forceBridgeGateway": backend == "host-gw"}}
+    else:
+        # containernetworking/plugins win-overlay / win-bridge: HNS v1 endpoint policies.
+        policies = [
+            {"Name": "EndpointPolicy", "Value": {"Type": "OutBoundNAT",
+                                                 "ExceptionList": [pods_subnet, service_subnet]}},
+            {"Name": "EndpointPolicy", "Value": {"Type": "ROUTE", "DestinationPrefix": service_subnet,
+                                                 "NeedEncap": True}},
+        ]
+        if backend == "vxlan":
+            policies.append({"Name": "EndpointPolicy", "Value": {"Type": "PA", "PA": node_ip}})
+        delegate = {"type": delegate_type, "dns": dns, "policies": policies}
+    conf = {"cniVersion": "0.3.0", "name": network_name(backend, vni), "type": runtime_cni.FLANNEL_TYPE,
             "capabilities": {"portMappings": True, "dns": True}, "delegate": delegate}
     return json.dumps(conf, indent=2, sort_keys=True) + "\n"
+
+
+def cni_plugin_types(conf_text):
+    """Every plugin a CNI config makes the runtime run: its type, the delegate's and the delegate's IPAM
+    (the flannel plugin adds host-local IPAM to the delegate: flannel-io/cni-plugin flannel_windows.go)."""
+    conf = json.loads(conf_text)
+    types = [conf["type"]]
+    delegate = conf.get("delegate") or {}
+    if delegate:
+        types.append(delegate.get("type") or "win-bridge")  # flannel_windows.go: win-bridge when unset
+        if conf["type"] == runtime_cni.FLANNEL_TYPE:
+            types.append(runtime_cni.FLANNEL_IPAM)
+    return types
 
 
 # host-local's store (containernetworking/plugins v1.6.2 plugins/ipam/host-local/backend/disk/backend.go):

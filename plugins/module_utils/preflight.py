@@ -67,6 +67,8 @@ PREFLIGHT_ARGSPEC = dict(
     )),
     proxy=dict(type="str"),
     checksum_timeout=dict(type="int", default=30),
+    # Where the runtime reads CNI config and plugins (win_node_facts' kubewin_node.cni[runtime]).
+    cni_dirs=dict(type="dict"),
 )
 
 # The user-facing variable behind each option (kubespray's name where kubespray has one).
@@ -657,6 +659,29 @@ def check_network_adapter(adapters, adapter_name, kube_network_plugin="flannel")
     return f.result(), next(iter(candidates.values()))
 
 
+CNI_DIRS_FIX = {
+    "containerd": "make `containerd.exe config dump` work on the node (it reads config.toml, by default "
+                  "C:\\Program Files\\containerd\\config.toml, or the file the service's --config names; "
+                  "`containerd.exe config default` prints a valid one), then run the playbook again",
+    "docker": "register cri-dockerd as a service (its --cni-bin-dir and --cni-conf-dir default to C:\\k\\cni\\bin "
+              "and C:\\k\\cni\\config), then run the playbook again",
+}
+
+
+def check_cni_dirs(container_runtime, deployment_mode, cni_dirs):
+    """services mode writes the CNI config and plugins where the runtime looks; that must be known."""
+    f = Findings("cni_dirs")
+    if deployment_mode != "services" or cni_dirs is None:
+        return f.result()
+    if cni_dirs.get("error") or not cni_dirs.get("bin_dir") or not cni_dirs.get("conf_dir"):
+        f.fail(VARIABLES["container_runtime"],
+               "the CNI directories of %s (kubewin_container_runtime=%s) are unknown, so the pod network's "
+               "configuration cannot be put where the runtime reads it: %s. Fix: %s"
+               % (container_runtime, container_runtime, cni_dirs.get("error") or "no directories reported",
+                  CNI_DIRS_FIX.get(container_runtime, "use containerd or docker")))
+    return f.result()
+
+
 def check_node_ip(node_ips, pods_net, svc_net):
     f = Findings("node_ip")
     for ip in node_ips:
@@ -692,6 +717,7 @@ def run_checks(inputs):
     adapter_result, node_ips = check_network_adapter(i["adapters"], i["adapter_name"], i["kube_network_plugin"])
     results.append(adapter_result)
     results.append(check_node_ip(node_ips, pods, svc))
+    results.append(check_cni_dirs(i["container_runtime"], i["deployment_mode"], i["cni_dirs"]))
     failures, warnings = [], []
     for fails, warns in results:
         failures.extend(fails)

@@ -227,12 +227,17 @@ $Ansible.Result = @{ status = (Get-Service -Name $Name).Status.ToString(); resta
 # Result: {computer_name, hostname, version: {major, minor, build, ubr}, adapters: [{name, mac, ipv4: [..]}],
 # pipes: [names under \\.\pipe\ that matter], services: {name: {exists, status, image_path, version_output}},
 # paths: {path: bool}}. version_output is what the service's program prints for --version (runtimes only).
+# config_dump (services in ConfigDumpOf only): what `<program> [--config <file>] config dump` printed, the
+# --config value taken from the service's ImagePath with ConfigFlagPattern (group 1), or "error: ...".
+# machine_path: the machine-scope Path, expanded (what a process started after a reboot or a new logon sees).
 NODE_FACTS = HEADER_PREFIX + "node_facts" + r"""
 [CmdletBinding(SupportsShouldProcess)]
 param(
     [string[]]$Paths = @(),
     [string[]]$Services = @(),
-    [string[]]$VersionOf = @()
+    [string[]]$VersionOf = @(),
+    [string[]]$ConfigDumpOf = @(),
+    [string]$ConfigFlagPattern = ''
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
@@ -263,6 +268,25 @@ foreach ($name in $Services) {
             }
         }
     }
+    if ($svc -and $name -in $ConfigDumpOf) {
+        $image = [string]$entry.image_path
+        $program = if ($image.StartsWith('"')) { $image.Split('"')[1] } else { $image.Split(' ')[0] }
+        $dumpArgs = @()
+        if ($ConfigFlagPattern -and $image -match $ConfigFlagPattern) {
+            $dumpArgs = @('--config', $Matches[1].Trim('"'))
+        }
+        $entry.config_dump = & {
+            # containerd logs warnings to stderr; under 'Stop' Windows PowerShell 5.1 would throw on them.
+            $ErrorActionPreference = 'Continue'
+            try {
+                $text = & $program @dumpArgs config dump 2>&1 |
+                    Where-Object { $_ -isnot [System.Management.Automation.ErrorRecord] } | Out-String
+                if ($LASTEXITCODE -ne 0) { "error: exit code $LASTEXITCODE" } else { $text }
+            } catch {
+                "error: $_"
+            }
+        }
+    }
     $serviceFacts[$name] = $entry
 }
 $pathFacts = @{}
@@ -278,6 +302,7 @@ $Ansible.Result = @{
         Where-Object { Test-Path -LiteralPath "\\.\pipe\$_" })
     services = $serviceFacts
     paths = $pathFacts
+    machine_path = [Environment]::GetEnvironmentVariable('Path', 'Machine')
 }
 """
 

@@ -58,13 +58,22 @@ ansible_facts:
   type: dict
   contains:
     kubewin_node:
-      description: The node as seen by kubewin.nodes.
+      description:
+        - The node as seen by kubewin.nodes.
+        - C(machine_path) is the machine-scope Path; C(cni) holds, per runtime, the directories it reads CNI
+          configuration (C(conf_dir)) and plugins (C(bin_dir)) from, with C(source), or C(error) when unknown
+          (containerd's from C(containerd.exe config dump), cri-dockerd's from its service command line).
       type: dict
       returned: success
       sample: {"hostname": "win-1", "windows_build": "10.0.20348", "join_state": "fresh",
                "runtimes": {"containerd": {"service_exists": true, "service_status": "Running", "pipe_exists": true,
                                            "version": "1.7.20"}},
-               "adapters": [{"name": "Ethernet0", "ipv4": ["192.0.2.10"]}]}
+               "adapters": [{"name": "Ethernet0", "ipv4": ["192.0.2.10"]}],
+               "machine_path": "C:\\Windows\\system32;C:\\Windows;C:\\k",
+               "cni": {"containerd": {"bin_dir": "C:\\Program Files\\containerd\\cni\\bin",
+                                      "conf_dir": "C:\\Program Files\\containerd\\cni\\conf",
+                                      "source": "containerd config dump"},
+                       "docker": {"error": "the cri-dockerd service does not exist"}}}
 """
 
 from ansible.module_utils.basic import AnsibleModule

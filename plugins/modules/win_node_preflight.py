@@ -197,6 +197,13 @@ options:
     description: Seconds to wait for a checksum file.
     type: int
     default: 30
+  cni_dirs:
+    description:
+      - Where the container runtime reads CNI configuration and plugins, as C(win_node_facts) reports them in
+        C(kubewin_node.cni[runtime]) with the keys C(bin_dir), C(conf_dir) and C(source), or C(error) when they
+        could not be read (containerd from C(containerd.exe config dump), cri-dockerd from its service command line).
+      - In services mode the roles write the CNI configuration and plugins there; an error fails the check.
+    type: dict
 attributes:
   check_mode:
     description: Can run in check mode and return changed status prediction without modifying target.

@@ -38,6 +38,8 @@ def lab_vars(**overrides):
         "kubewin_kubernetes_download_url": "%s/%s" % (MIRROR, layout.BASES["kubernetes"][1]),
         "kubewin_flannel_download_url": "%s/%s" % (MIRROR, layout.BASES["flannel"][1]),
         "kubewin_cni_download_url": "%s/%s" % (MIRROR, layout.BASES["cni"][1]),
+        "kubewin_flannel_cni_download_url": "%s/%s" % (MIRROR, layout.BASES["flannel_cni"][1]),
+        "kubewin_sdn_cni_download_url": "%s/%s" % (MIRROR, layout.BASES["sdn_cni"][1]),
         "kubewin_nssm_download_url": "%s/%s" % (MIRROR, layout.BASES["nssm"][1]),
         "kubewin_ready_timeout": 120,
     }

@@ -44,7 +44,7 @@ def test_layout_has_the_lab_versions_and_role_defaults(served):
     for d in os.listdir(os.path.join(LAB, "_cache")) if os.path.isdir(os.path.join(LAB, "_cache")) else []:
         if d.startswith("v1."):
             assert d in v["kubernetes"]
-    assert "v0.26.7" in v["flannel"] and "v1.6.2" in v["cni"] and v["flannel_cni"]
+    assert "v0.26.7" in v["flannel"] and "v1.6.2" in v["cni"] and v["flannel_cni"] and "v0.3.1" in v["sdn_cni"]
     paths = set(manifest["files"])
     for k in v["kubernetes"]:
         for name in ("kubelet.exe", "kubeadm.exe", "kube-proxy.exe", "kubectl.exe", "kube-log-runner.exe"):
@@ -65,6 +65,8 @@ def test_checksum_files_match_the_served_bytes(served):
         assert meta["sha512"] == digest
         if path.startswith("release/"):
             assert checksum == digest  # dl.k8s.io: the hex digest only
+        elif path.startswith("microsoft/"):
+            assert checksum == "%s  ./release/%s\n" % (digest, path.rsplit("/", 1)[1])  # shasum ./release/<zip>
         else:
             assert checksum == "%s  %s\n" % (digest, path.rsplit("/", 1)[1])  # sha512sum format
 
@@ -78,12 +80,18 @@ def test_binaries_are_stand_ins_the_simulator_runs(served):
     assert first.decode() == "KUBEWIN-SIM-BINARY flanneld %s" % v["flannel"][0]
     with tarfile.open(fileobj=io.BytesIO(_get("%s/%s" % (url, layout.cni_path(v["cni"][0]))))) as t:
         names = t.getnames()  # tarfile reads the "./" entry as "."
-        assert names == [".", "./flannel.exe", "./host-local.exe", "./win-bridge.exe", "./win-overlay.exe"]
+        # containernetworking/plugins v1.6.2 plugins/windows_only.txt: no flannel (it left in v1.0.0)
+        assert names == [".", "./host-local.exe", "./win-bridge.exe", "./win-overlay.exe"]
         assert t.extractfile("./win-bridge.exe").readline().decode().split() == \
             ["KUBEWIN-SIM-BINARY", "win-bridge", v["cni"][0]]
     with tarfile.open(fileobj=io.BytesIO(_get("%s/%s" % (url, layout.flannel_cni_path(v["flannel_cni"][0]))))) as t:
         assert t.getnames() == ["flannel-amd64.exe"]
     import zipfile
+    assert layout.sdn_cni_path("v0.3.1") == ("microsoft/windows-container-networking/releases/download/v0.3.1/"
+                                             "windows-container-networking-cni-amd64-0.3.1.zip")
+    with zipfile.ZipFile(io.BytesIO(_get("%s/%s" % (url, layout.sdn_cni_path("v0.3.1"))))) as z:
+        # Makefile `release`: zip -j of out/ (no directory entries) after `all`
+        assert z.namelist() == ["sdnbridge.exe", "sdnoverlay.exe", "nat.exe", "generateCNIConfig.ps1"]
     assert layout.nssm_path() == "nssm/release/nssm-2.24.zip"
     with zipfile.ZipFile(io.BytesIO(_get("%s/%s" % (url, layout.nssm_path())))) as z:
         assert [n for n in z.namelist() if not n.endswith("/")] == ["nssm-2.24/win64/nssm.exe",

@@ -114,6 +114,18 @@ def test_kube_proxy_flags_follow_the_version_and_its_source_vip_is_reserved(vxla
         assert f.read() == b"kubewin-kube-proxy-source-vip\r\nsource-vip"
 
 
+def _cni_problems(sc, host):
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd
+    from winsim import core
+    with core.Host(sc.root, host).open(save=False) as h:
+        return winsim_containerd.cni_problems(h)
+
+
+def test_cni_config_is_where_containerd_reads_it_and_names_plugins_it_has(vxlan):
+    for host in vxlan.hosts:
+        assert _cni_problems(vxlan, host) == [], host
+
+
 def test_fresh_scale_up_stays_within_the_remote_operation_budget(vxlan):
     for host, count in vxlan.fresh_ops.items():
         assert count <= BUDGET_FRESH, "%s took %d remote operations" % (host, count)
@@ -157,3 +169,17 @@ def test_check_mode_on_fresh_nodes_changes_nothing(tmp_path, api):
     assert node_gone(core, "chk-win-1")
     diffs = [r.get("diff") for p in doc["plays"] for t in p["tasks"] for r in t["hosts"].values() if r.get("diff")]
     assert any("C:\\k\\kubelet.exe" in (d.get("after") or {}) for d in diffs), "--diff showed no file changes"
+
+
+def test_cni_follows_a_containerd_config_that_moved_the_directories(tmp_path, api):
+    # containerd installed the sig-windows-tools way: config.toml points at c:/etc/cni/net.d and c:/opt/cni/bin.
+    sc = scenario.Scenario(tmp_path, nodes=1, profile="ws2022-containerd-etc-cni",
+                           kubewin_node_name="cni-{{ inventory_hostname }}")
+    before = sc.dump("win-1")
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert _cni_problems(sc, "win-1") == []
+    # keep the tokens the other tests' nodes joined with (reset deletes the collection's tokens by default)
+    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true", "-e", "kubewin_reset_delete_tokens=false")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert sc.dump("win-1") == before

@@ -61,6 +61,8 @@ BAD_INPUTS = [
     ("kubelet-too-old", "ws2022-containerd", {"kube_version": "v1.33.4"}, "kube_version", "v1.34"),
     ("checksum-not-published", "ws2022-containerd", {"kubewin_flannel_version": "v9.9.9"},
      "kubewin_checksums", "v9.9.9/flanneld.exe.sha512"),
+    ("containerd-config-unreadable", "ws2022-containerd-bad-config", {}, "kubewin_container_runtime",
+     "config.toml"),
     ("hostprocess-on-docker", "ws2022-docker", {"kubewin_container_runtime": "docker",
                                                 "kubewin_deployment_mode": "hostprocess"},
      "kubewin_deployment_mode", "containerd"),

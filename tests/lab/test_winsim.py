@@ -259,6 +259,35 @@ def test_kubeadm_stand_in_binary(lab):
     assert _one(res, "reset")["rc"] == 0
 
 
+def test_kubeadm_join_runs_kubelet_version_from_the_path_of_its_process(lab):
+    # kubernetes v1.37.2 cmd/kubeadm/app/preflight/checks.go: KubeletVersion and SystemVerification run
+    # `kubelet --version` through a Path lookup (preflight/utils.go GetKubeletVersion).
+    for tool in ("kubeadm", "kubelet"):
+        core.write_binary(os.path.join(lab.root, "hosts", "win-1", "C", "k", tool + ".exe"), tool, "v1.37.2")
+    join = r"""
+        - name: join
+          ansible.windows.win_command:
+            argv: ['C:\k\kubeadm.exe', join, '127.0.0.1:9', --token, abcdef.0123456789abcdef,
+                   --discovery-token-unsafe-skip-ca-verification]
+          ignore_errors: true
+    """
+    not_found = ("couldn't get kubelet version: cannot execute 'kubelet --version': exec: \"kubelet\": "
+                 "executable file not found in %PATH%")
+    rc, _, res = lab.play(join)
+    err = _one(res, "join")["stderr"]
+    assert "[ERROR KubeletVersion]: " + not_found in err and "[ERROR SystemVerification]: " + not_found in err
+    # On the machine Path, but the session keeps the environment it started with (a new logon sees it).
+    rc, _, res = lab.play(r"""
+        - name: path
+          ansible.windows.win_path: {elements: ['C:\k'], scope: machine}
+    """ + join)
+    assert _one(res, "path")["changed"] and "KubeletVersion" in _one(res, "join")["stderr"]
+    # With Path in the environment of the process, the preflight passes (discovery then fails: no server).
+    rc, _, res = lab.play(join.replace("ignore_errors: true", "ignore_errors: true\n          environment: "
+                                       "{Path: 'C:\\k;C:\\Windows\\system32'}"))
+    assert "[preflight]" not in _one(res, "join")["stderr"] and "KubeletVersion" not in _one(res, "join")["stderr"]
+
+
 # --- kubewin.nodes' node scripts: node_facts, files_state/node_sync, service environment ------------
 sys.path.insert(0, os.path.join(core.REPO, "tests", "lab"))
 import mirror  # noqa: E402
@@ -329,6 +358,56 @@ def test_node_facts_script_answer_matches_the_contract(tmp_path):
     assert answer["services"]["docker"]["version_output"].startswith("Docker version 24.0.7, build ")
     assert answer["services"]["containerd"] == {"exists": False, "status": None, "image_path": None,
                                                 "version_output": None}
+    assert answer["machine_path"] == core.winsim_host.INITIAL_PATH
+
+
+def _dump_answer(host, version=None):
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_scripts
+
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nf
+    with host.open():
+        if version:
+            host.state["runtime"]["version"] = version
+            core.write_binary(host.local_path("C:\\Program Files\\containerd\\containerd.exe"), "containerd", version)
+        answer = winsim_scripts.node_facts(host, nf.script_parameters(), False)["result"]
+    return answer, nf.node_facts(answer)
+
+
+def test_containerd_config_dump_and_the_cni_directories_node_facts_read(tmp_path):
+    # Stock containerd 1.7: the Program Files defaults, dumped as go-toml v1 writes them.
+    answer, facts = _dump_answer(core.create_host(str(tmp_path), "a"))
+    dump = answer["services"]["containerd"]["config_dump"]
+    assert "version = 2\n" in dump and '[plugins."io.containerd.grpc.v1.cri".cni]' in dump
+    assert '      bin_dir = "C:\\\\Program Files\\\\containerd\\\\cni\\\\bin"' in dump
+    assert facts["cni"]["containerd"] == {"bin_dir": "C:\\Program Files\\containerd\\cni\\bin",
+                                          "conf_dir": "C:\\Program Files\\containerd\\cni\\conf",
+                                          "source": "containerd config dump"}
+    # Installed the sig-windows-tools way: config.toml moves both directories.
+    _, facts = _dump_answer(core.create_host(str(tmp_path), "b", profile="ws2022-containerd-etc-cni"))
+    assert (facts["cni"]["containerd"]["bin_dir"], facts["cni"]["containerd"]["conf_dir"]) == (
+        "c:\\opt\\cni\\bin", "c:\\etc\\cni\\net.d")
+    # containerd 2.x migrates that version 2 file: bin_dir becomes bin_dirs under io.containerd.cri.v1.runtime.
+    answer, facts = _dump_answer(core.create_host(str(tmp_path), "c", profile="ws2022-containerd-etc-cni"), "2.1.4")
+    dump = answer["services"]["containerd"]["config_dump"]
+    assert "version = 3\n" in dump and "[plugins.'io.containerd.cri.v1.runtime'.cni]" in dump
+    assert "bin_dirs = ['c:/opt/cni/bin']" in dump
+    assert facts["cni"]["containerd"]["bin_dir"] == "c:\\opt\\cni\\bin"
+    # A config.toml containerd cannot read: node_facts reports it, preflight stops on it.
+    host = core.create_host(str(tmp_path), "d")
+    with open(host.local_path("C:\\Program Files\\containerd\\config.toml"), "w") as f:
+        f.write("version = 2\n[plugins\n")
+    _, facts = _dump_answer(host)
+    assert facts["cni"]["containerd"] == {"error": "`containerd.exe config dump` did not answer (error: exit code 1)"}
+    # The service's own --config is used for the dump too.
+    host = core.create_host(str(tmp_path), "e")
+    with host.open():
+        host.state["services"]["containerd"]["image_path"] = (
+            '"C:\\Program Files\\containerd\\containerd.exe" --config "C:\\ctd\\my config.toml" --run-service')
+    os.makedirs(os.path.dirname(host.local_path("C:\\ctd\\my config.toml")), exist_ok=True)
+    with open(host.local_path("C:\\ctd\\my config.toml"), "w") as f:
+        f.write('version = 2\n[plugins."io.containerd.grpc.v1.cri".cni]\nconf_dir = "C:\\\\cni"\n')
+    _, facts = _dump_answer(host)
+    assert facts["cni"]["containerd"]["conf_dir"] == "C:\\cni"
 
 
 def test_inherited_access_rules():
@@ -363,8 +442,7 @@ def test_node_files_download_extract_write_then_nothing(lab, served):
     with open(os.path.join(drive, "k", "kubelet.exe")) as f:
         assert f.readline().split() == ["KUBEWIN-SIM-BINARY", "kubelet", u["version"]]
     assert sorted(os.listdir(os.path.join(drive, "opt", "cni", "bin"))) == [
-        ".kubewin-cni-plugins-windows-amd64-v1.6.2.tgz.sha512", "flannel.exe", "host-local.exe", "win-bridge.exe",
-        "win-overlay.exe"]
+        ".kubewin-cni-plugins-windows-amd64-v1.6.2.tgz.sha512", "host-local.exe", "win-bridge.exe", "win-overlay.exe"]
     assert not [f for _, _, fs in os.walk(drive) for f in fs if f.endswith(".kubewin-download")]
     dump = lab.dump()
     assert dump["sddl"] == {"c:\\k": node_files.RESTRICTED_DIR_SDDL}

@@ -70,6 +70,8 @@ def _join_play(version):
       ansible.windows.win_command:
         argv: ['C:\\k\\kubeadm.exe', join, "{{ j.api_server_endpoint }}", --token, "{{ j.token }}",
                --discovery-token-ca-cert-hash, "{{ j.ca_cert_hashes[0] }}"]
+      # kubeadm's preflight runs `kubelet --version` from the Path of its process
+      environment: {Path: 'C:\\k;C:\\Windows\\system32'}
     - name: started
       kubewin.nodes.win_kubelet_service: {kubelet_version: %(v)s, state: started}
 """ % {"admin": ADMIN, "v": version}

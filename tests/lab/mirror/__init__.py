@@ -105,7 +105,10 @@ def versions():
         or _uniq([_role_default("kubewin_flannel_version")] + list(layout.DEFAULT_FLANNEL_VERSIONS)),
         "cni": _env_list("LAB_MIRROR_CNI_VERSIONS")
         or _uniq([_role_default("kubewin_cni_plugins_version")] + list(layout.DEFAULT_CNI_VERSIONS)),
-        "flannel_cni": _env_list("LAB_MIRROR_FLANNEL_CNI_VERSIONS") or list(layout.DEFAULT_FLANNEL_CNI_VERSIONS),
+        "flannel_cni": _env_list("LAB_MIRROR_FLANNEL_CNI_VERSIONS")
+        or _uniq([_role_default("kubewin_flannel_cni_plugin_version")] + list(layout.DEFAULT_FLANNEL_CNI_VERSIONS)),
+        "sdn_cni": _env_list("LAB_MIRROR_SDN_CNI_VERSIONS")
+        or _uniq([_role_default("kubewin_sdn_cni_version")] + list(layout.DEFAULT_SDN_CNI_VERSIONS)),
     }
 
 
@@ -204,11 +207,16 @@ def build(mirror_root=None, served=None):
         data = stand_in("flanneld", v)
         publish(layout.flannel_path(v), data, "%s  flanneld.exe\n" % sha512(data))
     for v in served["cni"]:
-        data = tgz([(n, stand_in(n[:-4], v)) for n in layout.CNI_FILES], dot_prefix=True)
+        data = tgz([(n, stand_in(n[:-4], v)) for n in layout.cni_files(v)], dot_prefix=True)
         publish(layout.cni_path(v), data, "%s  %s\n" % (sha512(data), layout.cni_archive(v)))
     for v in served["flannel_cni"]:
         data = tgz([(n, stand_in("flannel", v)) for n in layout.FLANNEL_CNI_FILES], dot_prefix=False)
         publish(layout.flannel_cni_path(v), data, "%s  %s\n" % (sha512(data), layout.flannel_cni_archive(v)))
+    for v in served.get("sdn_cni") or []:
+        data = zip_archive([(n, stand_in(n[:-4], v) if n.endswith(".exe") else
+                             ("# stand-in for %s of windows-container-networking %s\r\n" % (n, v)).encode())
+                            for n in layout.sdn_cni_files(v)])
+        publish(layout.sdn_cni_path(v), data, "%s  ./release/%s\n" % (sha512(data), layout.sdn_cni_archive(v)))
     data = zip_archive([(m, stand_in("nssm", layout.NSSM_VERSION)) for m in layout.NSSM_MEMBERS])
     publish(layout.nssm_path(), data, "%s  %s\n" % (sha512(data), layout.NSSM_ARCHIVE))  # checksum: the mirror's own
     manifest = {"versions": served, "files": files}

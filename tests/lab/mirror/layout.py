@@ -16,12 +16,22 @@ flannel (base https://github.com/flannel-io/flannel/releases/download, kubewin_f
     flanneld.exe.sha512 ("<hex>  flanneld.exe") for convenience
 CNI plugins (base https://github.com/containernetworking/plugins/releases/download, kubewin_cni_download_url):
     {version}/cni-plugins-windows-amd64-{version}.tgz
-    members: ./flannel.exe ./host-local.exe ./win-bridge.exe ./win-overlay.exe
+    members: ./ then one ./<name>.exe per line of the tag's plugins/windows_only.txt (v1.6.2: ./host-local.exe
+    ./win-bridge.exe ./win-overlay.exe; flannel left in v1.0.0, containernetworking/plugins PR #633)
     checksum: {file}.sha512, sha512sum format "<hex>  <file>"
-flannel CNI plugin (base https://github.com/flannel-io/cni-plugin/releases/download, no role variable yet):
+flannel CNI plugin (base https://github.com/flannel-io/cni-plugin/releases/download,
+kubewin_flannel_cni_download_url):
     {version}/cni-plugin-flannel-windows-amd64-{version}.tgz   ({version} like v1.7.1-flannel1)
-    members: flannel-amd64.exe (no ./ prefix; rename to flannel.exe for a CNI config of type flannel)
+    members: flannel-amd64.exe (no ./ prefix: scripts/package.sh tars the one file by name)
     checksum: {file}.sha512, sha512sum format "<hex>  <file>"
+Windows container networking (base https://github.com/microsoft/windows-container-networking/releases/download,
+kubewin_sdn_cni_download_url):
+    {tag}/windows-container-networking-cni-amd64-{version}.zip   ({version}: the tag without its "v" for the
+    tags built by the release workflow of v0.2.2 to v0.3.1, version="${ref#refs/tags/v}"; the tag itself before)
+    members: Makefile `release` = `zip -jrmv release/<zip> out` after `all`: sdnbridge.exe sdnoverlay.exe nat.exe,
+    and for v0.2.2/v0.3.1 generateCNIConfig.ps1 (`all` copies scripts/autogencniconf/generateCNIConfig.ps1 to out/);
+    -j keeps no directory entries
+    checksum: {file}.sha512 from `shasum -a 512 ./release/<zip>`, so "<hex>  ./release/<zip>"
 
 NSSM (full URL https://nssm.cc/release/nssm-2.24.zip, role variable kubewin_nssm_download_url):
     nssm/release/nssm-2.24.zip
@@ -31,14 +41,21 @@ NSSM (full URL https://nssm.cc/release/nssm-2.24.zip, role variable kubewin_nssm
     adds nssm-2.24.zip.sha512 ("<hex>  nssm-2.24.zip") for convenience
 
 Sources (upstream build scripts): containernetworking/plugins scripts/release.sh (``tar -C bin -caf
-... .`` then ``sha512sum $f > $f.sha512``) with plugins/windows_only.txt (host-local, win-bridge,
-win-overlay, flannel); flannel-io/cni-plugin scripts/package.sh (``tar ... flannel-amd64.exe``,
+... .`` then ``sha512sum $f > $f.sha512``) with plugins/windows_only.txt (v1.6.2: host-local, win-bridge,
+win-overlay); flannel-io/cni-plugin scripts/package.sh (``tar ... flannel-amd64.exe``,
 ``sha512sum``). flannel's releases carry flanneld.exe without a checksum file.
 """
 
 K8S_FILES = ("kubelet.exe", "kubeadm.exe", "kube-proxy.exe", "kubectl.exe", "kube-log-runner.exe")
-CNI_FILES = ("flannel.exe", "host-local.exe", "win-bridge.exe", "win-overlay.exe")
+# `git show <tag>:plugins/windows_only.txt` of containernetworking/plugins, per tag the mirror serves.
+CNI_WINDOWS_ONLY = {
+    "v1.6.2": ("plugins/ipam/host-local", "plugins/main/windows/win-bridge", "plugins/main/windows/win-overlay"),
+}
 FLANNEL_CNI_FILES = ("flannel-amd64.exe",)
+# microsoft/windows-container-networking: tags whose release workflow strips the "v" (and whose `all`
+# target adds generateCNIConfig.ps1), and the Makefile's plugin targets in build order.
+SDN_CNI_WORKFLOW_TAGS = ("v0.2.2", "v0.3.1")
+SDN_CNI_PLUGINS = ("sdnbridge.exe", "sdnoverlay.exe", "nat.exe")
 NSSM_VERSION = "2.24"
 NSSM_ARCHIVE = "nssm-%s.zip" % NSSM_VERSION
 NSSM_MEMBERS = ("nssm-%s/win64/nssm.exe" % NSSM_VERSION, "nssm-%s/win32/nssm.exe" % NSSM_VERSION)
@@ -51,6 +68,8 @@ BASES = {
             "containernetworking/plugins/releases/download"),
     "flannel_cni": ("https://github.com/flannel-io/cni-plugin/releases/download",
                     "flannel-io/cni-plugin/releases/download"),
+    "sdn_cni": ("https://github.com/microsoft/windows-container-networking/releases/download",
+                "microsoft/windows-container-networking/releases/download"),
     # The role variable is the zip's full URL, so "base" here is the whole URL.
     "nssm": ("https://nssm.cc/release/" + NSSM_ARCHIVE, "nssm/release/" + NSSM_ARCHIVE),
 }
@@ -60,14 +79,16 @@ ROLE_VARS = {
     "kubernetes": "kubewin_kubernetes_download_url",
     "flannel": "kubewin_flannel_download_url",
     "cni": "kubewin_cni_download_url",
-    "flannel_cni": "kubewin_flannel_cni_download_url",  # not a role variable yet
+    "flannel_cni": "kubewin_flannel_cni_download_url",
+    "sdn_cni": "kubewin_sdn_cni_download_url",
     "nssm": "kubewin_nssm_download_url",                 # the full URL of the zip
 }
 
 # Versions served besides the lab's Kubernetes versions and the role defaults (env overrides).
 DEFAULT_FLANNEL_VERSIONS = ("v0.26.7", "v0.27.4")          # role default; the lab's flannel image tag
 DEFAULT_CNI_VERSIONS = ("v1.6.2",)                         # role default
-DEFAULT_FLANNEL_CNI_VERSIONS = ("v1.7.1-flannel1",)        # the lab's flannel-cni-plugin tag
+DEFAULT_FLANNEL_CNI_VERSIONS = ("v1.7.1-flannel1",)        # role default; the lab's flannel-cni-plugin tag
+DEFAULT_SDN_CNI_VERSIONS = ("v0.3.1",)                     # role default
 
 
 def kubernetes_path(version, name):
@@ -84,6 +105,27 @@ def cni_archive(version):
 
 def cni_path(version):
     return "%s/%s/%s" % (BASES["cni"][1], version, cni_archive(version))
+
+
+def cni_files(version):
+    """The plugin files of containernetworking/plugins' Windows archive of ``version`` (never guessed)."""
+    if version not in CNI_WINDOWS_ONLY:
+        raise KeyError("the mirror knows plugins/windows_only.txt of %s only, not %s: add the tag's list to "
+                       "CNI_WINDOWS_ONLY" % (", ".join(sorted(CNI_WINDOWS_ONLY)), version))
+    return tuple(p.rsplit("/", 1)[1] + ".exe" for p in CNI_WINDOWS_ONLY[version])
+
+
+def sdn_cni_archive(version):
+    v = version[1:] if version in SDN_CNI_WORKFLOW_TAGS else version
+    return "windows-container-networking-cni-amd64-%s.zip" % v
+
+
+def sdn_cni_files(version):
+    return SDN_CNI_PLUGINS + (("generateCNIConfig.ps1",) if version in SDN_CNI_WORKFLOW_TAGS else ())
+
+
+def sdn_cni_path(version):
+    return "%s/%s/%s" % (BASES["sdn_cni"][1], version, sdn_cni_archive(version))
 
 
 def flannel_cni_archive(version):

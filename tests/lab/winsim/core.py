@@ -52,6 +52,12 @@ def create_host(root, name, profile="ws2022-containerd", adapters=None, build=No
             version = (state["runtime"] or {}).get("version", "10.0") if tool in runtimes else "10.0"
             with open(local, "w") as f:
                 f.write(winsim_binaries.marker_line(tool, version))
+    config = winsim_host.PROFILES[profile].get("containerd_config")
+    if config:  # an installer's containerd config.toml (see the profile)
+        local = host.local_path("C:\\Program Files\\containerd\\config.toml")
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        with open(local, "w") as f:
+            f.write(config)
     return host
 
 

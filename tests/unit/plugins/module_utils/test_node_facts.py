@@ -52,3 +52,10 @@ def test_script_asks_for_join_markers_and_runtime_versions():
     params = nf.script_parameters(["C:\\k\\x"])
     assert set(nf.JOIN_MARKERS) <= set(params["Paths"]) and "C:\\k\\x" in params["Paths"]
     assert params["VersionOf"] == ["containerd", "docker"]
+
+
+def test_kubeadm_gets_the_install_dir_first_on_its_path():
+    machine = "C:\\Windows\\system32;C:\\Windows;C:\\k\\;C:\\Program Files\\containerd"
+    assert nf.kubeadm_process_path(machine) == "C:\\k;C:\\Windows\\system32;C:\\Windows;C:\\Program Files\\containerd"
+    assert nf.kubeadm_process_path("") == "C:\\k"
+    assert nf.node_facts({"machine_path": machine})["machine_path"] == machine

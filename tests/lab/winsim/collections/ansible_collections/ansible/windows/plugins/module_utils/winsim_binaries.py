@@ -105,6 +105,47 @@ def log_process(host, win_exe, argv):
         f.write(render_command_line([win_exe] + list(argv[1:])) + "\n")
 
 
+def session_path(host):
+    """The Path a program started by a module sees.
+
+    The WinRM session's processes keep the environment the session started with; a change to the machine
+    Path (win_path, win_environment) reaches new logons only (ansible.windows win_path/win_environment
+    notes: "will need restarting to pick up new environment settings"). The stricter model: the machine
+    environment as of the last boot (``env_boot``), unless the task sets ``Path`` through Ansible's
+    ``environment`` keyword, which the PowerShell exec wrapper applies to the module process and so to
+    the programs it starts. Here that reaches the module as a process variable named Path in any case
+    but all-upper ``PATH``, which is the controller's own Linux variable.
+    """
+    for k, v in os.environ.items():
+        if k.lower() == "path" and k != "PATH":
+            return v
+    from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import INITIAL_PATH
+    return (host.state.get("env_boot") or {}).get("Path", INITIAL_PATH)
+
+
+# PATHEXT of Windows Server (cmd's default order).
+PATHEXT = (".com", ".exe", ".bat", ".cmd")
+
+
+def look_path(host, name, path_value):
+    """Go's exec.LookPath on Windows (os/exec/lp_windows.go, Go >= 1.19): ``name`` plus each PATHEXT
+    extension in each Path directory; the current directory is not searched (ErrDot).
+    Returns (windows path, local path) or (None, None)."""
+    for d in (path_value or "").split(";"):
+        d = d.strip().strip('"')
+        if not d:
+            continue
+        for ext in ("",) if name.lower().endswith(PATHEXT) else PATHEXT:
+            c = d.rstrip("\\") + "\\" + name + ext
+            try:
+                local = host.local_path(c)
+            except SimError:
+                continue
+            if os.path.isfile(local):
+                return c, local
+    return None, None
+
+
 def run(host, argv, cwd=None, stdin=None, shell="cmd"):
     """Run argv[0] with argv[1:]; returns (rc, stdout, stderr)."""
     win, local = resolve_executable(host, argv[0], cwd)
@@ -247,7 +288,8 @@ def _containerd(host, version, args, stdin):
         v = version.lstrip("v")
         module = "github.com/containerd/containerd" + ("/v2" if v.split(".")[0] == "2" else "")
         return 0, "containerd %s v%s %s\n" % (module, v, _fake_commit("containerd", v)), ""
-    return 1, "", "winsim: containerd %s is not simulated\n" % " ".join(args)
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd
+    return winsim_containerd.command(host, version, args)
 
 
 @command("dockerd")

@@ -28,6 +28,15 @@ DEFAULT_BUILD = 20348
 # Profiles set what a freshly installed host looks like. Keep them small: tests add what they need.
 PROFILES = {
     "ws2022-containerd": {"build": 20348, "runtime": "containerd"},
+    # containerd installed the sig-windows-tools way (Install-Containerd.ps1 -CNIBinPath c:/opt/cni/bin
+    # -CNIConfigPath c:/etc/cni/net.d writes them into config.toml), not at the Program Files defaults.
+    "ws2022-containerd-etc-cni": {"build": 20348, "runtime": "containerd", "containerd_config": (
+        'version = 2\n\n[plugins]\n  [plugins."io.containerd.grpc.v1.cri"]\n'
+        '    [plugins."io.containerd.grpc.v1.cri".cni]\n      bin_dir = "c:/opt/cni/bin"\n'
+        '      conf_dir = "c:/etc/cni/net.d"\n')},
+    # a config.toml containerd cannot load (`config dump` fails: "failed to load TOML")
+    "ws2022-containerd-bad-config": {"build": 20348, "runtime": "containerd",
+                                     "containerd_config": 'version = 2\n[plugins."io.containerd.grpc.v1.cri".cni\n'},
     "ws2019-containerd": {"build": 17763, "runtime": "containerd"},
     "ws2025-containerd": {"build": 26100, "runtime": "containerd"},
     "ws2022-docker": {"build": 20348, "runtime": "docker"},
@@ -89,13 +98,18 @@ def initial_state(hostname, profile="ws2022-containerd", adapters=None, build=No
         "services": services,
         "hns": {"networks": [], "endpoints": [], "policylists": [], "vswitches": {}, "blips": []},
         "firewall": {},
-        "env": {"Path": r"C:\Windows\system32;C:\Windows;C:\Windows\System32\WindowsPowerShell\v1.0\\"},
+        "env": {"Path": INITIAL_PATH},
+        # The machine environment as of the last boot: what the WinRM session and its processes see.
+        "env_boot": {"Path": INITIAL_PATH},
         "registry": {},
         "acls": {},
         "reboots": 0,
         "faults": {},
         "fault_hits": {},
     }
+
+
+INITIAL_PATH = r"C:\Windows\system32;C:\Windows;C:\Windows\System32\WindowsPowerShell\v1.0\\"
 
 
 class Host(object):

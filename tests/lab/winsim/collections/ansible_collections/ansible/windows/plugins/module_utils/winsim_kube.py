@@ -236,6 +236,27 @@ def kubeadm(host, version, args, stdin):
     return 0, out.text(), "".join(w + "\n" for w in warnings)
 
 
+def _kubelet_version_errors(host, ignore):
+    """The preflight checks that run `kubelet --version` (kubernetes v1.37.2
+    cmd/kubeadm/app/preflight/checks.go: SystemVerificationCheck.Check and KubeletVersionCheck.Check call
+    GetKubeletVersion, utils.go: execer.Command("kubelet", "--version"), a Path lookup of the kubeadm
+    process). Join runs both (addCommonChecks); upgrade node runs SystemVerification (RunUpgradeChecks).
+    Returns {check name: error text} for the checks that fail and are not ignored."""
+    win, local = binaries.look_path(host, "kubelet", binaries.session_path(host))
+    if local is None:
+        # k8s.io/utils/exec wraps os/exec's error; on Windows exec.ErrNotFound reads "... in %PATH%".
+        why = "cannot execute 'kubelet --version': exec: \"kubelet\": executable file not found in %PATH%"
+    else:
+        marker = binaries.read_marker(local)
+        rc, out, _err = binaries.run(host, [win, "--version"]) if marker else (1, "", "")
+        m = re.match(r"^\s*Kubernetes v((0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)([-\w.+]*)?)\s*$", out or "")
+        if rc == 0 and m:
+            return {}
+        why = "Unable to parse output from Kubelet: %r" % (out or "").strip()
+    return {name: "couldn't get kubelet version: " + why for name in ("KubeletVersion", "SystemVerification")
+            if name.lower() not in ignore and "all" not in ignore}
+
+
 JOIN_FLAGS = {"token", "discovery-token", "tls-bootstrap-token", "discovery-token-ca-cert-hash", "node-name",
               "cri-socket", "ignore-preflight-errors", "v", "config", "discovery-file", "skip-phases", "patches"}
 JOIN_BOOLS = {"discovery-token-unsafe-skip-ca-verification", "dry-run"}
@@ -418,6 +439,11 @@ def _join(host, version, args, out, warn=None):
         errors.append("[ERROR CRI]: container runtime is not running: validate service connection: validate CRI v1 "
                       "runtime API for endpoint \"%s\": open %s: The system cannot find the file specified."
                       % (cri, pipe))
+    # addCommonChecks order: ContainerRuntime ... SystemVerification, Hostname, KubeletVersion.
+    kubelet_errors = _kubelet_version_errors(host, ignore)
+    for name in ("SystemVerification", "KubeletVersion"):
+        if name in kubelet_errors:
+            errors.append("[ERROR %s]: %s" % (name, kubelet_errors[name]))
     if errors:
         raise _KubeadmExit("error execution phase preflight: [preflight] Some fatal errors "
                            "occurred:\n\t%s\n[preflight] "
@@ -588,8 +614,15 @@ def _reset(host, version, args, out, stdin):
 
 
 def _upgrade_node(host, version, args, out):
-    _parse_kubeadm_flags(args, {"v", "patches", "skip-phases", "ignore-preflight-errors"},
-                         {"dry-run", "certificate-renewal", "etcd-upgrade"})
+    flags, _positional = _parse_kubeadm_flags(args, {"v", "patches", "skip-phases", "ignore-preflight-errors"},
+                                              {"dry-run", "certificate-renewal", "etcd-upgrade"})
+    # cmd/kubeadm/app/cmd/phases/upgrade/node/preflight.go runs RunUpgradeChecks: SystemVerification.
+    ignore = set((flags.get("ignore-preflight-errors") or "").lower().split(","))
+    errors = _kubelet_version_errors(host, ignore)
+    if "SystemVerification" in errors:
+        raise _KubeadmExit("error execution phase preflight: [preflight] Some fatal errors occurred:\n\t"
+                           "[ERROR SystemVerification]: %s\n[preflight] If you know what you are doing, you can "
+                           "make a check non-fatal with `--ignore-preflight-errors=...`" % errors["SystemVerification"])
     if not _exists(host, ETC + "\\kubelet.conf"):
         raise _KubeadmExit("error execution phase preflight: couldn't create a Kubernetes client from file "
                            "\"%s\": open "

@@ -17,6 +17,7 @@ import base64
 import binascii
 import json
 import os
+import re
 import shutil
 
 from ansible_collections.ansible.windows.plugins.module_utils import (
@@ -245,10 +246,26 @@ def _test_path(host, path, leaf=None):
     return os.path.isfile(local) if leaf else os.path.isdir(local)
 
 
+def _config_dump(host, image_path, pattern):
+    """$dumpArgs from the ImagePath with ConfigFlagPattern ($Matches[1].Trim('"')), then
+    `& $program @dumpArgs config dump 2>$null | Out-String` with ErrorAction Continue: stdout, or
+    "error: exit code N"; a program that cannot run throws, reported as "error: <message>"."""
+    image = image_path or ""
+    args = []
+    m = re.search(pattern, image) if pattern else None
+    if m:
+        args = ["--config", m.group(1).strip('"')]
+    rc, out, err = winsim_binaries.run(host, [_image_exe(image)] + args + ["config", "dump"], shell="powershell")
+    if rc != 0 and not out and "is not recognized as the name of a cmdlet" in err:
+        return "error: " + err.strip()
+    return out if rc == 0 else "error: exit code %d" % rc
+
+
 @script("node_facts")
 def node_facts(host, params, check_mode):
     st = host.state
     version_of = [v.lower() for v in _string_list(params, "VersionOf")]
+    config_dump_of = [v.lower() for v in _string_list(params, "ConfigDumpOf")]
     services = {}
     for name in _string_list(params, "Services"):
         svc = winsim_scm.find(st, name)
@@ -258,6 +275,8 @@ def node_facts(host, params, check_mode):
             entry["image_path"] = svc["image_path"]
             if name.lower() in version_of:  # PowerShell's -in is case-insensitive
                 entry["version_output"] = _version_output(host, svc["image_path"])
+        if svc and name.lower() in config_dump_of:
+            entry["config_dump"] = _config_dump(host, svc["image_path"], params.get("ConfigFlagPattern") or "")
         services[name] = entry
     pipes = []
     for p in st.get("pipes") or []:
@@ -274,6 +293,8 @@ def node_facts(host, params, check_mode):
         "pipes": pipes,
         "services": services,
         "paths": {path: _test_path(host, path) for path in _string_list(params, "Paths")},
+        # [Environment]::GetEnvironmentVariable('Path', 'Machine'): the registry value, not the session's
+        "machine_path": (st.get("env") or {}).get("Path", ""),
     }}
 
 

@@ -21,6 +21,8 @@ def body(sim):
     # HNS objects do not survive a reboot; flannel/kube-proxy recreate theirs.
     st["hns"].update(networks=[], endpoints=[], policylists=[])
     st["reboots"] = st.get("reboots", 0) + 1
+    # New logons see the machine environment as it is now (winsim_binaries.session_path).
+    st["env_boot"] = dict(st.get("env") or {})
     failed = {}
     for svc in sorted(st["services"].values(), key=lambda s: s["name"].lower()):
         if svc["start"] == 2 and svc["status"] != "Running":
