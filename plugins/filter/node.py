@@ -11,6 +11,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_network as nn
+from ansible_collections.kubewin.nodes.plugins.module_utils import versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 
 
@@ -31,5 +32,7 @@ class FilterModule(object):
             "cidr_host", "network_name", "net_conf", "cni_config", "source_vip", "flanneld_args",
             "kube_proxy_args", "token_kubeconfig")}
         filters["pin_checksums"] = _wrap(nfiles.pin_checksums)
+        # kube_version | kube_release(server_git_version): the release tag the nodes install.
+        filters["kube_release"] = versions.effective_kube_version
         filters["windows_command_line"] = _wrap(ws.render_command_line)
         return filters

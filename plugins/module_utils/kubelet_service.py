@@ -14,6 +14,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
 
@@ -65,14 +66,6 @@ _FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 class KubeletServiceError(Exception):
     """Input that cannot produce a working kubelet service; the message names the fix."""
-
-
-def parse_version(text):
-    """'v1.33.2' / '1.33.2' / '1.33' -> (1, 33, 2)."""
-    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$", str(text or "").strip())
-    if not m:
-        raise KubeletServiceError("kubelet_version %r is not a Kubernetes version like v1.33.2" % (text,))
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
 
 
 _GO_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
@@ -158,7 +151,9 @@ def compute_flags(version, flags_env_text=None, extra_args=None, config_file=Non
     Flags the version removed are dropped from kubeadm-flags.env with a warning and refused in
     extra_args.
     """
-    ver = parse_version(version)
+    ver = versions.parse(version)
+    if ver is None:
+        raise KubeletServiceError("kubelet_version %r is not a Kubernetes version like v1.33.2 or 1.33.2" % (version,))
     warnings = []
     flags = {}
 
