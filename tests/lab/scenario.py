@@ -39,6 +39,8 @@ def lab_vars(**overrides):
         "kubewin_flannel_download_url": "%s/%s" % (MIRROR, layout.BASES["flannel"][1]),
         "kubewin_cni_download_url": "%s/%s" % (MIRROR, layout.BASES["cni"][1]),
         "kubewin_nssm_download_url": "%s/%s" % (MIRROR, layout.BASES["nssm"][1]),
+        # The loopback mirror is plain http: allowed explicitly, as preflight refuses it otherwise.
+        "kubewin_allow_insecure_downloads": True,
         "kubewin_ready_timeout": 120,
     }
     values.update(overrides)
