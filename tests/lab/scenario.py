@@ -44,7 +44,8 @@ def lab_vars(**overrides):
         "kubewin_ready_timeout": 120,
     }
     values.update(overrides)
-    return values
+    # None means unset: the variable is left out of the inventory (e.g. no kube_version anywhere).
+    return {k: v for k, v in values.items() if v is not None}
 
 
 class Scenario(object):
