@@ -32,9 +32,7 @@ class ActionModule(ActionBase):
                 node_files.resolve_downloads(args["downloads"], lambda url: node_files.fetch_checksum_file(
                     url, args["proxy"], args["checksum_timeout"], args["no_proxy"]))
             except node_files.NodeFilesError as e:
-                failures.append({"check": "downloads", "variable": "kubewin_checksums",
-                                 "message": "%s (the base URLs are kubewin_*_download_url; pin a checksum in "
-                                            "kubewin_checksums)" % e})
+                failures.append(preflight.checksum_failure(e, args))
         # ``warnings`` as text so Ansible shows them; ``warning_findings`` keeps check and variable.
         result.update(changed=False, failures=failures, warning_findings=warnings,
                       warnings=[w["message"] for w in warnings])

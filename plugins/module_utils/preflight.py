@@ -852,6 +852,24 @@ def check_downloads(downloads, download_bases=None, allow_insecure=False, checks
     return f.result()
 
 
+def checksum_failure(error, inputs):
+    """The finding for a checksum that could not be resolved. When the URL carries a version the user
+    chose (kube_version, the flannel or CNI tag), say that first: a release that does not exist looks
+    exactly like a missing checksum."""
+    text = str(error)
+    kube = versions.kube_release(versions.effective_kube_version(inputs.get("kube_version"),
+                                                                 inputs.get("server_version")))
+    for var, tag in ((VARIABLES["kube_version"], kube), (VARIABLES["flannel_version"], inputs.get("flannel_version")),
+                     (VARIABLES["cni_plugins_version"], inputs.get("cni_plugins_version"))):
+        if tag and "/%s/" % tag in text:
+            return finding("downloads", var, "%s; the URL holds release %s (from %s): check that %s is a published "
+                                             "release at that base URL, or pin the checksum in %s"
+                           % (text, tag, var, tag, VARIABLES["checksums"]))
+    pins = VARIABLES["checksums"]
+    return finding("downloads", pins, "%s (the base URLs are kubewin_*_download_url; pin a checksum in %s)"
+                   % (text, pins))
+
+
 # ---------------------------------------------------------------------------------------------------
 
 

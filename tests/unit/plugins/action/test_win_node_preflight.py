@@ -194,3 +194,20 @@ def test_plain_http_is_refused_unless_allowed(make_preflight, monkeypatch):
     action, guard, dummy = make_preflight(dict(args, allow_insecure_downloads=True))
     result = action.run(task_vars={"inventory_hostname": "win1"})
     assert not result.get("failed"), result.get("msg")
+
+
+def test_a_release_that_does_not_exist_is_named_by_its_version_variable(make_preflight, monkeypatch):
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files
+
+    def fetch(url, *a, **k):
+        raise OSError("HTTP Error 404: Not Found")
+
+    monkeypatch.setattr(node_files, "fetch_checksum_file", fetch)
+    url = "https://dl.k8s.io/release/v1.31.99/bin/windows/amd64/kubelet.exe"
+    action, guard, dummy = make_preflight(dict(GOOD, kube_version="1.31.99", downloads=[
+        {"url": url, "dest": "C:\\k\\kubelet.exe"}]))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    failure = [f for f in result["failures"] if f["check"] == "downloads"][0]
+    assert failure["variable"] == "kube_version"
+    assert "the URL holds release v1.31.99 (from kube_version): check that v1.31.99 is a published release" \
+        in failure["message"]
