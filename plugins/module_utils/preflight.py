@@ -831,7 +831,7 @@ def check_downloads(downloads, download_bases=None, allow_insecure=False, checks
                    % (var, redact_url(bases[var]), urllib.parse.urlsplit(str(bases[var])).scheme, insecure_fix))
     for d in downloads or []:
         for url in (d.get("url"), d.get("checksum_url")):
-            if not url or any(url.startswith(base) for base, _ in named):
+            if not url or any(url.startswith(base) for base, dummy in named):
                 continue  # judged with its base URL above
             kind = url_kind(url)
             if kind == "invalid":

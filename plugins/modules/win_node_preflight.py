@@ -231,7 +231,7 @@ options:
   allow_insecure_downloads:
     description:
       - Accept plain C(http://) (or C(ftp://)) download locations (variable C(kubewin_allow_insecure_downloads)).
-        Otherwise they are refused: the file and its checksum would come over one unauthenticated connection.
+        Otherwise they are refused, as the file and its checksum would come over one unauthenticated connection.
     type: bool
     default: false
   checksums:
