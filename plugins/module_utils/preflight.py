@@ -328,10 +328,10 @@ def check_container_runtime(container_runtime, runtime, deployment_mode, kube_ve
                % (runtime.get("version"), _v(CONTAINERD_MIN, 2), _v(CONTAINERD_RECOMMENDED, 2)))
         return f.result()
     if version[:2] < CONTAINERD_MIN:
-        f.fail(var, "containerd %s is older than the supported minimum %s (the kubelet speaks only the CRI v1 API "
-                    "from Kubernetes 1.26, which containerd has from %s; HostProcess containers need it too): "
-                    "upgrade containerd on this host to %s or later (%s recommended)"
-               % (_v(version), _v(CONTAINERD_MIN, 2), _v(CONTAINERD_MIN, 2), _v(CONTAINERD_MIN, 2),
+        f.fail(var, "containerd %s is older than the supported minimum %s (%s: containerd; the kubelet speaks only "
+                    "the CRI v1 API from Kubernetes 1.26, which containerd has from %s; HostProcess containers need "
+                    "it too): upgrade containerd on this host to %s or later (%s recommended)"
+               % (_v(version), _v(CONTAINERD_MIN, 2), var, _v(CONTAINERD_MIN, 2), _v(CONTAINERD_MIN, 2),
                   _v(CONTAINERD_RECOMMENDED, 2)))
     elif version[:2] < CONTAINERD_RECOMMENDED:
         f.warn(var, "containerd %s works but containerd >= %s is recommended for Windows nodes; upgrade "
