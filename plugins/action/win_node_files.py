@@ -25,7 +25,7 @@ class ActionModule(ActionBase):
         secret = any(f["secret"] for f in args["files"])
 
         def fetch(url):
-            return nfiles.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"])
+            return nfiles.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"], args["proxy_bypass"])
 
         try:
             downloads = nfiles.resolve_downloads(args["downloads"], fetch)
@@ -37,7 +37,7 @@ class ActionModule(ActionBase):
                 params.update(Proxy=args["proxy"] or "",
                               ProxyBypass=nfiles.proxy_bypass_patterns(args["proxy_bypass"]))
                 run_script(self, task_vars, "node_sync", params, sensitive=secret)
-        except (nfiles.NodeFilesError, RemoteScriptError) as e:
+        except (nfiles.NodeFilesError, nfiles.NoProxyEntryError, RemoteScriptError) as e:
             result.update(failed=True, msg="win_node_files on %s: %s" % (host, e))
             return result
         result.update(changed=params is not None, directories=report["directories"],

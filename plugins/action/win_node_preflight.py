@@ -24,15 +24,15 @@ class ActionModule(ActionBase):
         dummy, args = self.validate_argument_spec(argument_spec=preflight.PREFLIGHT_ARGSPEC)
         host = task_vars.get("inventory_hostname", "?")
         failures, warnings = preflight.run_checks(args)
-        if args["downloads"]:
+        # A malformed value (a version, a base URL, the proxy, a pin) would only turn into a misleading
+        # checksum-fetch error: fetch only when every value that makes up a download is well formed.
+        if args["downloads"] and not any(f["check"] in ("inputs", "downloads") for f in failures):
             # The only check that reads the network: the controller fetches the checksum files.
             try:
                 node_files.resolve_downloads(args["downloads"], lambda url: node_files.fetch_checksum_file(
-                    url, args["proxy"], args["checksum_timeout"]))
+                    url, args["proxy"], args["checksum_timeout"], args["no_proxy"]))
             except node_files.NodeFilesError as e:
-                failures.append({"check": "downloads", "variable": "kubewin_checksums",
-                                 "message": "%s (the base URLs are kubewin_*_download_url; pin a checksum in "
-                                            "kubewin_checksums)" % e})
+                failures.append(preflight.checksum_failure(e, args))
         # ``warnings`` as text so Ansible shows them; ``warning_findings`` keeps check and variable.
         result.update(changed=False, failures=failures, warning_findings=warnings,
                       warnings=[w["message"] for w in warnings])

@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import versions
+
 try:
     import yaml
 
@@ -59,9 +61,6 @@ def split_ref(ref, what="object"):
 
 # --- server version -----------------------------------------------------------------------------
 
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
-
-
 def _leading_int(value):
     match = re.match(r"\s*(\d+)", str(value if value is not None else ""))
     return int(match.group(1)) if match else None
@@ -75,19 +74,19 @@ def parse_server_version(doc):
     """
     doc = doc or {}
     git_version = doc.get("gitVersion") or ""
-    match = _VERSION_RE.match(git_version)
+    match = versions.leading(git_version, full=True)
     major = _leading_int(doc.get("major"))
     minor = _leading_int(doc.get("minor"))
     patch = None
     if match:
         if major is None:
-            major = int(match.group(1))
+            major = match[0]
         if minor is None:
-            minor = int(match.group(2))
-        patch = int(match.group(3))
+            minor = match[1]
+        patch = match[2]
     return {
         "git_version": git_version or None,
-        "version": "%s.%s.%s" % match.groups() if match else None,
+        "version": versions.format_version(match, prefix="") if match else None,
         "major": major,
         "minor": minor,
         "patch": patch,

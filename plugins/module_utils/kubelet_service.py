@@ -16,6 +16,7 @@ import re
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
 from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.module_utils import versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
 
@@ -70,14 +71,6 @@ _FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 class KubeletServiceError(Exception):
     """Input that cannot produce a working kubelet service; the message names the fix."""
-
-
-def parse_version(text):
-    """'v1.33.2' / '1.33.2' / '1.33' -> (1, 33, 2)."""
-    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$", str(text or "").strip())
-    if not m:
-        raise KubeletServiceError("kubelet_version %r is not a Kubernetes version like v1.33.2" % (text,))
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
 
 
 _GO_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
@@ -163,7 +156,9 @@ def compute_flags(version, flags_env_text=None, extra_args=None, config_file=Non
     Flags the version removed are dropped from kubeadm-flags.env with a warning and refused in
     extra_args.
     """
-    ver = parse_version(version)
+    ver = versions.parse(version)
+    if ver is None:
+        raise KubeletServiceError("kubelet_version %r is not a Kubernetes version like v1.33.2 or 1.33.2" % (version,))
     warnings = []
     flags = {}
 
@@ -233,5 +228,5 @@ def render_command_line(executable, flags, log_runner=None, log_file=None, versi
     if log_runner:
         if not log_file:
             raise KubeletServiceError("log_file is needed with log_runner_path (the file kube-log-runner writes)")
-        argv = sl.log_runner_argv(argv, log_file, parse_version(version), log_runner)
+        argv = sl.log_runner_argv(argv, log_file, versions.parse(version), log_runner)
     return ws.render_command_line(argv)

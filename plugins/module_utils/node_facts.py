@@ -7,9 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
-
-from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni
+from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, versions
 
 KUBELET_CONF = "C:\\etc\\kubernetes\\kubelet.conf"
 BOOTSTRAP_CONF = "C:\\etc\\kubernetes\\bootstrap-kubelet.conf"
@@ -38,8 +36,8 @@ def script_parameters(extra_paths=()):
 def parse_runtime_version(output):
     """'containerd github.com/containerd/containerd/v2 v2.0.4 abc' or 'Docker version 24.0.7, build x'
     -> '2.0.4' / '24.0.7'; None when nothing looks like a version."""
-    m = re.search(r"\bv?(\d+\.\d+\.\d+)", output or "")
-    return m.group(1) if m else None
+    ver = versions.parse(output, whole=False)
+    return versions.format_version(ver, prefix="") if ver else None
 
 
 INSTALL_DIR = "C:\\k"

@@ -13,7 +13,9 @@ __metaclass__ = type
 
 import base64
 import hashlib
+import ipaddress
 import re
+import urllib.parse
 import urllib.request
 
 # Administrators and SYSTEM only, not inherited: for C:\k, C:\etc\kubernetes, C:\var\lib\kubelet
@@ -77,22 +79,29 @@ def stamp_path(entry):
     return "%s\\.kubewin-%s.sha512" % (entry["extract_dir"].rstrip("\\"), windows_basename(entry["url"]))
 
 
-def fetch_checksum_file(url, proxy=None, timeout=30):
-    """Read a (small) checksum file on the controller, through the proxy the nodes use."""
-    opener = urllib.request.build_opener(
-        *([urllib.request.ProxyHandler({"http": proxy, "https": proxy})] if proxy else []))
+def fetch_checksum_file(url, proxy=None, timeout=30, no_proxy=()):
+    """Read a (small) checksum file on the controller, the way the node fetches the file: through
+    the proxy, unless ``no_proxy`` (the node's bypass rules) sends that URL around it."""
+    handlers = []
+    if proxy:  # without one, the controller's own *_proxy environment applies, as before
+        use = not bypassed(url, no_proxy)
+        handlers.append(urllib.request.ProxyHandler({"http": proxy, "https": proxy} if use else {}))
+    opener = urllib.request.build_opener(*handlers)
     with opener.open(url, timeout=timeout) as response:
         return response.read(65536).decode("utf-8", "replace")
 
 
 def pin_checksums(downloads, checksums):
-    """Add the user's pinned checksum (``kubewin_checksums``: file name -> SHA-512) to each download."""
+    """Add the user's pinned checksum (``kubewin_checksums``: download URL -> SHA-512) to each download.
+
+    Pins are keyed by the full URL, so a pin holds for one version of one file only. The value is
+    passed on unparsed: preflight (``resolve_downloads``) reports a malformed one by its URL.
+    """
     pinned = []
     for d in downloads:
         d = dict(d)
-        name = windows_basename(d["url"].split("?", 1)[0])
-        if checksums and name in checksums:
-            d["checksum"] = parse_checksum(str(checksums[name]), "kubewin_checksums[%r]" % name)
+        if checksums and d["url"] in checksums:
+            d["checksum"] = str(checksums[d["url"]])
         pinned.append(d)
     return pinned
 
@@ -231,15 +240,125 @@ def state_query(directories, downloads, files, absent=(), prune=()):
             "Acls": [f["path"] for f in files if f.get("restricted")]}
 
 
+# .NET Framework's WebProxy (what WebClient on the node uses) matches each bypass entry as a regular
+# expression (RegexOptions.IgnoreCase | CultureInvariant, unanchored: Regex.IsMatch) against
+#     input.Scheme + "://" + input.Host + (!input.IsDefaultPort ? (":" + input.Port) : "")
+# never against the bare host name: referencesource System/net/System/Net/webproxy.cs,
+# WebProxy.IsMatchInBypassList, called from IsBypassedManual (which also bypasses loopback and,
+# with BypassOnLocal, dot-less names and the machine's own addresses). ``Uri.Host`` is lowercase and
+# an IPv6 host keeps its brackets ("[fd00::1]").
+_DOTNET_SCHEME = r"^[a-z][a-z0-9+.-]*://"
+_DEFAULT_PORTS = {"80": "http", "443": "https"}
+_NO_PROXY_HOST = re.compile(r"^(\*\.|\.)?([a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$")
+
+
+class NoProxyEntryError(ValueError):
+    """A no_proxy entry none of the accepted forms describes; the message says which forms are."""
+
+
+NO_PROXY_FORMS = ("a host or domain (mirror.corp, which also covers its subdomains), a domain's subdomains only "
+                  "(.corp or *.corp), an IP address (10.0.0.5), an IPv4 network (10.0.0.0/8), any of these "
+                  "with :port, or * for everything")
+
+
+def _octet_range(low, high):
+    """A regular expression for the decimal numbers low..high (0..255), as .NET writes IPv4 octets."""
+    if low == 0 and high == 255:
+        return r"\d{1,3}"
+    return "(?:%s)" % "|".join(str(n) for n in range(low, high + 1))
+
+
+def _ipv4_network_regex(net):
+    """The dotted-quad addresses of an IPv4 network, octet by octet."""
+    first, last = net.network_address.packed, net.broadcast_address.packed
+    return r"\.".join(_octet_range(first[i], last[i]) for i in range(4))
+
+
+def _with_port(host_regex, port):
+    """The whole URI-string pattern for a host pattern and an optional port. .NET omits the
+    scheme's default port (Uri.IsDefaultPort), so 'host:443' also matches 'https://host'."""
+    if port is None:
+        return r"%s%s(?::\d+)?$" % (_DOTNET_SCHEME, host_regex)
+    default_scheme = _DEFAULT_PORTS.get(port)
+    if default_scheme:
+        return r"^(?:%s://%s|%s%s:%s)$" % (default_scheme, host_regex, _DOTNET_SCHEME[1:], host_regex, port)
+    return r"%s%s:%s$" % (_DOTNET_SCHEME, host_regex, port)
+
+
+def no_proxy_pattern(entry):
+    """One no_proxy entry -> the .NET regular expression matching the URI strings it bypasses.
+
+    The entry means what it means to Go programs on the node (containerd, the kubelet) and to
+    kubespray: golang.org/x/net/http/httpproxy (config.init / domainMatch / ipMatch / cidrMatch):
+    'mirror.corp' matches that host and its subdomains; '.corp' and '*.corp' only subdomains; an
+    IP address only itself; an IPv4 network every address literal inside it (a host name that
+    resolves into it is not matched: neither Go nor .NET resolve names for this); ':port' limits
+    the entry to that port; '*' matches everything. IPv6 networks cannot be written as a .NET
+    pattern of practical size and are refused (Windows nodes here are IPv4-only).
+    Returns None for an empty entry; raises NoProxyEntryError for one no form describes.
+    """
+    text = str(entry if entry is not None else "").strip().lower()
+    if not text:
+        return None
+    if text == "*":
+        return _DOTNET_SCHEME
+    if "://" in text or " " in text or "@" in text:
+        raise NoProxyEntryError("%r: a no_proxy entry is a host, domain, IP address or network, not a URL" % entry)
+    if "/" in text:
+        try:
+            net = ipaddress.ip_network(text, strict=False)
+        except ValueError:
+            raise NoProxyEntryError("%r is not a network in CIDR form (10.0.0.0/8)" % entry) from None
+        if net.version != 4:
+            raise NoProxyEntryError("%r is an IPv6 network; .NET's bypass list cannot express one: list the IPv6 "
+                                    "addresses themselves" % entry)
+        return _DOTNET_SCHEME + _ipv4_network_regex(net) + r"(?::\d+)?$"
+    host, port = text, None
+    m = re.match(r"^\[([0-9a-f:.]+)\](?::(\d+))?$", text) or re.match(r"^([^:]+):(\d+)$", text)
+    if m:
+        host, port = m.group(1), m.group(2)
+    if port is not None and not 0 < int(port) < 65536:
+        raise NoProxyEntryError("%r: port %s is out of range" % (entry, port))
+    port = str(int(port)) if port is not None else None
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        ip = None
+    if ip is not None:
+        shown = ip.compressed if ip.version == 4 else "[%s]" % ip.compressed
+        return _with_port(re.escape(shown), port)
+    hm = _NO_PROXY_HOST.match(host)
+    if not hm:
+        raise NoProxyEntryError("%r is not a host name, domain, IP address or network" % entry)
+    if hm.group(1):  # .corp / *.corp: subdomains only
+        return _with_port(r"[^/:]+\." + re.escape(host[len(hm.group(1)):]), port)
+    return _with_port(r"(?:[^/:]+\.)?" + re.escape(host), port)
+
+
 def proxy_bypass_patterns(no_proxy):
-    """no_proxy style entries ('*.corp', '.svc', 'host', '10.0.0.1') -> the regular expressions
-    .NET's WebProxy expects for its bypass list."""
-    patterns = []
-    for entry in no_proxy or []:
-        entry = entry.strip()
-        if not entry:
-            continue
-        if entry.startswith("."):
-            entry = "*" + entry
-        patterns.append("^" + re.escape(entry).replace("\\*", ".*") + "$")
-    return patterns
+    """no_proxy entries -> the regular expressions for .NET's WebProxy bypass list (see no_proxy_pattern).
+
+    Raises NoProxyEntryError for an entry no form describes (preflight reports it first)."""
+    return [p for p in (no_proxy_pattern(e) for e in no_proxy or []) if p is not None]
+
+
+def dotnet_uri_string(url):
+    """What WebProxy.IsMatchInBypassList matches: scheme://host[:port], the port only when it is not
+    the scheme's default (System.Uri.IsDefaultPort), the host lowercase, IPv6 in brackets."""
+    parts = urllib.parse.urlsplit(url)
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if ":" in host:
+        host = "[%s]" % host
+    default = {"http": 80, "https": 443, "ftp": 21}.get(scheme)
+    port = parts.port
+    return "%s://%s%s" % (scheme, host, "" if port is None or port == default else ":%d" % port)
+
+
+def bypassed(url, no_proxy):
+    """Whether a URL goes around the proxy: as the node decides it (.NET's bypass list, loopback and
+    dot-less names, BypassOnLocal), so the controller's checksum fetch takes the same way."""
+    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    if host in ("localhost", "::1") or host.startswith("127.") or ("." not in host and ":" not in host):
+        return True
+    target = dotnet_uri_string(url)
+    return any(re.search(p, target, re.IGNORECASE) for p in proxy_bypass_patterns(no_proxy))

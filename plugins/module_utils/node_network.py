@@ -11,10 +11,9 @@ __metaclass__ = type
 import base64
 import ipaddress
 import json
-import re
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
-from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni
+from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, versions
 
 FLANNEL_DIR = "C:\\etc\\kube-flannel"
 KUBE_PROXY_DIR = "C:\\etc\\kube-proxy"
@@ -158,11 +157,10 @@ def kube_proxy_args(node_name, pods_subnet, backend, vni, pod_cidr=None, kube_ve
     """kube-proxy's arguments. Feature gates are rendered for ``kube_version``: the overlay proxier
     needs WinOverlay on (pkg/proxy/winkernel/proxier.go), which is the default from 1.20 and locked
     from 1.34, so the gate is passed only to versions where it is off by default."""
-    try:
-        version = _parse_version(kube_version)
-    except ValueError:
+    version = versions.parse(kube_version)
+    if version is None:
         raise NetworkConfigError("kube_version %r is not a Kubernetes version like v1.33.2 (kube-proxy's flags depend "
-                                 "on it)" % (kube_version,)) from None
+                                 "on it)" % (kube_version,))
     args = ["--windows-service", "--proxy-mode=kernelspace", "--kubeconfig=%s" % kubeconfig,
             "--hostname-override=%s" % node_name, "--cluster-cidr=%s" % pods_subnet,
             "--network-name=%s" % network_name(backend, vni), "--v=2"]
@@ -176,13 +174,6 @@ def kube_proxy_args(node_name, pods_subnet, backend, vni, pod_cidr=None, kube_ve
     if backend == "vxlan":
         args.append("--source-vip=%s" % source_vip(pod_cidr))
     return args
-
-
-def _parse_version(text):
-    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$", str(text or "").strip())
-    if not m:
-        raise ValueError(text)
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
 
 
 def kubeconfig(server, ca_data_b64, user, token):

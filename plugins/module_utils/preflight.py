@@ -12,15 +12,20 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import difflib
 import ipaddress
 import re
+import urllib.parse
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_files, versions
 
 PREFLIGHT_ARGSPEC = dict(
     node_name=dict(type="str", required=True),
     hostname=dict(type="str"),
     windows_build=dict(type="str"),
     supported_builds=dict(type="list", elements="str"),
-    container_runtime=dict(type="str", default="containerd", choices=["containerd", "docker"]),
+    # No choices: a typo is reported by check_inputs naming the variable, not by the argument spec.
+    container_runtime=dict(type="str", default="containerd"),
     runtime=dict(type="dict", options=dict(
         service_exists=dict(type="bool"),
         service_status=dict(type="str"),
@@ -28,7 +33,7 @@ PREFLIGHT_ARGSPEC = dict(
         version=dict(type="str"),
         cri_dockerd_service_exists=dict(type="bool"),
     )),
-    deployment_mode=dict(type="str", default="services", choices=["services", "hostprocess"]),
+    deployment_mode=dict(type="str", default="services"),
     kube_pods_subnet=dict(type="str"),
     kube_service_addresses=dict(type="str"),
     cluster_pod_subnet=dict(type="str"),
@@ -69,6 +74,14 @@ PREFLIGHT_ARGSPEC = dict(
     checksum_timeout=dict(type="int", default=30),
     # Where the runtime reads CNI config and plugins (win_node_facts' kubewin_node.cni[runtime]).
     cni_dirs=dict(type="dict"),
+    # Values checked for their form before anything else (check_inputs).
+    no_proxy=dict(type="list", elements="str", default=[]),
+    flannel_version=dict(type="str"),
+    cni_plugins_version=dict(type="str"),
+    kubeadm_token=dict(type="str", no_log=True),
+    download_bases=dict(type="dict", default={}),
+    allow_insecure_downloads=dict(type="bool", default=False),
+    checksums=dict(type="dict", default={}),
 )
 
 # The user-facing variable behind each option (kubespray's name where kubespray has one).
@@ -85,7 +98,17 @@ VARIABLES = {
     "flannel_vxlan_port": "flannel_vxlan_port",
     "kube_version": "kube_version",
     "adapter_name": "kubewin_network_adapter",
+    "proxy": "kubewin_http_proxy",
+    "no_proxy": "kubewin_no_proxy",
+    "flannel_version": "kubewin_flannel_version",
+    "cni_plugins_version": "kubewin_cni_plugins_version",
+    "kubeadm_token": "kubeadm_token",
+    "allow_insecure_downloads": "kubewin_allow_insecure_downloads",
+    "checksums": "kubewin_checksums",
 }
+
+CONTAINER_RUNTIMES = ("containerd", "docker")
+DEPLOYMENT_MODES = ("services", "hostprocess")
 
 # Windows Server builds this collection supports (LTSC releases Kubernetes supports on Windows).
 SUPPORTED_BUILDS = {
@@ -100,8 +123,9 @@ RUNTIME_PIPES = {
 }
 CONTAINERD_HOSTPROCESS_MIN = (1, 6)
 CONTAINERD_RECOMMENDED = (1, 7)
-# Kubernetes 1.26 dropped the CRI v1alpha2 API: containerd 1.5 and older no longer work with its kubelet.
-CONTAINERD_MIN_FOR_KUBE_126 = (1, 6)
+# The floor the README states (containerd >= 1.6). It is also what the kubelet needs from Kubernetes
+# 1.26 on, which speaks only the CRI v1 API (containerd 1.5 and older have v1alpha2 only).
+CONTAINERD_MIN = (1, 6)
 DOCKERSHIM_REMOVED = (1, 24)
 HOSTPROCESS_BETA = (1, 23)
 HOSTPROCESS_GA = (1, 26)
@@ -116,8 +140,8 @@ FLANNEL_LINUX_DEFAULT_PORT = 8472
 
 NETBIOS_MAX = 15
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
-_STRICT_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
+# A kubeadm bootstrap token (k8s.io/cluster-bootstrap/token/api: BootstrapTokenPattern).
+_BOOTSTRAP_TOKEN = re.compile(r"^([a-z0-9]{6})\.([a-z0-9]{16})$")
 
 RESET_HINT = "playbooks/reset.yml"
 FLANNEL_CLUSTER_FIX = (
@@ -150,21 +174,8 @@ class Findings:
         return self.failures, self.warnings
 
 
-def parse_version(text, strict=False):
-    """Find a version like 'v1.31.2', '1.7.13' or 'containerd github.com/... v1.7.13 abc' -> (1, 31, 2).
-
-    ``strict``: the whole text must be the version (an optional -suffix or +suffix allowed).
-    Returns None when the text holds no version.
-    """
-    text = str(text or "").strip()
-    m = _STRICT_VERSION.match(text) if strict else _VERSION.search(text)
-    if not m:
-        return None
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
-
-
 def _v(ver, parts=3):
-    return "v" + ".".join(str(p) for p in ver[:parts])
+    return versions.format_version(ver, parts)
 
 
 def parse_build(text):
@@ -268,11 +279,19 @@ def check_windows_build(windows_build, supported_builds=None):
 # container runtime and deployment mode
 
 
+def _kube(kube_version):
+    """(major, minor, patch) of a well-formed kube_version (either spelling), else None."""
+    tag = versions.kube_release(kube_version) if kube_version else None
+    return versions.parse(tag) if tag else None
+
+
 def check_container_runtime(container_runtime, runtime, deployment_mode, kube_version=None):
     f = Findings("container_runtime")
     var = VARIABLES["container_runtime"]
     mode_var = VARIABLES["deployment_mode"]
-    kube = parse_version(kube_version, strict=True) if kube_version else None
+    if container_runtime not in CONTAINER_RUNTIMES:
+        return f.result()  # check_inputs names the typo; nothing below means anything for it
+    kube = _kube(kube_version)
     if container_runtime == "docker":
         if deployment_mode == "hostprocess":
             f.fail(mode_var, "%s: hostprocess needs containerd >= 1.6; Docker cannot run HostProcess containers: "
@@ -304,21 +323,18 @@ def check_container_runtime(container_runtime, runtime, deployment_mode, kube_ve
                   "grpc.address in config.toml" if container_runtime == "containerd" else "daemon.json hosts"))
     if container_runtime != "containerd":
         return f.result()
-    version = parse_version(runtime.get("version"))
+    version = versions.parse(runtime.get("version"), whole=False)
     if version is None:
-        f.warn(var, "the containerd version (%r) could not be read, so it was not checked: hostprocess mode needs "
-                    "containerd >= %s, Kubernetes 1.26+ needs >= %s, and >= %s is recommended"
-               % (runtime.get("version"), _v(CONTAINERD_HOSTPROCESS_MIN, 2), _v(CONTAINERD_MIN_FOR_KUBE_126, 2),
-                  _v(CONTAINERD_RECOMMENDED, 2)))
+        f.warn(var, "the containerd version (%r) could not be read, so it was not checked: containerd >= %s is "
+                    "required (>= %s recommended)"
+               % (runtime.get("version"), _v(CONTAINERD_MIN, 2), _v(CONTAINERD_RECOMMENDED, 2)))
         return f.result()
-    if deployment_mode == "hostprocess" and version[:2] < CONTAINERD_HOSTPROCESS_MIN:
-        f.fail(mode_var, "%s: hostprocess needs containerd >= %s (HostProcess containers), this host has "
-                         "containerd %s; upgrade containerd or set %s: services"
-               % (mode_var, _v(CONTAINERD_HOSTPROCESS_MIN, 2), _v(version), mode_var))
-    elif kube and kube[:2] >= (1, 26) and version[:2] < CONTAINERD_MIN_FOR_KUBE_126:
-        f.fail(var, "containerd %s is too old for kube_version %s: the kubelet speaks only the CRI v1 API from "
-                    "Kubernetes 1.26, which needs containerd >= %s; upgrade containerd on this host"
-               % (_v(version), _v(kube), _v(CONTAINERD_MIN_FOR_KUBE_126, 2)))
+    if version[:2] < CONTAINERD_MIN:
+        f.fail(var, "containerd %s is older than the supported minimum %s (%s: containerd; the kubelet speaks only "
+                    "the CRI v1 API from Kubernetes 1.26, which containerd has from %s; HostProcess containers need "
+                    "it too): upgrade containerd on this host to %s or later (%s recommended)"
+               % (_v(version), _v(CONTAINERD_MIN, 2), var, _v(CONTAINERD_MIN, 2), _v(CONTAINERD_MIN, 2),
+                  _v(CONTAINERD_RECOMMENDED, 2)))
     elif version[:2] < CONTAINERD_RECOMMENDED:
         f.warn(var, "containerd %s works but containerd >= %s is recommended for Windows nodes; upgrade "
                     "containerd when you can" % (_v(version), _v(CONTAINERD_RECOMMENDED, 2)))
@@ -328,7 +344,7 @@ def check_container_runtime(container_runtime, runtime, deployment_mode, kube_ve
 def check_deployment_mode(deployment_mode, kube_version=None):
     f = Findings("deployment_mode")
     var = VARIABLES["deployment_mode"]
-    kube = parse_version(kube_version, strict=True) if kube_version else None
+    kube = _kube(kube_version)
     if deployment_mode == "hostprocess" and kube:
         if kube[:2] < HOSTPROCESS_BETA:
             f.fail(var, "%s: hostprocess needs HostProcess containers, which Kubernetes %s does not have (beta "
@@ -516,15 +532,10 @@ def allowed_kubelet_minors(server_minor):
 def check_version_skew(kube_version, server_version):
     f = Findings("version_skew")
     var = VARIABLES["kube_version"]
-    if not kube_version:
-        return f.result()
-    kube = parse_version(kube_version, strict=True)
-    if kube is None:
-        f.fail(var, "kube_version %r is not a Kubernetes version like v1.31.4; set %s" % (kube_version, var))
-        return f.result()
-    if not server_version:
-        return f.result()
-    server = parse_version(server_version)
+    kube = _kube(kube_version)
+    if kube is None or not server_version:
+        return f.result()  # a malformed kube_version is reported by check_inputs
+    server = versions.leading(server_version)
     if server is None:
         f.warn(var, "the API server version %r could not be read; kube_version %s was not checked against it"
                % (server_version, _v(kube)))
@@ -694,6 +705,197 @@ def check_node_ip(node_ips, pods_net, svc_net):
 
 
 # ---------------------------------------------------------------------------------------------------
+# the form of every value, before anything that depends on it
+
+
+def _did_you_mean(value, choices):
+    close = difflib.get_close_matches(str(value).lower(), choices, n=1, cutoff=0.6)
+    return " (did you mean %s?)" % close[0] if close else ""
+
+
+def redact_url(url):
+    """A URL with the password of its userinfo replaced, for messages."""
+    text = str(url)
+    return re.sub(r"^([a-zA-Z][a-zA-Z0-9+.-]*://[^/@:]*):[^/@]*@", r"\1:<hidden>@", text)
+
+
+def _token_problem(token):
+    """What is wrong with a bootstrap token, in words that do not give the secret away."""
+    if "." not in token:
+        return "it has no '.' between the token id and the secret"
+    token_id, secret = token.split(".", 1)
+    problems = []
+    if not re.match(r"^[a-z0-9]{6}$", token_id):
+        problems.append("the id before the '.' has %d characters%s (6 needed)"
+                        % (len(token_id), " including characters other than a-z and 0-9"
+                           if re.search(r"[^a-z0-9]", token_id) else ""))
+    if not re.match(r"^[a-z0-9]{16}$", secret):
+        problems.append("the secret after the '.' has %d characters%s (16 needed)"
+                        % (len(secret), " including characters other than a-z and 0-9"
+                           if re.search(r"[^a-z0-9]", secret) else ""))
+    return "; ".join(problems)
+
+
+def proxy_problem(proxy):
+    """None when ``proxy`` is an http://host[:port] proxy URL, else what is wrong with it."""
+    text = str(proxy).strip()
+    if "://" not in text:
+        return "it has no scheme"
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme.lower() != "http":
+        return ("its scheme is %s: the nodes' WebClient (.NET Framework) and the controller's urllib talk plain HTTP "
+                "to a proxy (HTTPS downloads still pass through it encrypted, with CONNECT)" % parts.scheme)
+    try:
+        port = parts.port
+    except ValueError:
+        return "its port is not a number from 1 to 65535"
+    if not parts.hostname:
+        return "it names no host"
+    if port == 0:
+        return "its port is not a number from 1 to 65535"
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        return "it has a path or query; a proxy URL is only scheme, host and port"
+    if re.search(r"\s", text):
+        return "it contains white space"
+    return None
+
+
+def url_kind(url):
+    """'https', 'insecure' (http, ftp: no authentication of the server), 'file' (file://, a UNC or
+    drive path, which the node copies), or 'invalid'."""
+    text = str(url or "").strip()
+    if re.match(r"^(\\\\[^\\]+\\|[A-Za-z]:\\)", text):
+        return "file"
+    parts = urllib.parse.urlsplit(text)
+    scheme = parts.scheme.lower()
+    if scheme == "file":
+        return "file"
+    if scheme not in ("http", "https", "ftp") or not parts.netloc or re.search(r"\s", text):
+        return "invalid"
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port is not None and not 0 < port < 65536:
+        return "invalid"
+    return "https" if scheme == "https" else "insecure"
+
+
+def check_inputs(kube_version=None, server_version=None, container_runtime="containerd", deployment_mode="services",
+                 flannel_version=None, cni_plugins_version=None, kubeadm_token=None, proxy=None, no_proxy=None):
+    """The form of each value the user sets: a malformed one is named with its variable, its value and
+    the form expected, before any check (or download URL) builds on it."""
+    f = Findings("inputs")
+    var = VARIABLES["kube_version"]
+    given = str(kube_version).strip() if kube_version is not None else ""
+    server = versions.server_release(server_version)
+    if given and versions.kube_release(given) is None:
+        f.fail(var, "%s %r is not a Kubernetes release version: write it as %s%s"
+               % (var, kube_version, versions.KUBE_VERSION_FORM,
+                  "; the API server runs %s" % server if server else ""))
+    elif not given and not server:
+        f.fail(var, "%s is not set and the API server's version (%r) is not a Kubernetes release to copy: set %s "
+                    "to the version the Windows nodes get, as %s"
+               % (var, server_version, var, versions.KUBE_VERSION_FORM))
+    for opt, example in (("flannel_version", "v0.26.7"), ("cni_plugins_version", "v1.6.2")):
+        value = {"flannel_version": flannel_version, "cni_plugins_version": cni_plugins_version}[opt]
+        if value is None:
+            continue
+        tag = versions.release_tag(value)
+        if tag is None or not str(value).strip().startswith("v"):
+            f.fail(VARIABLES[opt], "%s %r is not a release tag: write the tag exactly as it appears in the release's "
+                                   "download URL, v and major.minor.patch (%s)"
+                   % (VARIABLES[opt], value, "here %s" % tag if tag else "e.g. %s" % example))
+    for opt, choices in (("container_runtime", CONTAINER_RUNTIMES), ("deployment_mode", DEPLOYMENT_MODES)):
+        value = {"container_runtime": container_runtime, "deployment_mode": deployment_mode}[opt]
+        if value not in choices:
+            f.fail(VARIABLES[opt], "%s is %r; it must be one of: %s%s"
+                   % (VARIABLES[opt], value, ", ".join(choices), _did_you_mean(value, choices)))
+    if kubeadm_token is not None and str(kubeadm_token) != "" and not _BOOTSTRAP_TOKEN.match(str(kubeadm_token)):
+        f.fail(VARIABLES["kubeadm_token"],
+               "kubeadm_token (value not shown: it is a secret) is not a bootstrap token of the form "
+               "[a-z0-9]{6}.[a-z0-9]{16}: %s; set it to a token as `kubeadm token generate` prints it, or leave it "
+               "unset and a token is made for the run" % _token_problem(str(kubeadm_token)))
+    if proxy:
+        problem = proxy_problem(proxy)
+        if problem:
+            f.fail(VARIABLES["proxy"], "%s %r is not a proxy URL: %s; write it as http://host:port, e.g. "
+                                       "http://proxy.corp:3128" % (VARIABLES["proxy"], redact_url(proxy), problem))
+    bad = []
+    for entry in no_proxy or []:
+        try:
+            node_files.no_proxy_pattern(entry)
+        except node_files.NoProxyEntryError as e:
+            bad.append(str(e))
+    if bad:
+        f.fail(VARIABLES["no_proxy"], "%s has entries the nodes cannot use: %s; each entry is %s"
+               % (VARIABLES["no_proxy"], "; ".join(bad), node_files.NO_PROXY_FORMS))
+    return f.result()
+
+
+def check_downloads(downloads, download_bases=None, allow_insecure=False, checksums=None):
+    """Where the node's files come from: every base URL and download is a URL the node can fetch,
+    plain http only when kubewin_allow_insecure_downloads says so, and every pin is keyed by the URL
+    of a download and holds a SHA-512."""
+    f = Findings("downloads")
+    insecure_var = VARIABLES["allow_insecure_downloads"]
+    pins_var = VARIABLES["checksums"]
+    insecure_fix = ("the file and its checksum then come over one unauthenticated connection, so anyone on the "
+                    "path can replace both: use https://, or set %s: true to accept that (an isolated lab, a mirror "
+                    "on a network you trust)" % insecure_var)
+    bases = dict((k, v) for k, v in (download_bases or {}).items() if v)
+    named = []
+    for var in sorted(bases):
+        kind = url_kind(bases[var])
+        named.append((str(bases[var]), var))
+        if kind == "invalid":
+            f.fail(var, "%s %r is not a download location: write https://host/path, or a file share as "
+                        "\\\\server\\share\\path" % (var, redact_url(bases[var])))
+        elif kind == "insecure" and not allow_insecure:
+            f.fail(var, "%s %s is plain %s; %s"
+                   % (var, redact_url(bases[var]), urllib.parse.urlsplit(str(bases[var])).scheme, insecure_fix))
+    for d in downloads or []:
+        for url in (d.get("url"), d.get("checksum_url")):
+            if not url or any(url.startswith(base) for base, dummy in named):
+                continue  # judged with its base URL above
+            kind = url_kind(url)
+            if kind == "invalid":
+                f.fail(insecure_var, "download %r is not a URL the node can fetch" % redact_url(url))
+            elif kind == "insecure" and not allow_insecure:
+                f.fail(insecure_var, "download %s is plain http; %s" % (redact_url(url), insecure_fix))
+    urls = [d.get("url") for d in downloads or []]
+    for key in sorted(str(k) for k in (checksums or {})):
+        if "://" not in key and not key.startswith("\\\\"):
+            matches = [u for u in urls if u and node_files.windows_basename(u.split("?", 1)[0]) == key]
+            f.fail(pins_var, "%s key %r is a file name; pins are keyed by the full download URL, so a pin holds "
+                             "for one version of the file only: %s"
+                   % (pins_var, key, "use %r" % matches[0] if matches else
+                      "use the URL the node downloads it from (the base URL, the version and the file name)"))
+        elif key not in urls:
+            f.warn(pins_var, "%s has a pin for %s, which this node does not download (another version, or a "
+                             "different base URL?); it is not used" % (pins_var, redact_url(key)))
+    return f.result()
+
+
+def checksum_failure(error, inputs):
+    """The finding for a checksum that could not be resolved. When the URL carries a version the user
+    chose (kube_version, the flannel or CNI tag), say that first: a release that does not exist looks
+    exactly like a missing checksum."""
+    text = str(error)
+    kube = versions.kube_release(versions.effective_kube_version(inputs.get("kube_version"),
+                                                                 inputs.get("server_version")))
+    for var, tag in ((VARIABLES["kube_version"], kube), (VARIABLES["flannel_version"], inputs.get("flannel_version")),
+                     (VARIABLES["cni_plugins_version"], inputs.get("cni_plugins_version"))):
+        if tag and "/%s/" % tag in text:
+            return finding("downloads", var, "%s; the URL holds release %s (from %s): check that %s is a published "
+                                             "release at that base URL, or pin the checksum in %s"
+                           % (text, tag, var, tag, VARIABLES["checksums"]))
+    pins = VARIABLES["checksums"]
+    return finding("downloads", pins, "%s (the base URLs are kubewin_*_download_url; pin a checksum in %s)"
+                   % (text, pins))
+
+
+# ---------------------------------------------------------------------------------------------------
 
 
 def run_checks(inputs):
@@ -701,12 +903,17 @@ def run_checks(inputs):
     {check, variable, message}."""
     i = dict((k, spec.get("default")) for k, spec in PREFLIGHT_ARGSPEC.items())
     i.update((k, v) for k, v in inputs.items() if v is not None)
+    # The version the node gets: kube_version in either spelling, else the API server's.
+    kube = versions.effective_kube_version(i["kube_version"], i["server_version"])
     results = [
+        check_inputs(i["kube_version"], i["server_version"], i["container_runtime"], i["deployment_mode"],
+                     i["flannel_version"], i["cni_plugins_version"], i["kubeadm_token"], i["proxy"], i["no_proxy"]),
+        check_downloads(i["downloads"], i["download_bases"], i["allow_insecure_downloads"], i["checksums"]),
         check_node_name(i["node_name"], i["hostname"]),
         check_windows_build(i["windows_build"], i["supported_builds"]),
-        check_deployment_mode(i["deployment_mode"], i["kube_version"]),
-        check_container_runtime(i["container_runtime"], i["runtime"], i["deployment_mode"], i["kube_version"]),
-        check_version_skew(i["kube_version"], i["server_version"]),
+        check_deployment_mode(i["deployment_mode"], kube),
+        check_container_runtime(i["container_runtime"], i["runtime"], i["deployment_mode"], kube),
+        check_version_skew(kube, i["server_version"]),
     ]
     subnet_result, pods, svc = check_subnets(i["kube_pods_subnet"], i["kube_service_addresses"],
                                              i["cluster_pod_subnet"], i["cluster_service_subnet"])

@@ -28,7 +28,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import re
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import versions
 
 LOG_DIR = "C:\\var\\log\\kubelet"
 LOG_RUNNER = "C:\\k\\kube-log-runner.exe"
@@ -65,11 +66,11 @@ def log_runner_argv(program_argv, log_path, version, log_runner=LOG_RUNNER):
 
 def kube_log_runner(program_argv, log_path, kube_version, log_runner=LOG_RUNNER):
     """Filter form of log_runner_argv: the version as text ('v1.37.2')."""
-    m = re.match(r"^v?(\d+)\.(\d+)", str(kube_version or "").strip())
-    if not m:
+    version = versions.parse(kube_version)
+    if version is None:
         raise ValueError("kube_version %r is not a Kubernetes version like v1.33.2 (kube-log-runner's flags depend on "
                          "it)" % (kube_version,))
-    return log_runner_argv(program_argv, log_path, (int(m.group(1)), int(m.group(2))), log_runner)
+    return log_runner_argv(program_argv, log_path, version, log_runner)
 
 
 def log_hint(service, path=None):

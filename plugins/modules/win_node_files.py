@@ -94,7 +94,13 @@ options:
     description: HTTP proxy for the downloads and the checksum files, for example V(http://proxy:3128).
     type: str
   proxy_bypass:
-    description: Hosts the node reaches without the proxy, in C(no_proxy) form (V(*.corp), V(.svc), V(10.0.0.1)).
+    description:
+      - Hosts the node reaches without the proxy, in C(no_proxy) form as Go programs read it (V(mirror.corp) with its
+        subdomains, V(.corp) or V(*.corp) for subdomains only, V(10.0.0.1), V(10.0.0.0/8), each with an optional
+        V(:port), or V(*)).
+      - They become the regular expressions .NET's C(WebProxy) matches against C(scheme://host[:port]) of each
+        download; an IPv4 network matches address literals only (names are not resolved for this), an IPv6 network
+        is refused. The controller fetches the checksum files the same way.
     type: list
     elements: str
     default: []

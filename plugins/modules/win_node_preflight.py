@@ -42,9 +42,11 @@ options:
     type: list
     elements: str
   container_runtime:
-    description: The container runtime of the node (variable C(kubewin_container_runtime)).
+    description:
+      - The container runtime of the node (variable C(kubewin_container_runtime)), V(containerd) or V(docker).
+      - Any other value is a preflight failure naming the variable (not an argument error), so a typo is reported
+        with the host's other problems.
     type: str
-    choices: [containerd, docker]
     default: containerd
   runtime:
     description: Facts about the chosen runtime on the host. When omitted, the runtime on the host is not checked.
@@ -68,10 +70,10 @@ options:
         type: bool
   deployment_mode:
     description:
-      - How the node's kubelet companions run (variable C(kubewin_deployment_mode)). V(hostprocess) needs
-        containerd 1.6 or later.
+      - How the node's kubelet companions run (variable C(kubewin_deployment_mode)), V(services) or V(hostprocess).
+        V(hostprocess) needs containerd 1.6 or later.
+      - Any other value is a preflight failure naming the variable.
     type: str
-    choices: [services, hostprocess]
     default: services
   kube_pods_subnet:
     description: The cluster's pod network (kubespray's variable). Defaults to the cluster's value when given.
@@ -122,7 +124,10 @@ options:
         description: C(Network), the range flannel hands node subnets out of.
         type: str
   kube_version:
-    description: The kubelet version to install (kubespray's variable), for example V(v1.31.4).
+    description:
+      - The kubelet version to install (kubespray's variable), as kubespray writes it (V(1.31.4)) or as kubeadm does
+        (V(v1.31.4)); a pre-release like V(v1.32.0-rc.1) is accepted.
+      - When omitted, the node gets the API server's version (O(server_version) without a provider's build suffix).
     type: str
   server_version:
     description: The API server's C(gitVersion).
@@ -191,7 +196,8 @@ options:
         description: URL of the checksum file (default the URL with C(.sha512) appended).
         type: str
   proxy:
-    description: HTTP proxy for fetching the checksum files (variable C(kubewin_http_proxy)).
+    description:
+      - HTTP proxy for fetching the checksum files (variable C(kubewin_http_proxy)), checked to be V(http://host:port).
     type: str
   checksum_timeout:
     description: Seconds to wait for a checksum file.
@@ -204,6 +210,44 @@ options:
         could not be read (containerd from C(containerd.exe config dump), cri-dockerd from its service command line).
       - In services mode the roles write the CNI configuration and plugins there; an error fails the check.
     type: dict
+  no_proxy:
+    description:
+      - Hosts fetched without the proxy (variable C(kubewin_no_proxy)), in the forms Go programs accept
+        (V(mirror.corp), V(.corp), V(*.corp), V(10.0.0.5), V(10.0.0.0/8), each with an optional V(:port), or V(*)).
+        Each entry is checked; the checksum files are fetched the way the node will fetch the files.
+    type: list
+    elements: str
+    default: []
+  flannel_version:
+    description: flannel's release tag (variable C(kubewin_flannel_version)), checked to be V(vX.Y.Z).
+    type: str
+  cni_plugins_version:
+    description: The CNI plugins' release tag (variable C(kubewin_cni_plugins_version)), checked to be V(vX.Y.Z).
+    type: str
+  kubeadm_token:
+    description:
+      - The bootstrap token the user set (variable C(kubeadm_token) of the first control-plane host), checked to have
+        kubeadm's form C([a-z0-9]{6}.[a-z0-9]{16}). Never shown, also not in a failure.
+    type: str
+  download_bases:
+    description:
+      - The download base URLs by variable name (for example C(kubewin_kubernetes_download_url)), so a malformed or
+        plain C(http://) one is reported by the variable that holds it.
+    type: dict
+    default: {}
+  allow_insecure_downloads:
+    description:
+      - Accept plain C(http://) (or C(ftp://)) download locations (variable C(kubewin_allow_insecure_downloads)).
+        Otherwise they are refused, as the file and its checksum would come over one unauthenticated connection.
+    type: bool
+    default: false
+  checksums:
+    description:
+      - The pinned checksums (variable C(kubewin_checksums)), download URL to SHA-512. A key that is a bare file name
+        is refused (pins hold for one URL, so for one version); a pin for a URL the node does not download is a
+        warning.
+    type: dict
+    default: {}
 attributes:
   check_mode:
     description: Can run in check mode and return changed status prediction without modifying target.
@@ -238,7 +282,7 @@ EXAMPLES = r"""
     flannel_vxlan_vni: "{{ flannel_vxlan_vni | default(4096) }}"
     flannel_vxlan_port: "{{ flannel_vxlan_port | default(4789) }}"
     cluster_flannel: "{{ kubewin_cluster.flannel }}"
-    kube_version: "{{ kube_version }}"
+    kube_version: "{{ kube_version | default(omit) }}"
     server_version: "{{ kubewin_cluster.server_version }}"
     existing_node: "{{ kubewin_existing_node }}"
     joined: "{{ kubewin_kubelet_conf.exists }}"

@@ -41,10 +41,13 @@ def lab_vars(**overrides):
         "kubewin_flannel_cni_download_url": "%s/%s" % (MIRROR, layout.BASES["flannel_cni"][1]),
         "kubewin_sdn_cni_download_url": "%s/%s" % (MIRROR, layout.BASES["sdn_cni"][1]),
         "kubewin_nssm_download_url": "%s/%s" % (MIRROR, layout.BASES["nssm"][1]),
+        # The loopback mirror is plain http: allowed explicitly, as preflight refuses it otherwise.
+        "kubewin_allow_insecure_downloads": True,
         "kubewin_ready_timeout": 120,
     }
     values.update(overrides)
-    return values
+    # None means unset: the variable is left out of the inventory (e.g. no kube_version anywhere).
+    return {k: v for k, v in values.items() if v is not None}
 
 
 class Scenario(object):

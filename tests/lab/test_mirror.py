@@ -117,9 +117,12 @@ def test_role_vars_point_at_the_mirror(served):
     rv = mirror.role_vars(url, manifest)
     assert rv["kubewin_kubernetes_download_url"] == url + "/release"
     assert rv["kubewin_nssm_download_url"] == url + "/nssm/release/nssm-2.24.zip"
-    assert rv["kubewin_checksums"]["nssm-2.24.zip"] == manifest["files"][layout.nssm_path()]["sha512"]
-    assert rv["kubewin_checksums"]["flanneld.exe"] == \
-        manifest["files"][layout.flannel_path(manifest["versions"]["flannel"][0])]["sha512"]
+    # pins are keyed by the URL the node downloads, as the roles build it from the base URLs
+    assert rv["kubewin_checksums"][rv["kubewin_nssm_download_url"]] == manifest["files"][layout.nssm_path()]["sha512"]
+    flannel_v = manifest["versions"]["flannel"][0]
+    flanneld_url = "%s/%s/flanneld.exe" % (rv["kubewin_flannel_download_url"], flannel_v)
+    assert rv["kubewin_checksums"][flanneld_url] == manifest["files"][layout.flannel_path(flannel_v)]["sha512"]
+    assert rv["kubewin_allow_insecure_downloads"] is True
 
 
 def test_mirror_up_and_down(tmp_path):

@@ -229,14 +229,18 @@ def clean(mirror_root=None):
 
 
 def role_vars(base_url, manifest):
-    """Inventory variables that point the roles at the mirror (flanneld.exe pinned, as upstream has no checksum)."""
-    out = {var: "%s/%s" % (base_url.rstrip("/"), layout.BASES[key][1]) for key, var in layout.ROLE_VARS.items()}
+    """Inventory variables that point the roles at the mirror (flanneld.exe and NSSM pinned by URL, as upstream
+    publishes no checksum for them; plain http allowed, as the mirror serves no TLS)."""
+    base = base_url.rstrip("/")
+    out = {var: "%s/%s" % (base, layout.BASES[key][1]) for key, var in layout.ROLE_VARS.items()}
+    out["kubewin_allow_insecure_downloads"] = True
     flannel_v = manifest["versions"]["flannel"][0] if manifest["versions"]["flannel"] else None
     pins = {}
     if flannel_v:
-        pins["flanneld.exe"] = manifest["files"][layout.flannel_path(flannel_v)]["sha512"]
+        path = layout.flannel_path(flannel_v)
+        pins["%s/%s" % (base, path)] = manifest["files"][path]["sha512"]
     if layout.nssm_path() in manifest["files"]:
-        pins[layout.NSSM_ARCHIVE] = manifest["files"][layout.nssm_path()]["sha512"]
+        pins["%s/%s" % (base, layout.nssm_path())] = manifest["files"][layout.nssm_path()]["sha512"]
     if pins:
         out["kubewin_checksums"] = pins
     return out

@@ -107,10 +107,17 @@ def test_check_mode_runs_the_same_checks(make_preflight):
     assert result["failed"] and "kube_version v1.27.0 is too old" in result["msg"] and guard.calls == []
 
 
+def test_a_typo_in_an_enumerated_variable_is_a_preflight_failure_naming_the_variable(make_preflight):
+    action, guard, dummy = make_preflight(dict(GOOD, container_runtime="containerdd", deployment_mode="service"))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert result["failed"] and result["msg"].startswith("Preflight failed on win1:")
+    assert "kubewin_container_runtime is 'containerdd'; it must be one of: containerd, docker (did you mean " \
+           "containerd?)" in result["msg"]
+    assert "kubewin_deployment_mode is 'service'; it must be one of: services, hostprocess (did you mean " \
+           "services?)" in result["msg"]
+
+
 def test_invalid_options_are_refused_by_the_argspec(make_preflight):
-    action, guard, dummy = make_preflight(dict(GOOD, container_runtime="cri-o"))
-    with pytest.raises(AnsibleActionFail, match="container_runtime must be one of"):
-        action.run(task_vars={"inventory_hostname": "win1"})
     action, guard, dummy = make_preflight(dict(GOOD, runtime=dict(GOOD["runtime"], pipe="x")))
     with pytest.raises(AnsibleActionFail, match="pipe"):
         action.run(task_vars={"inventory_hostname": "win1"})
@@ -125,16 +132,82 @@ def test_an_unreachable_checksum_stops_the_run_before_any_change(make_preflight,
 
     fetched = []
 
-    def fetch(url, proxy=None, timeout=30):
+    def fetch(url, proxy=None, timeout=30, no_proxy=()):
         fetched.append((url, proxy))
         raise OSError("404 Not Found")
 
     monkeypatch.setattr(node_files, "fetch_checksum_file", fetch)
-    url = "http://mirror.example/flannel/v9.9.9/flanneld.exe"
+    url = "https://mirror.example/flannel/v9.9.9/flanneld.exe"
     action, guard, connection = make_preflight(dict(GOOD, proxy="http://proxy:3128", downloads=[
         {"url": url, "dest": "C:\\k\\flanneld.exe"},
-        {"url": "http://mirror.example/k/kubelet.exe", "dest": "C:\\k\\kubelet.exe", "checksum": "a" * 128}]))
+        {"url": "https://mirror.example/k/kubelet.exe", "dest": "C:\\k\\kubelet.exe", "checksum": "a" * 128}]))
     result = action.run(task_vars={"inventory_hostname": "win1"})
     assert result["failed"] and guard.calls == []
     assert fetched == [(url + ".sha512", "http://proxy:3128")]  # the pinned one needs no fetch
     assert "kubewin_checksums" in result["msg"] and url + ".sha512" in result["msg"]
+
+
+def test_a_malformed_version_is_named_and_no_checksum_is_fetched_for_it(make_preflight, monkeypatch):
+    """A bad version used to surface as 'could not fetch the checksum of .../1.36/...'."""
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files
+
+    fetched = []
+    monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "")
+    url = "https://dl.k8s.io/release/1.36/bin/windows/amd64/kubelet.exe"
+    action, guard, dummy = make_preflight(dict(GOOD, kube_version="1.36", downloads=[
+        {"url": url, "dest": "C:\\k\\kubelet.exe"}]))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert result["failed"] and fetched == []
+    assert "kube_version '1.36' is not a Kubernetes release version" in result["msg"]
+    assert "checksum" not in result["msg"]
+
+
+@pytest.mark.parametrize("kube_version", ["1.31.4", "v1.31.4", None])
+def test_both_version_spellings_and_none_pass_against_the_api_server(make_preflight, kube_version):
+    args = dict(GOOD, kube_version=kube_version)
+    if kube_version is None:
+        del args["kube_version"]
+    action, guard, dummy = make_preflight(args)
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert not result.get("failed"), result.get("msg")
+
+
+def test_the_bootstrap_token_is_never_in_the_result(make_preflight):
+    secret = "abcdef.0123456789ABCDEF"
+    action, guard, dummy = make_preflight(dict(GOOD, kubeadm_token=secret))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert result["failed"] and "kubeadm_token" in result["msg"]
+    assert "0123456789" not in repr(result) and "abcdef" not in repr(result)
+
+
+def test_plain_http_is_refused_unless_allowed(make_preflight, monkeypatch):
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files
+
+    monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: "a" * 128)
+    base = "http://mirror.corp/release"
+    args = dict(GOOD, download_bases={"kubewin_kubernetes_download_url": base},
+                downloads=[{"url": base + "/v1.31.4/bin/windows/amd64/kubelet.exe", "dest": "C:\\k\\kubelet.exe"}])
+    action, guard, dummy = make_preflight(dict(args))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert result["failed"] and "kubewin_kubernetes_download_url http://mirror.corp/release is plain http" \
+        in result["msg"] and "kubewin_allow_insecure_downloads: true" in result["msg"]
+    action, guard, dummy = make_preflight(dict(args, allow_insecure_downloads=True))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert not result.get("failed"), result.get("msg")
+
+
+def test_a_release_that_does_not_exist_is_named_by_its_version_variable(make_preflight, monkeypatch):
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files
+
+    def fetch(url, *a, **k):
+        raise OSError("HTTP Error 404: Not Found")
+
+    monkeypatch.setattr(node_files, "fetch_checksum_file", fetch)
+    url = "https://dl.k8s.io/release/v1.31.99/bin/windows/amd64/kubelet.exe"
+    action, guard, dummy = make_preflight(dict(GOOD, kube_version="1.31.99", downloads=[
+        {"url": url, "dest": "C:\\k\\kubelet.exe"}]))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    failure = [f for f in result["failures"] if f["check"] == "downloads"][0]
+    assert failure["variable"] == "kube_version"
+    assert "the URL holds release v1.31.99 (from kube_version): check that v1.31.99 is a published release" \
+        in failure["message"]

@@ -16,17 +16,14 @@ def go_quote(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("v1.33.2", (1, 33, 2)), ("1.30", (1, 30, 0)), ("v1.34.0-rc.1", (1, 34, 0)), (" v1.29.10 ", (1, 29, 10)),
-])
-def test_versions_parse(text, expected):
-    assert ks.parse_version(text) == expected
-
-
 @pytest.mark.parametrize("text", ["", "latest", "1", "v1.x.2", None])
 def test_bad_version_names_the_variable(text):
     with pytest.raises(ks.KubeletServiceError, match="kubelet_version"):
-        ks.parse_version(text)
+        ks.compute_flags(text)
+
+
+def test_both_version_spellings_give_the_same_flags():
+    assert ks.compute_flags("1.33.2") == ks.compute_flags("v1.33.2")
 
 
 def test_kubeadm_flags_env_in_kubeadms_go_quoted_form():

@@ -1,5 +1,6 @@
 import base64
 import hashlib
+import re
 
 import pytest
 
@@ -146,11 +147,116 @@ def test_reset_removes_what_exists_and_prunes_only_directories_left_empty():
     assert nfiles.plan([], [], [], after, absent, prune) == (None, nothing_left)
 
 
-def test_no_proxy_entries_become_dotnet_bypass_patterns():
+def dotnet_is_bypassed_by_list(url, bypass_list):
+    """.NET Framework's WebProxy.IsMatchInBypassList, transcribed from the reference source
+    (microsoft/referencesource, System/net/System/Net/webproxy.cs):
+
+        string matchUriString = input.Scheme + "://" + input.Host + (!input.IsDefaultPort ? (":"+input.Port) : "" );
+        ... _RegExBypassList[i].IsMatch(matchUriString)
+
+    with each entry compiled as new Regex(entry, RegexOptions.IgnoreCase | RegexOptions.CultureInvariant)
+    (UpdateRegExList). Regex.IsMatch finds a match anywhere (re.search). System.Uri lowercases the
+    scheme and the host, writes an IPv6 host in brackets and reports IsDefaultPort for http:80 and
+    https:443. Written out here on its own, not through the code under test."""
+    import re
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = "[" + host + "]"
+    default = {"http": 80, "https": 443}[parts.scheme.lower()]
+    port = parts.port if parts.port is not None else default
+    match_uri_string = parts.scheme.lower() + "://" + host + (":%d" % port if port != default else "")
+    return any(re.search(entry, match_uri_string, re.IGNORECASE) for entry in bypass_list)
+
+
+# (no_proxy entry as users write it for Go programs and kubespray, URLs it bypasses, URLs it does not)
+NO_PROXY_CASES = [
+    ("mirror.corp", ["https://mirror.corp/release/kubelet.exe", "http://mirror.corp:8080/x", "https://a.mirror.corp/x",
+                     "https://MIRROR.corp/x"],
+     ["https://mirror.corp.evil.example/x", "https://notmirror.corp/x", "https://other.corp/x"]),
+    (".corp", ["https://a.corp/x", "https://x.y.corp:8443/x"], ["https://corp.example/x", "https://a.acorp/x"]),
+    ("*.corp", ["https://a.corp/x", "http://x.y.corp:8080/x"], ["https://corp.example/x", "https://a.acorp/x"]),
+    ("10.0.0.1", ["http://10.0.0.1/x", "https://10.0.0.1:8443/x"],
+     ["http://10.0.0.11/x", "http://110.0.0.1/x", "http://10.0.0.1.nip.example/x"]),
+    ("10.0.0.0/8", ["http://10.1.2.3/x", "https://10.255.255.255:8443/x"],
+     ["http://11.0.0.1/x", "http://110.1.2.3/x", "https://ten.corp/x"]),
+    ("192.168.4.0/22", ["http://192.168.4.0/x", "http://192.168.7.9:8080/x"],
+     ["http://192.168.8.1/x", "http://192.168.3.255/x", "http://192.168.40.1/x"]),
+    ("mirror.corp:8443", ["https://mirror.corp:8443/x", "http://a.mirror.corp:8443/x"],
+     ["https://mirror.corp/x", "https://mirror.corp:18443/x"]),
+    ("mirror.corp:443", ["https://mirror.corp/x", "http://mirror.corp:443/x"], ["http://mirror.corp/x"]),
+    ("mirror.corp:80", ["http://mirror.corp/x", "https://mirror.corp:80/x"], ["https://mirror.corp/x"]),
+    ("10.0.0.1:8080", ["http://10.0.0.1:8080/x"], ["http://10.0.0.1/x"]),
+    ("fd00::1", ["http://[fd00::1]/x", "https://[fd00::1]:8443/x"], ["http://[fd00::10]/x"]),
+    ("[fd00::1]:8443", ["https://[fd00::1]:8443/x"], ["https://[fd00::1]/x"]),
+    ("*", ["https://dl.k8s.io/release/x", "http://10.0.0.1:1/x"], []),
+    ("  Mirror.CORP ", ["https://mirror.corp/x"], ["https://other.corp/x"]),
+]
+
+
+@pytest.mark.parametrize("entry, bypass, through", NO_PROXY_CASES, ids=[c[0].strip() for c in NO_PROXY_CASES])
+def test_no_proxy_entries_bypass_under_dotnet_matching_of_full_uris(entry, bypass, through):
+    patterns = nfiles.proxy_bypass_patterns([entry])
+    assert len(patterns) == 1
+    for url in bypass:
+        assert dotnet_is_bypassed_by_list(url, patterns), (entry, url, patterns)
+        assert nfiles.bypassed(url, [entry])  # the controller's checksum fetch decides the same
+    for url in through:
+        assert not dotnet_is_bypassed_by_list(url, patterns), (entry, url, patterns)
+        assert not nfiles.bypassed(url, [entry])
+
+
+def test_empty_entries_are_skipped_and_the_patterns_are_valid_dotnet_syntax():
     import re
 
-    patterns = nfiles.proxy_bypass_patterns(["*.corp.example", ".svc", "10.0.0.1", ""])
-    assert len(patterns) == 3
-    assert re.match(patterns[0], "api.corp.example") and not re.match(patterns[0], "corp-example.org")
-    assert re.match(patterns[1], "kubernetes.default.svc") and re.match(patterns[2], "10.0.0.1")
-    assert not re.match(patterns[2], "10.0.0.11")
+    patterns = nfiles.proxy_bypass_patterns(["", "  ", "a.corp", "10.0.0.0/9"])
+    assert len(patterns) == 2
+    for p in patterns:
+        re.compile(p)  # the constructs used (groups, alternation, classes, \d{1,3}) mean the same in .NET
+        assert "(?P" not in p and "(?<" not in p
+
+
+@pytest.mark.parametrize("entry, phrase", [
+    ("http://mirror.corp", "not a URL"), ("mirror.corp/path", "not a network in CIDR form"),
+    ("fd00::/64", "IPv6 network"), ("mirror.corp:99999", "out of range"), ("mir ror.corp", "not a URL"),
+    ("a..corp", "not a host name"), ("*corp", "not a host name")])
+def test_entries_of_no_known_form_are_refused(entry, phrase):
+    with pytest.raises(nfiles.NoProxyEntryError, match=re.escape(phrase)):
+        nfiles.proxy_bypass_patterns([entry])
+
+
+def test_the_controller_fetches_a_bypassed_checksum_without_the_proxy(monkeypatch):
+    import urllib.request
+
+    seen = []
+
+    class Opener:
+        def __init__(self, handlers):
+            self.handlers = handlers
+
+        def open(self, url, timeout):
+            proxies = [h.proxies for h in self.handlers if isinstance(h, urllib.request.ProxyHandler)]
+            seen.append((url, proxies))
+            raise OSError("stop")
+
+    monkeypatch.setattr(urllib.request, "build_opener", lambda *h: Opener(h))
+    for url in ("https://mirror.corp/x.sha512", "https://dl.k8s.io/x.sha512", "http://winmirror/x.sha512"):
+        with pytest.raises(OSError):
+            nfiles.fetch_checksum_file(url, "http://proxy.corp:3128", 5, no_proxy=[".corp"])
+    assert seen == [("https://mirror.corp/x.sha512", [{}]),
+                    ("https://dl.k8s.io/x.sha512", [{"http": "http://proxy.corp:3128",
+                                                     "https": "http://proxy.corp:3128"}]),
+                    ("http://winmirror/x.sha512", [{}])]  # dot-less: BypassOnLocal, as on the node
+
+
+def test_pins_are_keyed_by_url_so_they_hold_for_one_version():
+    old = {"url": "https://github.com/flannel-io/flannel/releases/download/v0.26.7/flanneld.exe", "dest": "C:\\k\\f"}
+    new = dict(old, url=old["url"].replace("v0.26.7", "v0.27.0"))
+    pinned = nfiles.pin_checksums([old, new], {old["url"]: "sha512:" + SHA, "flanneld.exe": SHA})
+    assert pinned[0]["checksum"] == "sha512:" + SHA and "checksum" not in pinned[1]
+    # a malformed pin is not a template error: it is named by its URL when the checksums are resolved
+    bad = nfiles.pin_checksums([old], {old["url"]: "abc"})
+    with pytest.raises(nfiles.NodeFilesError, match="the checksum pinned for %s" % re.escape(old["url"])):
+        nfiles.resolve_downloads(bad, fetch=None)

@@ -44,7 +44,7 @@ def test_valid_input_passes_without_failures_or_warnings():
 
 def test_minimal_input_with_cluster_values_passes():
     failures, warnings = preflight.run_checks(dict(node_name="win1", cluster_pod_subnet="10.244.0.0/16",
-                                                   cluster_service_subnet="10.96.0.0/12"))
+                                                   cluster_service_subnet="10.96.0.0/12", server_version="v1.37.2"))
     assert failures == [] and warnings == []
 
 
@@ -76,10 +76,14 @@ BAD = [
      "kubewin_container_runtime", ["is Stopped, not Running", "Start-Service containerd"]),
     (dict(runtime=dict(VALID["runtime"], pipe_exists=False)), "container_runtime", "kubewin_container_runtime",
      ["\\\\.\\pipe\\containerd-containerd does not exist", "grpc.address"]),
-    (dict(runtime=dict(VALID["runtime"], version="1.5.13")), "container_runtime", "kubewin_deployment_mode",
-     ["hostprocess needs containerd >= v1.6", "containerd v1.5.13", "set kubewin_deployment_mode: services"]),
+    (dict(runtime=dict(VALID["runtime"], version="1.5.13")), "container_runtime", "kubewin_container_runtime",
+     ["containerd v1.5.13 is older than the supported minimum v1.6", "upgrade containerd"]),
     (dict(runtime=dict(VALID["runtime"], version="v1.5.13"), deployment_mode="services"), "container_runtime",
-     "kubewin_container_runtime", ["too old for kube_version v1.31.4", "CRI v1", "upgrade containerd"]),
+     "kubewin_container_runtime", ["older than the supported minimum v1.6", "CRI v1", "upgrade containerd"]),
+    # the README's floor (containerd >= 1.6) holds whatever the Kubernetes version: 1.25 used to pass
+    (dict(runtime=dict(VALID["runtime"], version="containerd github.com/containerd/containerd v1.5.18 x"),
+          deployment_mode="services", kube_version="v1.25.16", server_version="v1.25.16"), "container_runtime",
+     "kubewin_container_runtime", ["containerd v1.5.18 is older than the supported minimum v1.6"]),
     (dict(container_runtime="docker", deployment_mode="services",
           runtime=dict(service_exists=True, service_status="Running", pipe_exists=True, version="20.10.24")),
      "container_runtime", "kubewin_container_runtime",
@@ -147,7 +151,49 @@ BAD = [
      ["too old for the API server v1.31.4", "at most 3 minor versions older", "allowed: v1.28 to v1.31"]),
     (dict(kube_version="v1.23.17", server_version="v1.26.3", runtime=None, deployment_mode="services"),
      "version_skew", "kube_version", ["too old", "at most 2 minor versions older", "allowed: v1.24 to v1.26"]),
-    (dict(kube_version="latest"), "version_skew", "kube_version", ["not a Kubernetes version like v1.31.4"]),
+    # the form of each value (check_inputs): variable, value given, form expected
+    (dict(kube_version="latest"), "inputs", "kube_version",
+     ["kube_version 'latest' is not a Kubernetes release version", "1.36.4 or v1.36.4", "the API server runs v1.31.4"]),
+    (dict(kube_version="1.31"), "inputs", "kube_version", ["'1.31' is not a Kubernetes release", "major.minor.patch"]),
+    (dict(kube_version="v1.31.4-eks-1"), "inputs", "kube_version", ["'v1.31.4-eks-1' is not a Kubernetes release"]),
+    (dict(kube_version=None, server_version="weird"), "inputs", "kube_version",
+     ["kube_version is not set and the API server's version ('weird') is not a Kubernetes release"]),
+    (dict(flannel_version="0.26.7"), "inputs", "kubewin_flannel_version",
+     ["kubewin_flannel_version '0.26.7' is not a release tag", "here v0.26.7"]),
+    (dict(cni_plugins_version="v1.6"), "inputs", "kubewin_cni_plugins_version",
+     ["'v1.6' is not a release tag", "e.g. v1.6.2"]),
+    (dict(container_runtime="containerdd"), "inputs", "kubewin_container_runtime",
+     ["kubewin_container_runtime is 'containerdd'; it must be one of: containerd, docker", "did you mean containerd?"]),
+    (dict(deployment_mode="HostProcess"), "inputs", "kubewin_deployment_mode",
+     ["kubewin_deployment_mode is 'HostProcess'; it must be one of: services, hostprocess",
+      "did you mean hostprocess?"]),
+    (dict(kubeadm_token="abcdef.0123456789ABCDEF"), "inputs", "kubeadm_token",
+     ["value not shown", "[a-z0-9]{6}.[a-z0-9]{16}", "the secret after the '.' has 16 characters including "
+                                                     "characters other than a-z and 0-9", "kubeadm token generate"]),
+    (dict(kubeadm_token="abcdef0123456789abcdef"), "inputs", "kubeadm_token", ["no '.' between"]),
+    (dict(proxy="proxy.corp:3128"), "inputs", "kubewin_http_proxy",
+     ["kubewin_http_proxy 'proxy.corp:3128' is not a proxy URL: it has no scheme", "http://host:port"]),
+    (dict(proxy="http://proxy.corp:31x8"), "inputs", "kubewin_http_proxy", ["port is not a number"]),
+    (dict(proxy="https://user:s3cret@proxy.corp:3128"), "inputs", "kubewin_http_proxy",
+     ["'https://user:<hidden>@proxy.corp:3128'", "its scheme is https"]),
+    (dict(no_proxy=["mirror.corp", "http://mirror.corp", "fd00::/64"]), "inputs", "kubewin_no_proxy",
+     ["'http://mirror.corp': a no_proxy entry is a host", "'fd00::/64' is an IPv6 network", "or * for everything"]),
+    # where the files come from (check_downloads)
+    (dict(download_bases={"kubewin_kubernetes_download_url": "http://mirror.corp/release"},
+          downloads=[{"url": "http://mirror.corp/release/v1.31.4/bin/windows/amd64/kubelet.exe", "dest": "C:\\k"}]),
+     "downloads", "kubewin_kubernetes_download_url",
+     ["kubewin_kubernetes_download_url http://mirror.corp/release is plain http", "replace both",
+      "set kubewin_allow_insecure_downloads: true"]),
+    (dict(downloads=[{"url": "https://mirror.corp/x.exe", "checksum_url": "http://mirror.corp/x.sha512",
+                      "dest": "C:\\k\\x.exe"}]),
+     "downloads", "kubewin_allow_insecure_downloads", ["download http://mirror.corp/x.sha512 is plain http"]),
+    (dict(download_bases={"kubewin_cni_download_url": "github.com/containernetworking/plugins/releases/download"}),
+     "downloads", "kubewin_cni_download_url", ["is not a download location", "https://host/path"]),
+    (dict(checksums={"flanneld.exe": "a" * 128},
+          downloads=[{"url": "https://github.com/f/v0.26.7/flanneld.exe", "dest": "C:\\k\\flanneld.exe"}]),
+     "downloads", "kubewin_checksums",
+     ["key 'flanneld.exe' is a file name", "keyed by the full download URL",
+      "use 'https://github.com/f/v0.26.7/flanneld.exe'"]),
     # existing node
     (dict(existing_node=dict(exists=True, ready=True, os="windows")), "existing_node", "kubewin_node_name",
      ["'win-worker-1' already exists and is Ready", "the name is taken", "playbooks/reset.yml",
@@ -183,8 +229,8 @@ def test_each_bad_input_fails_naming_the_variable_and_the_fix(changes, check, va
 
 
 def test_every_check_has_a_bad_case():
-    checks = {"node_name", "windows_build", "container_runtime", "deployment_mode", "subnets", "network_plugin",
-              "version_skew", "existing_node", "network_adapter", "node_ip"}
+    checks = {"inputs", "downloads", "node_name", "windows_build", "container_runtime", "deployment_mode", "subnets",
+              "network_plugin", "version_skew", "existing_node", "network_adapter", "node_ip"}
     assert checks == {b[1] for b in BAD}
 
 

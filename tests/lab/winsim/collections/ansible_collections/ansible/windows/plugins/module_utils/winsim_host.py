@@ -43,6 +43,8 @@ PROFILES = {
     # Docker with Mirantis cri-dockerd: how the kubelet reaches Docker since dockershim left in 1.24
     "ws2022-docker-cri": {"build": 20348, "runtime": "docker", "cri_dockerd": True},
     "ws2022-bare": {"build": 20348, "runtime": None},
+    # containerd 1.5.18, the last 1.5 release (containerd/containerd releases): below the collection's floor.
+    "ws2022-containerd-1.5": {"build": 20348, "runtime": "containerd", "runtime_version": "1.5.18"},
 }
 
 
@@ -74,7 +76,7 @@ def initial_state(hostname, profile="ws2022-containerd", adapters=None, build=No
     }
     runtime, pipes = None, []
     if prof["runtime"] == "containerd":
-        runtime = {"name": "containerd", "version": runtime_version or "1.7.27"}
+        runtime = {"name": "containerd", "version": runtime_version or prof.get("runtime_version") or "1.7.27"}
         services["containerd"] = _service(
             "containerd", r'"C:\Program Files\containerd\containerd.exe" --run-service',
             display_name="containerd container runtime")
