@@ -23,7 +23,7 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         dummy, args = self.validate_argument_spec(argument_spec=preflight.PREFLIGHT_ARGSPEC)
         host = task_vars.get("inventory_hostname", "?")
-        failures, warnings = preflight.run_checks(args)
+        failures, warnings, identity = preflight.run_checks(args)
         # A malformed value (a version, a base URL, the proxy, a pin) would only turn into a misleading
         # checksum-fetch error: fetch only when every value that makes up a download is well formed.
         if args["downloads"] and not any(f["check"] in ("inputs", "downloads") for f in failures):
@@ -34,7 +34,8 @@ class ActionModule(ActionBase):
             except node_files.NodeFilesError as e:
                 failures.append(preflight.checksum_failure(e, args))
         # ``warnings`` as text so Ansible shows them; ``warning_findings`` keeps check and variable.
-        result.update(changed=False, failures=failures, warning_findings=warnings,
+        result.update(changed=False, failures=failures, warning_findings=warnings, node_ip=identity["node_ip"],
+                      adapter=identity["adapter"],
                       warnings=[w["message"] for w in warnings])
         if failures:
             result.update(failed=True, msg=preflight.failure_message(host, failures))

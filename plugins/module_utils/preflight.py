@@ -899,8 +899,9 @@ def checksum_failure(error, inputs):
 
 
 def run_checks(inputs):
-    """Run every check on the task's options; return (failures, warnings), each a list of
-    {check, variable, message}."""
+    """Run every check on the task's options; return (failures, warnings, identity): failures and
+    warnings are lists of {check, variable, message}; identity is the host's network identity the
+    roles use ({node_ip, adapter}, None where unknown): this is its only producer."""
     i = dict((k, spec.get("default")) for k, spec in PREFLIGHT_ARGSPEC.items())
     i.update((k, v) for k, v in inputs.items() if v is not None)
     # The version the node gets: kube_version in either spelling, else the API server's.
@@ -923,13 +924,27 @@ def run_checks(inputs):
     results.append(check_existing_node(i["node_name"], i["existing_node"], i["joined"]))
     adapter_result, node_ips = check_network_adapter(i["adapters"], i["adapter_name"], i["kube_network_plugin"])
     results.append(adapter_result)
+    identity = {"node_ip": str(node_ips[0]) if node_ips else None,
+                "adapter": chosen_adapter(i["adapters"], i["adapter_name"], node_ips)}
     results.append(check_node_ip(node_ips, pods, svc))
     results.append(check_cni_dirs(i["container_runtime"], i["deployment_mode"], i["cni_dirs"]))
     failures, warnings = [], []
     for fails, warns in results:
         failures.extend(fails)
         warnings.extend(warns)
-    return failures, warnings
+    return failures, warnings, identity
+
+
+def chosen_adapter(adapters, adapter_name, node_ips):
+    """The physical adapter that carries the node IP: the one named by kubewin_network_adapter (in the
+    host's own spelling), else the only candidate; None when there is none."""
+    if not node_ips:
+        return None
+    for name, ips in adapter_candidates(adapters or []).items():
+        if node_ips[0] in ips and (not adapter_name or name.lower() == adapter_name.lower()):
+            return name
+    by_lower = {a["name"].lower(): a["name"] for a in adapters or []}
+    return by_lower.get((adapter_name or "").lower())
 
 
 def failure_message(host, failures):

@@ -305,6 +305,19 @@ warning_findings:
   elements: dict
   sample: [{"check": "network_plugin", "variable": "flannel_backend_type",
             "message": "flannel_backend_type: host-gw routes pod traffic directly between node IPs ..."}]
+node_ip:
+  description:
+    - The node's IPv4 address, from the adapter named by O(adapter_name) or the host's only adapter with one (an
+      address HNS moved to the host vNIC C(vEthernet (<adapter>)) counts for that adapter). The roles use this value
+      for the kubelet's C(--node-ip), flanneld and the CNI config; nothing else computes it.
+  returned: always
+  type: str
+  sample: 10.50.0.10
+adapter:
+  description: The physical adapter that carries O(node_ip), in the host's own spelling.
+  returned: always
+  type: str
+  sample: Ethernet
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -53,8 +53,9 @@ def lab_vars(**overrides):
 class Scenario(object):
     """N simulated Windows hosts in an inventory with the lab control plane as kube_control_plane."""
 
-    def __init__(self, root, nodes=2, profile="ws2022-containerd", **variables):
-        self.root = make_inventory.build(str(root), nodes=nodes, profile=profile, python=sys.executable)
+    def __init__(self, root, nodes=2, profile="ws2022-containerd", second_adapter=None, **variables):
+        self.root = make_inventory.build(str(root), nodes=nodes, profile=profile, python=sys.executable,
+                                         second_adapter=second_adapter)
         self.hosts = ["win-%d" % (i + 1) for i in range(nodes)]
         self.set_vars(**variables)
         if "{{ inventory_hostname }}" in variables.get("kubewin_node_name", ""):

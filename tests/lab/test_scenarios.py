@@ -269,3 +269,34 @@ def test_a_join_interrupted_half_way_is_resumed_by_the_next_run(tmp_path, api):
     assert ready(core_api, "rs-win-1")
     rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
     assert rc == 0, "\n".join(scenario.failures(doc))
+
+
+def test_two_adapters_with_kubewin_network_adapter_through_scale_up_rerun_upgrade_and_reset(tmp_path, api):
+    """The node IP has one producer (preflight). With two adapters and kubewin_network_adapter naming the
+    second, the node uses that adapter's address; once flannel's HNS network has moved the address to
+    'vEthernet (Storage)', re-run, upgrade and reset still find it (the role's own lookup used to fail there)."""
+    core, _ = api
+    with open(os.path.join(scenario.LAB, "controlplane", "UPGRADE_FROM")) as f:
+        old = f.read().strip()
+    name = "na-{{ inventory_hostname }}"
+    sc = scenario.Scenario(tmp_path, nodes=1, second_adapter="Storage", kubewin_node_name=name,
+                           kubewin_network_adapter="Storage", kube_version=old)
+    before = sc.dump("win-1")
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    node = core.read_node("na-win-1")
+    assert ready(core, "na-win-1")
+    assert [a.address for a in node.status.addresses if a.type == "InternalIP"] == ["10.50.0.11"]
+    # flannel's network is bound to Storage: from now on the address sits on 'vEthernet (Storage)'
+    assert "Storage" in sc.dump("win-1")["hns"]["vswitches"], sc.dump("win-1")["hns"]
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0 and scenario.changed_tasks(doc) == {}, \
+        "\n".join(scenario.failures(doc)) or scenario.changed_tasks(doc)
+    sc.set_vars(kubewin_node_name=name, kubewin_network_adapter="Storage", kube_version=scenario.lab_version())
+    rc, doc, text = sc.run("upgrade.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    node = core.read_node("na-win-1")
+    assert [a.address for a in node.status.addresses if a.type == "InternalIP"] == ["10.50.0.11"]
+    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+    assert rc == 0, "\n".join(scenario.failures(doc))
+    assert sc.dump("win-1") == before

@@ -22,7 +22,7 @@ from winsim import core  # noqa: E402
 
 
 def build(root, nodes=1, profile="ws2022-containerd", python=None, prefix="win", lab_cache=None,
-          extra_vars=None):
+          extra_vars=None, second_adapter=None):
     root = os.path.abspath(root)
     os.makedirs(root, exist_ok=True)
     python = python or sys.executable
@@ -34,6 +34,9 @@ def build(root, nodes=1, profile="ws2022-containerd", python=None, prefix="win",
         name = "%s-%d" % (prefix, i)
         adapters = [{"name": "Ethernet", "ip": "10.0.0.%d" % (10 + i), "prefix": 24,
                      "mac": "00-15-5D-00-00-%02X" % (10 + i), "gateway": "10.0.0.1"}]
+        if second_adapter:  # a second network (e.g. storage) whose adapter carries the node's traffic
+            adapters.append({"name": second_adapter, "ip": "10.50.0.%d" % (10 + i), "prefix": 24,
+                             "mac": "00-15-5D-00-01-%02X" % (10 + i)})
         core.create_host(root, name, profile=profile, adapters=adapters)
         win_hosts[name] = {"ansible_host": adapters[0]["ip"]}
     control = {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": python}}

@@ -34,7 +34,8 @@ VALID = dict(
 def run(**changes):
     inputs = dict(VALID)
     inputs.update(changes)
-    return preflight.run_checks(inputs)
+    failures, warnings, dummy = preflight.run_checks(inputs)
+    return failures, warnings
 
 
 def test_valid_input_passes_without_failures_or_warnings():
@@ -43,7 +44,7 @@ def test_valid_input_passes_without_failures_or_warnings():
 
 
 def test_minimal_input_with_cluster_values_passes():
-    failures, warnings = preflight.run_checks(dict(node_name="win1", cluster_pod_subnet="10.244.0.0/16",
+    failures, warnings, dummy = preflight.run_checks(dict(node_name="win1", cluster_pod_subnet="10.244.0.0/16",
                                                    cluster_service_subnet="10.96.0.0/12", server_version="v1.37.2"))
     assert failures == [] and warnings == []
 
@@ -334,3 +335,32 @@ def test_parse_build(text, build):
 def test_supported_builds_override_accepts_new_builds():
     failures, dummy = run(windows_build="10.0.26200.1", supported_builds=["10.0.26200", "20348"])
     assert failures == []
+
+
+# --- the node's identity: one producer (issue 7 item 12) --------------------------------------------
+TWO_ADAPTERS = [{"name": "Ethernet", "ipv4": ["192.168.1.10"]}, {"name": "Storage", "ipv4": ["10.50.0.10"]}]
+
+
+def identity(adapters, adapter_name):
+    inputs = dict(VALID, adapters=adapters, adapter_name=adapter_name)
+    failures, dummy, ident = preflight.run_checks(inputs)
+    assert failures == [], failures
+    return ident
+
+
+def test_identity_is_the_named_adapters_address():
+    assert identity(TWO_ADAPTERS, "storage") == {"node_ip": "10.50.0.10", "adapter": "Storage"}
+
+
+def test_identity_survives_hns_moving_the_address_to_the_host_vnic():
+    """After flannel's HNS network binds 'Storage', the host vNIC 'vEthernet (Storage)' holds its address
+    and 'Storage' has none: a re-run must find the same node IP (the role's own lookup did not)."""
+    moved = [{"name": "Ethernet", "ipv4": ["192.168.1.10"]}, {"name": "Storage", "ipv4": []},
+             {"name": "vEthernet (Storage)", "ipv4": ["10.50.0.10"]},
+             {"name": "vEthernet (nat)", "ipv4": ["172.20.0.1"]}]
+    assert identity(moved, "Storage") == {"node_ip": "10.50.0.10", "adapter": "Storage"}
+
+
+def test_identity_of_a_single_adapter_host_needs_no_setting():
+    assert identity([{"name": "Ethernet 2", "ipv4": ["192.168.1.10", "169.254.3.3"]}], None) == {
+        "node_ip": "192.168.1.10", "adapter": "Ethernet 2"}
