@@ -139,11 +139,12 @@ def runtime_cni_dirs(runtime, services):
 # Each entry: the archive's file name for a version and the plugin files it holds, from the release's
 # own build scripts (the lab mirror keeps its own copy of these facts, from the same sources).
 RELEASES = {
-    # containernetworking/plugins scripts/release.sh: tar -C bin . of build_windows.sh's output, the plugins
-    # listed in plugins/windows_only.txt (v1.0.0 and later: host-local, win-bridge, win-overlay; the
-    # flannel plugin moved to flannel-io/cni-plugin). Checksum: <archive>.sha512.
+    # containernetworking/plugins .github/workflows/release.yaml (windows_releases job, v1.6.2): builds the
+    # plugins listed in plugins/windows_only.txt (v1.0.0 and later: host-local, win-bridge, win-overlay; the
+    # flannel plugin moved to flannel-io/cni-plugin), then `cp README.md LICENSE bin/` and tars bin/ whole.
+    # Checksum: <archive>.sha512.
     "cni": {"archive": "cni-plugins-windows-amd64-{version}.tgz",
-            "plugins": ("host-local", "win-bridge", "win-overlay")},
+            "plugins": ("host-local", "win-bridge", "win-overlay"), "other_files": ("README.md", "LICENSE")},
     # flannel-io/cni-plugin scripts/package.sh: tar ... flannel-amd64.exe. Checksum: <archive>.sha512.
     "flannel_cni": {"archive": "cni-plugin-flannel-windows-amd64-{version}.tgz",
                     "plugins": ("flannel-amd64",)},
@@ -197,9 +198,10 @@ def cni_downloads(bin_dir, container_runtime, versions, base_urls):
 
 
 def release_files(source, version):
-    """Every file the archive unpacks (the plugins, plus generateCNIConfig.ps1 in windows-container-networking
+    """Every file the archive unpacks (the plugins, README.md and LICENSE of containernetworking/plugins' release
+    workflow, and generateCNIConfig.ps1 in windows-container-networking
     zips built by its Makefile's `all` target of v0.2.2 and v0.3.1)."""
-    files = ["%s.exe" % p for p in RELEASES[source]["plugins"]]
+    files = ["%s.exe" % p for p in RELEASES[source]["plugins"]] + list(RELEASES[source].get("other_files", ()))
     if source == "sdn_cni" and version in SDN_CNI_TAGS_WITHOUT_V:
         files.append("generateCNIConfig.ps1")
     return files

@@ -17,7 +17,8 @@ flannel (base https://github.com/flannel-io/flannel/releases/download, kubewin_f
 CNI plugins (base https://github.com/containernetworking/plugins/releases/download, kubewin_cni_download_url):
     {version}/cni-plugins-windows-amd64-{version}.tgz
     members: ./ then one ./<name>.exe per line of the tag's plugins/windows_only.txt (v1.6.2: ./host-local.exe
-    ./win-bridge.exe ./win-overlay.exe; flannel left in v1.0.0, containernetworking/plugins PR #633)
+    ./win-bridge.exe ./win-overlay.exe; flannel left in v1.0.0, containernetworking/plugins PR #633), and
+    ./README.md, ./LICENSE (the release workflow copies them into bin/ before tarring it)
     checksum: {file}.sha512, sha512sum format "<hex>  <file>"
 flannel CNI plugin (base https://github.com/flannel-io/cni-plugin/releases/download,
 kubewin_flannel_cni_download_url):
@@ -51,6 +52,8 @@ K8S_FILES = ("kubelet.exe", "kubeadm.exe", "kube-proxy.exe", "kubectl.exe", "kub
 CNI_WINDOWS_ONLY = {
     "v1.6.2": ("plugins/ipam/host-local", "plugins/main/windows/win-bridge", "plugins/main/windows/win-overlay"),
 }
+# Besides the plugins, containernetworking/plugins' release workflow packs these two (windows_releases job).
+CNI_RELEASE_EXTRAS = ("README.md", "LICENSE")
 FLANNEL_CNI_FILES = ("flannel-amd64.exe",)
 # microsoft/windows-container-networking: tags whose release workflow strips the "v" (and whose `all`
 # target adds generateCNIConfig.ps1), and the Makefile's plugin targets in build order.
@@ -112,7 +115,8 @@ def cni_files(version):
     if version not in CNI_WINDOWS_ONLY:
         raise KeyError("the mirror knows plugins/windows_only.txt of %s only, not %s: add the tag's list to "
                        "CNI_WINDOWS_ONLY" % (", ".join(sorted(CNI_WINDOWS_ONLY)), version))
-    return tuple(p.rsplit("/", 1)[1] + ".exe" for p in CNI_WINDOWS_ONLY[version])
+    # .github/workflows/release.yaml (windows_releases): `cp README.md LICENSE bin/`, then tar of bin/ whole
+    return tuple(p.rsplit("/", 1)[1] + ".exe" for p in CNI_WINDOWS_ONLY[version]) + CNI_RELEASE_EXTRAS
 
 
 def sdn_cni_archive(version):

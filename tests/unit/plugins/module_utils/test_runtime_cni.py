@@ -16,10 +16,12 @@ BASES = {"cni": "https://github.com/containernetworking/plugins/releases/downloa
          "sdn_cni": "https://github.com/microsoft/windows-container-networking/releases/download"}
 
 # What each release archive holds, written down from the release scripts (not from runtime_cni):
-# containernetworking/plugins v1.6.2 plugins/windows_only.txt + scripts/release.sh; flannel-io/cni-plugin
+# containernetworking/plugins v1.6.2 plugins/windows_only.txt + .github/workflows/release.yaml (windows_releases:
+# cp README.md LICENSE bin/, tar of bin/); flannel-io/cni-plugin
 # scripts/package.sh; microsoft/windows-container-networking v0.3.1 Makefile (all + release targets).
 ARCHIVE_MEMBERS = {
-    "cni-plugins-windows-amd64-v1.6.2.tgz": {"host-local.exe", "win-bridge.exe", "win-overlay.exe"},
+    "cni-plugins-windows-amd64-v1.6.2.tgz": {"host-local.exe", "win-bridge.exe", "win-overlay.exe", "README.md",
+                                             "LICENSE"},
     "cni-plugin-flannel-windows-amd64-v1.7.1-flannel1.tgz": {"flannel-amd64.exe"},
     "windows-container-networking-cni-amd64-0.3.1.zip": {
         "sdnbridge.exe", "sdnoverlay.exe", "nat.exe", "generateCNIConfig.ps1"},
