@@ -143,7 +143,10 @@ NSSM_DWORD_VALUES = frozenset(n.lower() for n in (
     "AppRestartDelay", "AppThrottle", "AppStopMethodSkip", "AppStopMethodConsole", "AppStopMethodWindow",
     "AppStopMethodThreads", "AppKillProcessTree", "AppRotateFiles", "AppRotateOnline", "AppRotateSeconds",
     "AppRotateBytes", "AppRotateBytesHigh", "AppRotateDelay", "AppTimestampLog", "AppNoConsole",
-    "AppRedirectHook", "AppPriority"))
+    "AppRedirectHook", "AppPriority")) | frozenset(
+    # NSSM 2.24 registry.h: NSSM_REG_STDIO_SHARING/DISPOSITION/FLAGS, read as DWORDs after each stream's name
+    ("App%s%s" % (stream, setting)).lower() for stream in ("Stdin", "Stdout", "Stderr")
+    for setting in ("ShareMode", "CreationDisposition", "FlagsAndAttributes"))
 _DWORD_MAX = 0xFFFFFFFF
 
 

@@ -84,3 +84,16 @@ def test_a_numeric_nssm_setting_that_is_no_number_fails_before_any_change(make_a
     result = make_action(ActionModule, bad, scm.host).run(task_vars={"inventory_hostname": "win-1"})
     assert result["failed"] and "parameters.AppThrottle is '1.5s'" in result["msg"] and "REG_DWORD" in result["msg"]
     assert scm.services == {}
+
+
+def test_nssm_stdio_settings_given_as_digits_are_dwords(make_action):
+    """NSSM 2.24 registry.h reads App{Stdin,Stdout,Stderr}{ShareMode,CreationDisposition,FlagsAndAttributes}
+    as DWORDs: digits given as text (as YAML often gives them) must not become REG_SZ."""
+    scm = FakeScm()
+    task = dict(NSSM, parameters={"Application": "C:\\k\\flanneld.exe", "AppStdoutCreationDisposition": "4",
+                                  "AppStderrShareMode": "3"})
+    make_action(ActionModule, task, scm.host).run(task_vars={})
+    apply = [p for n, p in scm.host.calls if n == "service_apply"][0]
+    assert apply["ParameterTypes"]["AppStdoutCreationDisposition"] == "DWord"
+    assert apply["ParameterTypes"]["AppStderrShareMode"] == "DWord"
+    assert apply["Parameters"]["AppStdoutCreationDisposition"] == 4
