@@ -29,22 +29,16 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
     plan = ws.plan_service(state, desired, answer)
     status = answer.get("status") if answer.get("exists") else "Absent"
     if plan["changed"] and not action._task.check_mode:
-        reply = run_script(action, task_vars, "service_apply", {
-            "Name": name,
-            "Action": plan["action"],
-            "CommandLine": desired.get("command_line", ""),
-            "DisplayName": desired.get("display_name", ""),
-            "Description": desired.get("description", ""),
-            "Dependencies": desired.get("dependencies", []),
-            "FailureResetSeconds": ws.FAILURE_RESET_SECONDS,
-            "FailureActions": desired.get("recovery", {}).get("actions", ""),
-            "Environment": desired.get("environment", []),
-            "Parameters": desired.get("parameters", {}),
-            "ParameterTypes": ws.parameter_types(desired.get("parameters", {})),
-            "Run": plan["run"],
-        })
-        status = reply.get("status", status)
         log_files = [p for p in log_files if p]
+        try:
+            reply = _apply(action, task_vars, name, plan, desired)
+        except RemoteScriptError as e:
+            if plan["run"] not in ("start", "restart"):
+                raise
+            # Start-Service throws when the program exits before reporting Running (1053, 1067)
+            raise RemoteScriptError("%s. %s." % (str(e).rstrip(". "), sl.log_hint(name, log_files[0] if log_files
+                                                                                    else None))) from None
+        status = reply.get("status", status)
         if plan["run"] in ("start", "restart") and status != "Running":
             # e.g. NSSM pauses a service whose program keeps exiting: that is not a started service.
             raise ServiceNotRunning("service %s was started but is %s. %s." % (
@@ -64,3 +58,21 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
         result["diff"] = {"before": plan["before"], "after": plan["after"],
                           "before_header": "service %s" % name, "after_header": "service %s" % name}
     return result
+
+
+def _apply(action, task_vars, name, plan, desired):
+    """One service_apply call carrying the plan (one remote write)."""
+    return run_script(action, task_vars, "service_apply", {
+        "Name": name,
+        "Action": plan["action"],
+        "CommandLine": desired.get("command_line", ""),
+        "DisplayName": desired.get("display_name", ""),
+        "Description": desired.get("description", ""),
+        "Dependencies": desired.get("dependencies", []),
+        "FailureResetSeconds": ws.FAILURE_RESET_SECONDS,
+        "FailureActions": desired.get("recovery", {}).get("actions", ""),
+        "Environment": desired.get("environment", []),
+        "Parameters": desired.get("parameters", {}),
+        "ParameterTypes": ws.parameter_types(desired.get("parameters", {})),
+        "Run": plan["run"],
+    })

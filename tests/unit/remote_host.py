@@ -4,6 +4,10 @@ import base64
 import struct
 
 
+class ScriptFailed(Exception):
+    """Raised by a handler: the script stopped with this error (a terminating error on the host)."""
+
+
 class RemoteHost:
     """Records every module execution on the (fake) Windows host and answers win_powershell
     calls by script identifier through ``handlers`` (name -> callable(parameters) -> result)."""
@@ -18,7 +22,10 @@ class RemoteHost:
         assert module_name == "ansible.windows.win_powershell"
         name = script_id(module_args["script"])
         self.calls.append((name, module_args.get("parameters")))
-        return {"changed": False, "result": self.handlers[name](module_args.get("parameters") or {})}
+        try:
+            return {"changed": False, "result": self.handlers[name](module_args.get("parameters") or {})}
+        except ScriptFailed as e:  # how win_powershell reports a terminating error of the script
+            return {"changed": False, "failed": True, "result": {}, "error": [{"exception": {"message": str(e)}}]}
 
     def names(self):
         return [c[0] for c in self.calls]
@@ -70,6 +77,9 @@ class FakeScm:
                     (value - 2 ** 32 if value >= 2 ** 31 else value) if kind == "DWord"
                     else [str(v) for v in value] if kind == "MultiString" else str(value))
         if p["Run"] in ("start", "restart"):
+            if getattr(self, "start_error", None):
+                svc["status"] = "Stopped"
+                raise ScriptFailed(self.start_error)
             svc["status"] = getattr(self, "after_start", "Running")
             svc["restarts"] = svc.get("restarts", 0) + 1
         elif p["Run"] == "stop":

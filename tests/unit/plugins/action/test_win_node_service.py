@@ -47,6 +47,18 @@ def test_nssm_parameters_are_compared_by_the_values_the_task_sets(make_action):
     assert make_action(ActionModule, moved, scm.host).run(task_vars={})["differences"] == ["parameters"]
 
 
+def test_a_start_windows_refuses_names_the_log_to_read(make_action):
+    """A program that exits before it reports Running makes Start-Service throw (1053/1067): the error
+    must still say where the service's own words are."""
+    scm = FakeScm()
+    scm.start_error = ("Service 'kube-proxy (kube-proxy)' cannot be started due to the following error: Cannot start "
+                       "service kube-proxy on computer '.'. (1067: The process terminated unexpectedly.)")
+    task = dict(PROXY, log_files=["C:\\var\\log\\kubelet\\kube-proxy.log"])
+    result = make_action(ActionModule, task, scm.host).run(task_vars={"inventory_hostname": "win-1"})
+    assert result["failed"] and "1067: The process terminated unexpectedly" in result["msg"]
+    assert "Get-Content -Tail 50 C:\\var\\log\\kubelet\\kube-proxy.log" in result["msg"], result["msg"]
+
+
 def test_a_service_that_does_not_stay_running_fails_the_task(make_action):
     scm = FakeScm()
     scm.after_start = "Paused"  # what NSSM shows while its program keeps exiting
