@@ -36,8 +36,8 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
             if plan["run"] not in ("start", "restart"):
                 raise
             # Start-Service throws when the program exits before reporting Running (1053, 1067)
-            raise RemoteScriptError("%s. %s." % (str(e).rstrip(". "), sl.log_hint(name, log_files[0] if log_files
-                                                                                    else None))) from None
+            hint = sl.log_hint(name, log_files[0] if log_files else None)
+            raise RemoteScriptError("%s. %s." % (str(e).rstrip(". "), hint)) from None
         status = reply.get("status", status)
         if plan["run"] in ("start", "restart") and status != "Running":
             # e.g. NSSM pauses a service whose program keeps exiting: that is not a started service.

@@ -314,7 +314,7 @@ node_ip:
   type: str
   sample: 10.50.0.10
 adapter:
-  description: The physical adapter that carries O(node_ip), in the host's own spelling.
+  description: The physical adapter that carries RV(node_ip), in the host's own spelling.
   returned: always
   type: str
   sample: Ethernet

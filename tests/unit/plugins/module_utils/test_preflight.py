@@ -44,8 +44,9 @@ def test_valid_input_passes_without_failures_or_warnings():
 
 
 def test_minimal_input_with_cluster_values_passes():
-    failures, warnings, dummy = preflight.run_checks(dict(node_name="win1", cluster_pod_subnet="10.244.0.0/16",
-                                                   cluster_service_subnet="10.96.0.0/12", server_version="v1.37.2"))
+    failures, warnings, dummy = preflight.run_checks(dict(
+        node_name="win1", cluster_pod_subnet="10.244.0.0/16", cluster_service_subnet="10.96.0.0/12",
+        server_version="v1.37.2"))
     assert failures == [] and warnings == []
 
 
