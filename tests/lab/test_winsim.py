@@ -443,7 +443,9 @@ def test_node_files_download_extract_write_then_nothing(lab, served):
     with open(os.path.join(drive, "k", "kubelet.exe")) as f:
         assert f.readline().split() == ["KUBEWIN-SIM-BINARY", "kubelet", u["version"]]
     assert sorted(os.listdir(os.path.join(drive, "opt", "cni", "bin"))) == [
-        ".kubewin-cni-plugins-windows-amd64-v1.6.2.tgz.sha512", "host-local.exe", "win-bridge.exe", "win-overlay.exe"]
+        # README.md and LICENSE are in the release archive too (containernetworking/plugins release workflow)
+        ".kubewin-cni-plugins-windows-amd64-v1.6.2.tgz.sha512", "LICENSE", "README.md", "host-local.exe",
+        "win-bridge.exe", "win-overlay.exe"]
     assert not [f for _, _, fs in os.walk(drive) for f in fs if f.endswith(".kubewin-download")]
     dump = lab.dump()
     assert dump["sddl"] == {"c:\\k": node_files.RESTRICTED_DIR_SDDL}
