@@ -30,9 +30,16 @@ CONTAINERD_DEFAULT_CONF_DIR = "C:\\Program Files\\containerd\\cni\\conf"
 # The CRI plugin's section in the dumped configuration: config version 2 (containerd 1.x) and 3 (2.x).
 CONTAINERD_CRI_SECTIONS = {2: "io.containerd.grpc.v1.cri", 3: "io.containerd.cri.v1.runtime"}
 # The containerd service's own --config / -c (cmd/containerd/command/main.go), which `config dump` must
-# be given too, or it reads the default C:\Program Files\containerd\config.toml. Plain .NET/Python regex
-# (no named groups); group 1 is the value, maybe in double quotes.
-CONTAINERD_CONFIG_FLAG = r"""(?:^|\s)(?:--config|-c)(?:=|\s+)("[^"]+"|\S+)"""
+# be given too, or it reads the default C:\Program Files\containerd\config.toml. Go's flag syntax (one or
+# two dashes, `=` or a space). `containerd --register-service` writes the ImagePath with
+# golang.org/x/sys/windows/svc/mgr CreateService, which quotes each argument holding a space
+# (syscall.EscapeArg): `--config "C:\a b\c.toml"` or, for `--config=C:\a b\c.toml`, the whole
+# `"--config=C:\a b\c.toml"`. Plain .NET/Python regex (no named groups, fixed-width look-behinds);
+# group 1 is the value, maybe in double quotes.
+CONTAINERD_CONFIG_FLAG = (
+    r"""(?:^|\s)"?--?(?:config|c)"?(?:=|\s+)"""
+    r"""((?:(?<="--config=)|(?<="-config=)|(?<="--c=)|(?<="-c=))[^"]+|"[^"]+"|\S+)"""
+)
 
 # cri-dockerd v0.4.x on Windows (cmd/cri/options/options.go NewContainerRuntimeOptions; flags in
 # config/options.go: --cni-bin-dir is a comma-separated list, --cni-conf-dir one directory).

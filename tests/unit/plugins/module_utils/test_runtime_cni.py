@@ -3,6 +3,7 @@
 
 import json
 import posixpath
+import re
 
 import pytest
 
@@ -204,3 +205,26 @@ def test_preflight_stops_when_the_cni_directories_are_unknown():
 def test_reset_prunes_the_cni_directories_then_their_common_parent():
     assert rc.installed_dirs(PF_BIN, PF_CONF) == [PF_CONF, PF_BIN, "C:\\Program Files\\containerd\\cni"]
     assert rc.installed_dirs("C:\\opt\\cni\\bin", "C:\\etc\\cni\\net.d") == ["C:\\etc\\cni\\net.d", "C:\\opt\\cni\\bin"]
+
+
+_CONTAINERD = '"C:\\Program Files\\containerd\\containerd.exe" --run-service '
+
+
+@pytest.mark.parametrize("image_path, config", [
+    # --register-service quotes each argument holding a space (x/sys/windows/svc/mgr CreateService, EscapeArg).
+    (_CONTAINERD + '"--config=C:\\Program Files\\containerd\\my config.toml" --log-level debug',
+     "C:\\Program Files\\containerd\\my config.toml"),
+    (_CONTAINERD + '--config "C:\\Program Files\\containerd\\my config.toml"',
+     "C:\\Program Files\\containerd\\my config.toml"),
+    (_CONTAINERD + '--config=C:\\etc\\containerd.toml', "C:\\etc\\containerd.toml"),
+    (_CONTAINERD + '-config C:\\etc\\containerd.toml', "C:\\etc\\containerd.toml"),
+    (_CONTAINERD + '-c C:\\etc\\containerd.toml', "C:\\etc\\containerd.toml"),
+    (_CONTAINERD + '"-c=C:\\my dir\\containerd.toml"', "C:\\my dir\\containerd.toml"),
+    # No flag: config dump must read the default file, not something that merely contains "-c".
+    (_CONTAINERD + '--log-file C:\\logs-c\\containerd.log', None),
+    (_CONTAINERD.strip(), None),
+])
+def test_the_config_file_containerd_runs_with_is_found_in_its_service_command_line(image_path, config):
+    # node_facts applies the pattern in .NET (-match, $Matches[1].Trim('"')); the syntax used is common to Python's re.
+    match = re.search(rc.CONTAINERD_CONFIG_FLAG, image_path)
+    assert (match.group(1).strip('"') if match else None) == config
