@@ -5,10 +5,12 @@
 set -euo pipefail
 core=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
-venv=$root/.venv/sanity-$core
+# The real path: a venv records the path it was made at in its scripts (a worktree's .venv may be a link).
+venv=$(realpath -m "$root/.venv")/sanity-$core
 work=$root/.build/sanity-$core/ansible_collections/kubewin/nodes
 
-if [ ! -x "$venv/bin/ansible-test" ]; then
+if ! "$venv/bin/ansible-test" --version >/dev/null 2>&1; then
+  rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q "ansible-core==$core.*"
 fi
