@@ -646,8 +646,10 @@ class Interpreter(object):
         if n.type == "assignment_expression":
             self.exec_assignment(n)
             return []
-        if n.type in ("if_statement",):
-            return self.exec_if(n)
+        if n.type in ("if_statement", "foreach_statement", "while_statement", "try_statement"):
+            out = []
+            self._exec_statement(n, out)
+            return out
         if n.type == "pipeline_chain":
             elems = [c for c in n.children if c.type not in ("|", "comment")]
             if any(c.type in ("&&", "||") for c in n.children):
@@ -675,14 +677,14 @@ class Interpreter(object):
         op = next(c for c in n.children if c.type == "assignement_operator").text.decode()
         right = n.child_by_field_name("value")
         if right.type in ("pipeline", "pipeline_chain"):
-            out = self.exec_pipeline(right)
-            value = collapse(out)
-            # one expression that evaluated to an array keeps it (spec §7.11: `$a = @()` is an empty array)
+            # one expression that evaluates to an array keeps it (spec §7.11: `$a = @()` is an empty array)
             single = self._single_expression(right)
             if single is not None:
                 value = self.eval(single)
                 if isinstance(value, _NoOutput):
                     value = None
+            else:
+                value = collapse(self.exec_pipeline(right))
         elif right.type == "assignment_expression":
             self.unsupported("chained assignment", right)
         else:
@@ -786,6 +788,13 @@ class Interpreter(object):
                 return self.invoke_scriptblock(self.eval(inner), [], new_scope=True)
             if inner.type == "command_name":
                 name = inner.text.decode()
+            elif inner.type == "path_command_name":
+                if len(inner.children) == 1 and inner.children[0].type == "variable":
+                    name = to_str(self.eval(inner.children[0]))
+                elif not inner.children:
+                    name = inner.text.decode()
+                else:
+                    self.unsupported("command name %s" % inner.text.decode(), inner)
             else:
                 name = to_str(self.eval(inner))
         else:
