@@ -743,7 +743,12 @@ class Interpreter(object):
             if isinstance(obj, Hashtable):
                 obj[key] = value
             elif isinstance(obj, list):
-                obj[int(key)] = value
+                # spec §7.1.4.1: the index converts to int; outside the array is an error
+                i = self.convert(key, self.resolve_type("int"), target)
+                if not -len(obj) <= i < len(obj):
+                    raise self.error("Index was outside the bounds of the array.", target,
+                                     "System.IndexOutOfRangeException", "System.IndexOutOfRangeException")
+                obj[i] = value
             elif obj is None:
                 raise self.error("Cannot index into a null array.", target)
             else:
