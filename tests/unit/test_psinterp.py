@@ -206,3 +206,9 @@ def test_result_depth_truncation():
     inner = Hashtable({"c": Hashtable({"d": 1})})
     assert convert_output(Hashtable({"a": inner}), 2) == {"a": {"c": {"d": 1}}}
     assert convert_output(Hashtable({"a": inner}), 1) == {"a": {"c": "System.Collections.Hashtable"}}
+
+
+def test_void_method_writes_nothing():
+    # spec §7.1.3 / about_Hash_Tables: Hashtable.Add and List[T].Add return void, so nothing is output
+    assert out("$h = @{}; $h.Add('a', 1); $l = [System.Collections.Generic.List[string]]::new(); $l.Add(5); "
+               "$l.Count; $l[0] -is [string]") == [1, True]

@@ -192,6 +192,10 @@ class GenericList(NetObject):
     def prop_count(self):
         return len(self.items)
 
+    def ps_index(self, key):
+        i = int(key)
+        return self.items[i] if -len(self.items) <= i < len(self.items) else None
+
     def m_add(self, interp, node, value):
         self.items.append(self.ltype.element.convert(interp, value, node))
         return VOID

@@ -1231,8 +1231,11 @@ class Interpreter(object):
         return self.call_method(obj, name, args, n)
 
     def call_method(self, obj, name, args, node):
-        from .builtins import call_method
-        return call_method(self, obj, name, args, node)
+        """A void method writes nothing to the pipeline (spec §7.1.3: the value of a void call is
+        nothing, so `$list.Add(1)` as a statement outputs nothing)."""
+        from .builtins import VOID, call_method
+        result = call_method(self, obj, name, args, node)
+        return _NoOutput() if result is VOID else result
 
     def ev_cast_expression(self, n):
         tl = next(c for c in n.children if c.type == "type_literal")
