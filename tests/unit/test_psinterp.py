@@ -212,3 +212,13 @@ def test_void_method_writes_nothing():
     # spec §7.1.3 / about_Hash_Tables: Hashtable.Add and List[T].Add return void, so nothing is output
     assert out("$h = @{}; $h.Add('a', 1); $l = [System.Collections.Generic.List[string]]::new(); $l.Add(5); "
                "$l.Count; $l[0] -is [string]") == [1, True]
+
+
+def test_convertto_json_51_depth_and_escaping():
+    # about ConvertTo-Json (Windows PowerShell 5.1): -Depth defaults to 2 and deeper objects are written as
+    # their string; .NET's JavaScriptSerializer escapes < > & ' as \\uXXXX
+    assert out("@{a = @{b = @{c = @{d = 1}}}} | ConvertTo-Json -Compress") == [
+        '{"a":{"b":{"c":"System.Collections.Hashtable"}}}']
+    assert out("@{a = @{b = @{c = 1}}} | ConvertTo-Json -Compress -Depth 1") == [
+        '{"a":{"b":"System.Collections.Hashtable"}}']
+    assert out("ConvertTo-Json -Compress -InputObject @('<x>', \"it's\")") == ['["\\u003cx\\u003e","it\\u0027s"]']

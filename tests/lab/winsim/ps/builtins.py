@@ -750,6 +750,49 @@ def _convertfrom_json(interp, b, items, node):
     return [_from_json(value)]
 
 
+def _json_value(interp, v, depth, node):
+    """One value for Windows PowerShell 5.1 ConvertTo-Json: beyond -Depth an object is written as
+    its string form (about ConvertTo-Json, -Depth: "The default value is 2"); enums as numbers."""
+    from .interp import SwitchValue
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, PSEnum):
+        return v.value
+    if isinstance(v, SwitchValue):
+        return v.present
+    if depth < 0:
+        if isinstance(v, (list, GenericList)):
+            interp.unsupported("ConvertTo-Json of an array deeper than -Depth", node)
+        return to_str(v)
+    if isinstance(v, (list, GenericList)):
+        return [_json_value(interp, i, depth - 1, node) for i in (v if isinstance(v, list) else v.items)]
+    if isinstance(v, Hashtable):
+        return {to_str(k): _json_value(interp, x, depth - 1, node) for k, x in v.items()}
+    if isinstance(v, PSObject):
+        return {to_str(k): _json_value(interp, x, depth - 1, node) for k, x in v.props.items()}
+    interp.unsupported("ConvertTo-Json of %s" % type_name(v), node)
+
+
+@cmdlet(CORE_CMDLETS, "ConvertTo-Json", params=("InputObject", "Depth"), switches=("Compress",),
+        positional=("InputObject",))
+def _convertto_json(interp, b, items, node):
+    """Windows PowerShell 5.1 ConvertTo-Json -Compress: several pipeline objects become one JSON array;
+    JavaScriptSerializer escapes < > & and ' as \\u003c \\u003e \\u0026 \\u0027. The indented form
+    (5.1's own spacing) is not modelled."""
+    if "Compress" not in b:
+        interp.unsupported("ConvertTo-Json without -Compress (5.1's indentation)", node)
+    depth = int(b.get("Depth", 2))
+    if "InputObject" in b:
+        value = b["InputObject"]
+    else:
+        items = items or []
+        value = items[0] if len(items) == 1 else list(items)
+    text = json.dumps(_json_value(interp, value, depth, node), separators=(",", ":"), ensure_ascii=False)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("'", "\\u0027")):
+        text = text.replace(ch, esc)
+    return [text]
+
+
 def register(interp):
     interp._command_action = None
     interp.types.update(core_types())
