@@ -222,3 +222,32 @@ def test_convertto_json_51_depth_and_escaping():
     assert out("@{a = @{b = @{c = 1}}} | ConvertTo-Json -Compress -Depth 1") == [
         '{"a":{"b":"System.Collections.Hashtable"}}']
     assert out("ConvertTo-Json -Compress -InputObject @('<x>', \"it's\")") == ['["\\u003cx\\u003e","it\\u0027s"]']
+
+
+class _Native(object):
+    """A host whose only program, tool.exe, prints a line on stdout and one on stderr, exit code 3."""
+
+    def env(self, name):
+        return None
+
+    def resolve_native(self, interp, name, node):
+        return (lambda argv: (3, "out " + " ".join(argv) + "\n", "warn\n")) if name == "tool.exe" else None
+
+
+def _native(text, error_action="Continue"):
+    interp = Interpreter("test.ps1", host=_Native(), error_action=error_action)
+    return interp.run_script(text), interp
+
+
+def test_native_program_stderr_is_an_error_record_and_stop_makes_it_fatal():
+    # about_Redirection (2>&1 merges the error stream) and Windows PowerShell 5.1: each stderr line of a
+    # native program is an ErrorRecord (NativeCommandError); under $ErrorActionPreference = 'Stop' the first
+    # one is a terminating error (PowerShell 7.2 changed this: about_Preference_Variables,
+    # $PSNativeCommandUseErrorActionPreference); $LASTEXITCODE is the exit code (about_Automatic_Variables)
+    o, _ = _native("$r = & tool.exe a @('b', 'c') 2>&1\n$r[0]; $r[1] -is [System.Management.Automation.ErrorRecord]; "
+                   "\"$($r[1])\"; $LASTEXITCODE")
+    assert o == ["out a b c", True, "warn", 3]
+    with pytest.raises(PSError, match="warn"):
+        _native("& tool.exe 2>&1", error_action="Stop")
+    with pytest.raises(PSError, match="The term 'nope.exe' is not recognized"):
+        _native("try { & nope.exe 2>&1 } catch { throw }")

@@ -169,6 +169,7 @@ class Interpreter(object):
         self.text = b""
         self.cmdlet_binding = False
         self._command_action = None
+        self.in_catch = 0
         self.set_var("ErrorActionPreference", error_action)
         self.set_var("LASTEXITCODE", None)
         self.set_var("OFS", " ")
@@ -603,11 +604,15 @@ class Interpreter(object):
                 raise
             saved = self._lookup("_")
             self.scope.vars["_"] = Variable(e.record)
+            self.in_catch += 1
             try:
                 out.extend(self.exec_block(next(c for c in clauses[0].children if c.type == "statement_block")))
             finally:
+                self.in_catch -= 1
                 if saved is not None:
                     self.scope.vars["_"] = saved
+                else:
+                    self.scope.vars.pop("_", None)
         finally:
             if fin is not None:
                 out.extend(self.exec_block(next(c for c in fin.children if c.type == "statement_block")))
@@ -628,6 +633,8 @@ class Interpreter(object):
         if kw == "throw":
             # about_Throw: a string becomes a RuntimeException with that message; an ErrorRecord is rethrown
             value = collapse(self.exec_pipeline(arg)) if arg is not None else None
+            if arg is None and self.in_catch and isinstance(self.get_var("_"), ErrorRecord):
+                value = self.get_var("_")  # about_Try_Catch_Finally: a bare throw in catch rethrows
             if isinstance(value, ErrorRecord):
                 raise PSError(value, script_terminating=True)
             msg = to_str(value) if value is not None else "ScriptHalted"
