@@ -3,6 +3,7 @@
 the lab runs the real text (tests/lab/winsim/ps). No control plane needed: each case runs the
 script through the interpreter over a simulated host, as the win_powershell stand-in does."""
 
+import json
 import os
 import sys
 
@@ -12,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from winsim import core  # noqa: E402
 from winsim.ps import winhost  # noqa: E402
+from winsim.testing import Lab  # noqa: E402
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nf  # noqa: E402
 from ansible_collections.kubewin.nodes.plugins.module_utils.win_scripts import SCRIPTS  # noqa: E402
@@ -111,3 +113,32 @@ def test_result_depth_too_small_changes_the_answer(host):
     assert answer["result"]["adapters"][0]["ipv4"] == "10.0.0.10"  # a list flattened to text
     answer = _run(host, "node_facts", _node_facts_params(), depth=1)
     assert answer["result"]["services"]["containerd"] == "System.Collections.Hashtable"
+
+
+def test_win_powershell_runs_the_real_script_text(tmp_path):
+    """Through ansible-playbook: the win_powershell stand-in interprets the script as written, in check
+    mode too (service_state declares SupportsShouldProcess), and a misspelt parameter is PowerShell's
+    binding error, not a Python KeyError."""
+    lab = Lab(tmp_path / "winsim", nodes=1)
+    script = json.dumps(SCRIPTS["service_state"])
+    tasks = """
+        - name: state
+          ansible.windows.win_powershell:
+            script: %s
+            parameters: {Name: containerd}
+            error_action: stop
+            depth: 8
+        - name: typo
+          ansible.windows.win_powershell:
+            script: %s
+            parameters: {Nmae: containerd}
+            error_action: stop
+          ignore_errors: true
+    """ % (script, script)
+    for check in (False, True):
+        rc, _, res = lab.play(tasks, check=check)
+        state, typo = res["state"]["win-1"], res["typo"]["win-1"]
+        assert not state.get("failed") and not state["changed"], state
+        assert state["result"]["exists"] and state["result"]["status"] == "Running"
+        assert state["result"]["image_path"] == '"C:\\Program Files\\containerd\\containerd.exe" --run-service'
+        assert typo["failed"] and "matches parameter name 'Nmae'" in typo["error"][0]["exception"]["message"]
