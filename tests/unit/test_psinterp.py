@@ -244,8 +244,8 @@ def test_native_program_stderr_is_an_error_record_and_stop_makes_it_fatal():
     # native program is an ErrorRecord (NativeCommandError); under $ErrorActionPreference = 'Stop' the first
     # one is a terminating error (PowerShell 7.2 changed this: about_Preference_Variables,
     # $PSNativeCommandUseErrorActionPreference); $LASTEXITCODE is the exit code (about_Automatic_Variables)
-    o, _ = _native("$r = & tool.exe a @('b', 'c') 2>&1\n$r[0]; $r[1] -is [System.Management.Automation.ErrorRecord]; "
-                   "\"$($r[1])\"; $LASTEXITCODE")
+    o = _native("$r = & tool.exe a @('b', 'c') 2>&1\n$r[0]; $r[1] -is [System.Management.Automation.ErrorRecord]; "
+                "\"$($r[1])\"; $LASTEXITCODE")[0]
     assert o == ["out a b c", True, "warn", 3]
     with pytest.raises(PSError, match="warn"):
         _native("& tool.exe 2>&1", error_action="Stop")
