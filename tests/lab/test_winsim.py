@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from winsim import core  # noqa: E402
+from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402  (the real script text, interpreted)
 from winsim.testing import Lab  # noqa: E402
 
 
@@ -352,9 +353,8 @@ def test_node_facts_read_the_host_in_one_operation(lab):
 def test_node_facts_script_answer_matches_the_contract(tmp_path):
     host = core.create_host(str(tmp_path), "w", profile="ws2022-docker")
     with host.open():
-        from ansible_collections.ansible.windows.plugins.module_utils import winsim_scripts
-        answer = winsim_scripts.node_facts(host, {"Services": ["docker", "containerd"], "VersionOf": ["docker"],
-                                                  "Paths": ["\\\\.\\pipe\\docker_engine"]}, False)["result"]
+        answer = run_ps(host, "node_facts", {"Services": ["docker", "containerd"], "VersionOf": ["docker"],
+                                             "Paths": ["\\\\.\\pipe\\docker_engine"]}, False)["result"]
     assert answer["pipes"] == ["docker_engine"] and answer["paths"] == {"\\\\.\\pipe\\docker_engine": True}
     assert answer["services"]["docker"]["version_output"].startswith("Docker version 24.0.7, build ")
     assert answer["services"]["containerd"] == {"exists": False, "status": None, "image_path": None,
@@ -363,22 +363,21 @@ def test_node_facts_script_answer_matches_the_contract(tmp_path):
 
 
 def _dump_answer(host, version=None):
-    from ansible_collections.ansible.windows.plugins.module_utils import winsim_scripts
-
     from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nf
     with host.open():
         if version:
             host.state["runtime"]["version"] = version
             core.write_binary(host.local_path("C:\\Program Files\\containerd\\containerd.exe"), "containerd", version)
-        answer = winsim_scripts.node_facts(host, nf.script_parameters(), False)["result"]
+        answer = run_ps(host, "node_facts", nf.script_parameters(), False)["result"]
     return answer, nf.node_facts(answer)
 
 
 def test_containerd_config_dump_and_the_cni_directories_node_facts_read(tmp_path):
     # Stock containerd 1.7: the Program Files defaults, dumped as go-toml v1 writes them.
     answer, facts = _dump_answer(core.create_host(str(tmp_path), "a"))
+    # Out-String joins the lines with Environment.NewLine: CRLF on Windows
     dump = answer["services"]["containerd"]["config_dump"]
-    assert "version = 2\n" in dump and '[plugins."io.containerd.grpc.v1.cri".cni]' in dump
+    assert "version = 2\r\n" in dump and '[plugins."io.containerd.grpc.v1.cri".cni]' in dump
     assert '      bin_dir = "C:\\\\Program Files\\\\containerd\\\\cni\\\\bin"' in dump
     assert facts["cni"]["containerd"] == {"bin_dir": "C:\\Program Files\\containerd\\cni\\bin",
                                           "conf_dir": "C:\\Program Files\\containerd\\cni\\conf",
@@ -390,7 +389,7 @@ def test_containerd_config_dump_and_the_cni_directories_node_facts_read(tmp_path
     # containerd 2.x migrates that version 2 file: bin_dir becomes bin_dirs under io.containerd.cri.v1.runtime.
     answer, facts = _dump_answer(core.create_host(str(tmp_path), "c", profile="ws2022-containerd-etc-cni"), "2.1.4")
     dump = answer["services"]["containerd"]["config_dump"]
-    assert "version = 3\n" in dump and "[plugins.'io.containerd.cri.v1.runtime'.cni]" in dump
+    assert "version = 3\r\n" in dump and "[plugins.'io.containerd.cri.v1.runtime'.cni]" in dump
     assert "bin_dirs = ['c:/opt/cni/bin']" in dump
     assert facts["cni"]["containerd"]["bin_dir"] == "c:\\opt\\cni\\bin"
     # A config.toml containerd cannot read: node_facts reports it, preflight stops on it.
@@ -595,15 +594,15 @@ def test_node_sync_remove_stops_at_the_program_of_a_running_service(tmp_path):
     core.write_binary(host.local_path("C:\\k\\kube-proxy.exe"), "kube-proxy", "v1.33.2")
     _put(host, "C:\\k\\a\\x.txt", "C:\\k\\z.txt", "C:\\etc\\kube-proxy\\kubeconfig")
     with host.open():
-        winsim_scripts.service_apply(host, {"Name": "kube-proxy", "Action": "create", "Run": "start", "CommandLine":
-                                            "C:\\k\\kube-proxy.exe --windows-service "
-                                            "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig --network-name=cbr0"}, False)
+        run_ps(host, "service_apply", {"Name": "kube-proxy", "Action": "create", "Run": "start", "CommandLine":
+                                       "C:\\k\\kube-proxy.exe --windows-service "
+                                       "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig --network-name=cbr0"}, False)
         with pytest.raises(core.SimError) as e:
             winsim_scripts.node_sync(host, {"Remove": ["C:\\k"]}, False)
         assert "Cannot remove item C:\\k\\kube-proxy.exe: Access to the path" in str(e.value)
         # subdirectories go first, then files in name order: a\ is gone, kube-proxy.exe and z.txt stay
         assert sorted(os.listdir(host.local_path("C:\\k"))) == ["kube-proxy.exe", "z.txt"]
-        winsim_scripts.service_apply(host, {"Name": "kube-proxy", "Action": "none", "Run": "stop"}, False)
+        run_ps(host, "service_apply", {"Name": "kube-proxy", "Action": "none", "Run": "stop"}, False)
         winsim_scripts.node_sync(host, {"Remove": ["C:\\k"]}, False)
     assert not os.path.exists(host.local_path("C:\\k"))
 
@@ -612,8 +611,8 @@ def test_node_facts_reports_a_broken_runtime(tmp_path):
     host = core.create_host(str(tmp_path), "w")
     os.remove(host.local_path("C:\\Program Files\\containerd\\containerd.exe"))
     with host.open():
-        answer = winsim_scripts.node_facts(host, {"Services": ["containerd"], "VersionOf": ["containerd"]},
-                                           False)["result"]
+        answer = run_ps(host, "node_facts", {"Services": ["containerd"], "VersionOf": ["containerd"]},
+                        False)["result"]
     assert answer["services"]["containerd"]["version_output"].startswith(
         "error: The term 'C:\\Program Files\\containerd\\containerd.exe' is not recognized as the name of a cmdlet")
 
@@ -765,9 +764,9 @@ def test_service_restart_starts_again_the_dependents_that_were_running(tmp_path)
     with host.open():
         for name, deps, run in (("base", [], "start"), ("mid", ["base"], "start"), ("top", ["mid"], "start"),
                                 ("idle", ["base"], "none")):
-            winsim_scripts.service_apply(host, {"Name": name, "Action": "create", "Run": run, "CommandLine": line,
-                                                "Dependencies": deps}, False)
-        reply = winsim_scripts.service_apply(host, {"Name": "base", "Action": "none", "Run": "restart"}, False)
+            run_ps(host, "service_apply", {"Name": name, "Action": "create", "Run": run, "CommandLine": line,
+                                           "Dependencies": deps}, False)
+        reply = run_ps(host, "service_apply", {"Name": "base", "Action": "none", "Run": "restart"}, False)
         status = {n: core.winsim_scm.find(host.state, n)["status"] for n in ("base", "mid", "top", "idle")}
     assert status == {"base": "Running", "mid": "Running", "top": "Running", "idle": "Stopped"}
     assert reply["result"]["restarted_dependents"] == ["mid", "top"]
@@ -825,13 +824,13 @@ def test_node_sync_cannot_replace_the_program_of_a_running_service(tmp_path):
     _put(host, "C:\\etc\\kube-proxy\\kubeconfig")
     new = {"Files": [{"path": "C:\\k\\kube-proxy.exe", "content": winsim_scripts.b64(b"new"), "sddl": ""}]}
     with host.open():
-        winsim_scripts.service_apply(host, {"Name": "kube-proxy", "Action": "create", "Run": "start", "CommandLine":
-                                            "C:\\k\\kube-proxy.exe --windows-service "
-                                            "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig --network-name=cbr0"}, False)
+        run_ps(host, "service_apply", {"Name": "kube-proxy", "Action": "create", "Run": "start", "CommandLine":
+                                       "C:\\k\\kube-proxy.exe --windows-service "
+                                       "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig --network-name=cbr0"}, False)
         with pytest.raises(core.SimError, match="Unable to remove the file to be replaced"):
             winsim_scripts.node_sync(host, new, False)
         assert not os.path.exists(host.local_path("C:\\k\\kube-proxy.exe.kubewin-new"))
-        winsim_scripts.service_apply(host, {"Name": "kube-proxy", "Action": "none", "Run": "stop"}, False)
+        run_ps(host, "service_apply", {"Name": "kube-proxy", "Action": "none", "Run": "stop"}, False)
         winsim_scripts.node_sync(host, new, False)
     with open(host.local_path("C:\\k\\kube-proxy.exe"), "rb") as f:
         assert f.read() == b"new"

@@ -3,6 +3,9 @@
 """kubewin.nodes scripts, dispatched by the id in their header line
 (``# kubewin.nodes script: <id>``, see kubewin.nodes win_scripts.script_id).
 
+Only files_state and node_sync are still here: the other scripts run as written through the lab's
+PowerShell interpreter (tests/lab/winsim/ps; the win_powershell stand-in's INTERPRETED list).
+
 To add one: write ``def my_id(host, params, check_mode): ... return result_dict`` honouring the
 script's documented contract, and register it with ``@script("my_id")``. Raise SimError for what
 would be a terminating PowerShell error. ``check_mode`` is only ever true for scripts that declare
@@ -15,15 +18,12 @@ __metaclass__ = type
 
 import base64
 import binascii
-import json
 import os
-import re
 import shutil
 
 from ansible_collections.ansible.windows.plugins.module_utils import (
     winsim_binaries,
     winsim_files,
-    winsim_hns,
     winsim_scm,
 )
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError, is_pipe
@@ -44,193 +44,12 @@ def script_id(text):
     return first[len(HEADER_PREFIX):].strip() if first.startswith(HEADER_PREFIX) else None
 
 
-@script("hns_state")
-def hns_state(host, params, check_mode):
-    return {"changed": False, "result": {
-        "networks": winsim_hns.call(host.state, "GET", "/networks/", ""),
-        "endpoints": winsim_hns.call(host.state, "GET", "/endpoints/", ""),
-        "policylists": winsim_hns.call(host.state, "GET", "/policylists/", ""),
-    }}
-
-
-@script("hns_calls")
-def hns_calls(host, params, check_mode):
-    calls = params.get("Calls")
-    if not calls:
-        raise SimError("Cannot bind argument to parameter 'Calls' because it is an empty array.")
-    responses = []
-    for c in calls:
-        answer = winsim_hns.call(host.state, c["method"], c["path"], c.get("request") or "")
-        responses.append(answer)
-        if not json.loads(answer)["Success"]:
-            break
-    return {"changed": True, "result": {"responses": responses}}
-
-
-@script("service_state")
-def service_state(host, params, check_mode):
-    name = _mandatory(params, "Name")
-    result = {"exists": False, "flags_file_content": None}
-    flags_file = params.get("FlagsFile") or ""
-    if flags_file:
-        path = host.local_path(flags_file)
-        import os
-        if os.path.isfile(path):
-            with open(path, "rb") as f:
-                result["flags_file_content"] = f.read().decode("utf-8-sig")
-    svc = winsim_scm.find(host.state, name)
-    if svc:
-        result.update(
-            exists=True, status=svc["status"], image_path=svc["image_path"], start=svc["start"],
-            delayed_autostart=svc["delayed_autostart"], dependencies=list(svc["dependencies"]),
-            display_name=svc["display_name"], description=svc["description"], object_name=svc["object_name"],
-            environment=list(svc.get("environment") or []),
-            # $params.GetValue($value): REG_SZ -> text, REG_MULTI_SZ -> string[] (a JSON list)
-            parameters={k: (list(v) if isinstance(v, list) else v) for k, v in (svc.get("parameters") or {}).items()},
-            failure_actions=svc["failure_actions"], failure_actions_on_non_crash=svc["failure_actions_on_non_crash"])
-    return {"changed": False, "result": result}
-
-
-@script("service_apply")
-def service_apply(host, params, check_mode):
-    state = host.state
-    name = _mandatory(params, "Name")
-    action = _mandatory(params, "Action")
-    if action not in ("create", "update", "remove", "none"):
-        raise SimError("Cannot validate argument on parameter 'Action'. The argument \"%s\" does not belong to the "
-                       "set \"create,update,remove,none\"" % action)
-    run = params.get("Run") or "none"
-    if action == "remove":
-        if winsim_scm.find(state, name):
-            winsim_scm.stop(host, name, force=True)
-            if winsim_scm.find(state, name):
-                winsim_scm.delete(state, name)
-        return {"changed": True, "result": {"status": "Absent"}}
-    # Stop-Service -Force stops the dependents first; a restart starts those that were running again
-    # (ServiceController.DependentServices lists direct and indirect dependents).
-    restart_dependents = []
-    if run in ("stop", "restart") and winsim_scm.find(state, name):
-        if run == "restart" and winsim_scm.find(state, name)["status"] != "Stopped":
-            restart_dependents = [d["name"] for d in _all_dependents(state, winsim_scm.find(state, name)["name"])
-                                  if d["status"] == "Running"]
-        winsim_scm.stop(host, name, force=True)
-    deps = params.get("Dependencies") or []
-    if isinstance(deps, str):
-        deps = [deps]
-    if action == "create":
-        winsim_scm.create(state, name, params.get("CommandLine") or "", params.get("DisplayName") or "",
-                          start=2, dependencies=deps)
-    elif action == "update":
-        svc = winsim_scm.require(state, name)  # Win32_Service.Change
-        svc.update(image_path=params.get("CommandLine") or "", display_name=params.get("DisplayName") or svc["name"],
-                   start=2, dependencies=list(deps), delayed_autostart=0)
-    if action != "none":
-        winsim_scm.require(state, name)["description"] = params.get("Description") or ""
-        # Set-ItemProperty -Type MultiString, or Remove-ItemProperty when the list is empty
-        winsim_scm.require(state, name)["environment"] = _environment(params.get("Environment"))
-        _set_parameters(winsim_scm.require(state, name), params.get("Parameters"), params.get("ParameterTypes"))
-        if params.get("FailureActions"):
-            svc = winsim_scm.require(state, name)
-            actions = winsim_scm.parse_sc_actions(params["FailureActions"])
-            svc["failure_actions"] = winsim_scm.encode_failure_actions(int(params.get("FailureResetSeconds", 86400)),
-                                                                      actions)
-            svc["failure_actions_on_non_crash"] = 1
-    if run in ("start", "restart"):
-        winsim_scm.start(host, name)
-        for dependent in restart_dependents:
-            winsim_scm.start(host, dependent)
-    return {"changed": True, "result": {"status": winsim_scm.require(state, name)["status"],
-                                        "restarted_dependents": restart_dependents}}
-
-
-def _all_dependents(state, name, seen=None):
-    """ServiceController.DependentServices: EnumDependentServices lists indirect dependents too."""
-    seen = [] if seen is None else seen
-    for d in winsim_scm.dependents(state, name):
-        if d not in seen:
-            seen.append(d)
-            _all_dependents(state, d["name"], seen)
-    return seen
-
-
-@script("service_watch")
-def service_watch(host, params, check_mode):
-    """Samples Win32_Service (State, ProcessId) every IntervalMs for Seconds, then the exit codes
-    and the last lines of each log file. The host's clock moves on by the time watched instead of
-    sleeping (winsim_scm.clock), so what the samples show is what later calls see."""
-    name = _mandatory(params, "Name")
-    seconds, interval = int(params.get("Seconds", 20)), max(1, int(params.get("IntervalMs", 1000)))
-    svc = winsim_scm.find(host.state, name)
-    start, samples, ms = winsim_scm.clock(host), [], 0
-    while True:
-        status, pid = winsim_scm.observe(host, svc, start + ms / 1000.0)
-        samples.append({"ms": ms, "status": status, "pid": pid})
-        if ms >= seconds * 1000:
-            break
-        ms += interval
-    winsim_scm.advance(host, seconds)
-    exit_code, specific = winsim_scm.exit_codes(host, svc)
-    tails = {}
-    for log in _string_list(params, "LogFiles"):
-        local = winsim_files.resolve(host, log)
-        if local is None or not os.path.isfile(local):
-            tails[log] = None
-            continue
-        with open(local, "rb") as f:
-            lines = f.read().decode("utf-8", "replace").splitlines()
-        tails[log] = "\n".join(lines[-int(params.get("TailLines", 20)):])
-    return {"changed": False, "result": {"samples": samples, "exit_code": exit_code, "service_exit_code": specific,
-                                         "log_tail": tails}}
-
-
-# --- node_facts ---------------------------------------------------------------------------------
-# Update build revision (UBR) of each simulated build; a host state may set "ubr" itself.
-DEFAULT_UBR = {17763: 6659, 20348: 2849, 26100: 2894}
-FACT_PIPES = ("containerd-containerd", "docker_engine", "cri-dockerd")
-
-
+# --- helpers of files_state / node_sync -----------------------------------------------------
 def _string_list(params, name):
     value = params.get(name)
     if value in (None, ""):
         return []
     return [value] if isinstance(value, str) else [str(v) for v in value]
-
-
-def _up_adapters(state):
-    """Get-NetAdapter | Where Status -eq Up, with their IPv4 addresses. An adapter bound to an HNS
-    vSwitch keeps its MAC but loses its addresses to the host vNIC 'vEthernet (<adapter>)'."""
-    vswitches = (state.get("hns") or {}).get("vswitches") or {}
-    out = []
-    for a in state.get("adapters") or []:
-        ips = [a["ip"]] if a.get("ip") and not a["ip"].startswith("169.254.") else []
-        if a["name"] in vswitches:
-            out.append({"name": a["name"], "mac": a["mac"], "ipv4": []})
-            out.append({"name": vswitches[a["name"]], "mac": a["mac"], "ipv4": ips})
-        else:
-            out.append({"name": a["name"], "mac": a["mac"], "ipv4": ips})
-    return out
-
-
-def _image_exe(image_path):
-    """$exe = if ($path.StartsWith('"')) { $path.Split('"')[1] } else { $path.Split(' ')[0] }"""
-    if image_path.startswith('"'):
-        return image_path.split('"')[1]
-    return image_path.split(" ")[0]
-
-
-def _version_output(host, image_path):
-    """try { $ErrorActionPreference = 'Continue'; (& $exe --version 2>&1 | ForEach-Object { "$_" }) -join "`n" }
-    catch { "error: $_" }: a program that is not there is caught (CommandNotFoundException ends the
-    statement whatever the preference); stderr lines are text like stdout ("$_" of a stderr record is
-    the line). winsim cannot interleave the two streams, so stdout comes first."""
-    exe = _image_exe(image_path or "")
-    rc, out, err = winsim_binaries.run(host, [exe, "--version"], shell="powershell")
-    if rc != 0 and not out and "is not recognized as the name of a cmdlet" in err:
-        # CommandNotFoundException: terminating under 'Stop', caught
-        return ("error: The term '%s' is not recognized as the name of a cmdlet, function, script file, or operable "
-                "program. Check the spelling of the name, or if a path was included, verify that the path is "
-                "correct and try again." % exe)
-    return "\n".join(out.splitlines() + err.splitlines())
 
 
 def _test_path(host, path, leaf=None):
@@ -244,58 +63,6 @@ def _test_path(host, path, leaf=None):
     if leaf is None:
         return os.path.exists(local)
     return os.path.isfile(local) if leaf else os.path.isdir(local)
-
-
-def _config_dump(host, image_path, pattern):
-    """$dumpArgs from the ImagePath with ConfigFlagPattern ($Matches[1].Trim('"')), then
-    `& $program @dumpArgs config dump 2>$null | Out-String` with ErrorAction Continue: stdout, or
-    "error: exit code N"; a program that cannot run throws, reported as "error: <message>"."""
-    image = image_path or ""
-    args = []
-    m = re.search(pattern, image) if pattern else None
-    if m:
-        args = ["--config", m.group(1).strip('"')]
-    rc, out, err = winsim_binaries.run(host, [_image_exe(image)] + args + ["config", "dump"], shell="powershell")
-    if rc != 0 and not out and "is not recognized as the name of a cmdlet" in err:
-        return "error: " + err.strip()
-    return out if rc == 0 else "error: exit code %d" % rc
-
-
-@script("node_facts")
-def node_facts(host, params, check_mode):
-    st = host.state
-    version_of = [v.lower() for v in _string_list(params, "VersionOf")]
-    config_dump_of = [v.lower() for v in _string_list(params, "ConfigDumpOf")]
-    services = {}
-    for name in _string_list(params, "Services"):
-        svc = winsim_scm.find(st, name)
-        entry = {"exists": bool(svc), "status": None, "image_path": None, "version_output": None}
-        if svc:
-            entry["status"] = svc["status"]
-            entry["image_path"] = svc["image_path"]
-            if name.lower() in version_of:  # PowerShell's -in is case-insensitive
-                entry["version_output"] = _version_output(host, svc["image_path"])
-        if svc and name.lower() in config_dump_of:
-            entry["config_dump"] = _config_dump(host, svc["image_path"], params.get("ConfigFlagPattern") or "")
-        services[name] = entry
-    pipes = []
-    for p in st.get("pipes") or []:
-        short = p[len("\\\\.\\pipe\\"):] if is_pipe(p) else p
-        if short.lower() in FACT_PIPES:
-            pipes.append(short)
-    build = int(st.get("build") or 0)
-    return {"changed": False, "result": {
-        "computer_name": st["hostname"],
-        # the DNS host name keeps its case; COMPUTERNAME is the upper-case NetBIOS name
-        "hostname": st.get("dns_hostname") or st["hostname"].lower(),
-        "version": {"major": 10, "minor": 0, "build": str(build), "ubr": int(st.get("ubr", DEFAULT_UBR.get(build, 1)))},
-        "adapters": _up_adapters(st),
-        "pipes": pipes,
-        "services": services,
-        "paths": {path: _test_path(host, path) for path in _string_list(params, "Paths")},
-        # [Environment]::GetEnvironmentVariable('Path', 'Machine'): the registry value, not the session's
-        "machine_path": (st.get("env") or {}).get("Path", ""),
-    }}
 
 
 # --- files_state / node_sync ---------------------------------------------------------------------
@@ -427,59 +194,6 @@ def _install_file(host, local_tmp, win_dest):
     (host.state.get("sddl") or {}).pop(tmp_key, None)
     if sddl:
         winsim_files.set_sddl(host, win_dest, sddl)
-
-
-def _registry_text(value):
-    """What Set-ItemProperty stores for one value: PowerShell's string conversion."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    return str(value)
-
-
-def _set_parameters(svc, value, types):
-    """[hashtable]$Parameters into the service's Parameters key: the key is created only when
-    missing (values already there stay); each value is written with the type [hashtable]$ParameterTypes
-    names (DWord, MultiString, String), and a value without one ends the script. A DWORD is kept as
-    RegistryKey.GetValue returns it, a signed Int32."""
-    if value in (None, ""):
-        return
-    types = types or {}
-    if not isinstance(value, dict):
-        raise SimError("Cannot process argument transformation on parameter 'Parameters'. Cannot convert the "
-                       "\"%s\" value of type \"%s\" to type \"System.Collections.Hashtable\"."
-                       % (value, type(value).__name__))
-    if not value:
-        return
-    key = svc.setdefault("parameters", {})
-    for name, v in value.items():
-        # registry value names are case-insensitive: an existing value keeps its spelling
-        existing = next((k for k in key if k.lower() == str(name).lower()), str(name))
-        kind = next((t for k, t in types.items() if k.lower() == str(name).lower()), None)  # hashtable keys ignore case
-        if not kind:
-            raise SimError("no registry type given for the parameter %s" % name)
-        if kind == "DWord":
-            number = int(v) & 0xFFFFFFFF  # [uint32]$value, then its bits as Int32
-            key[existing] = number - 2 ** 32 if number >= 2 ** 31 else number
-        elif kind == "MultiString":
-            key[existing] = [_registry_text(i) for i in (v if isinstance(v, list) else [v])]
-        else:
-            key[existing] = _registry_text(v)
-
-
-def _environment(value):
-    """[string[]]$Environment: the NAME=value strings of the REG_MULTI_SZ value."""
-    if value in (None, ""):
-        return []
-    return [value] if isinstance(value, str) else [str(v) for v in value]
-
-
-def _mandatory(params, name):
-    value = params.get(name)
-    if value in (None, ""):
-        raise SimError("Cannot bind argument to parameter '%s' because it is an empty string." % name)
-    return value
 
 
 def run_script(host, text, params, check_mode):

@@ -1,16 +1,24 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Test-lab stand-in for ansible.windows.win_powershell: no PowerShell runs; kubewin.nodes scripts are
-# dispatched by their header line to Python implementations (module_utils/winsim_scripts.py).
+# Test-lab stand-in for ansible.windows.win_powershell: the kubewin.nodes scripts listed in INTERPRETED
+# run as written, through the lab's PowerShell interpreter (tests/lab/winsim/ps, found through
+# KUBEWIN_SIM_LIB set by the winsim connection); the others are still dispatched by their header line
+# to Python implementations (module_utils/winsim_scripts.py).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
 import re
+import sys
 
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_module import run
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
-from ansible_collections.ansible.windows.plugins.module_utils.winsim_scripts import run_script
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_scripts import run_script, script_id
+
+# Scripts the lab runs as written (their Python re-implementations are gone).
+INTERPRETED = frozenset(["hns_state", "hns_calls", "service_state", "service_apply", "service_watch", "node_facts"])
+# win_powershell's error_action option -> $ErrorActionPreference
+_ERROR_ACTION = {"stop": "Stop", "continue": "Continue", "silently_continue": "SilentlyContinue"}
 
 # Same test the real module uses when it cannot parse the script's AST.
 SHOULD_PROCESS = re.compile(r"\[CmdletBinding\((?:[\w=\$]+,\s*)?SupportsShouldProcess(?:=\$true)?(?:,\s*[\w=\$]+)?\)\]",
@@ -44,6 +52,10 @@ def body(sim):
         sim.result["changed"] = True  # the real module reports changed without running the script
         _streams(sim.result)
         return
+    if script_id(script) in INTERPRETED:
+        _interpret(sim, script, script_id(script))
+        _streams(sim.result)
+        return
     try:
         answer = run_script(sim.host, script, p.get("parameters") or {}, sim.check_mode)
     except SimError as e:
@@ -56,6 +68,24 @@ def body(sim):
         return
     sim.result.update(changed=bool(answer.get("changed", True)), result=answer.get("result", {}))
     _streams(sim.result)
+
+
+def _interpret(sim, script, sid):
+    """Run the script text through the lab's interpreter (tests/lab/winsim/ps/winhost.execute)."""
+    lib = os.environ.get("KUBEWIN_SIM_LIB")
+    if not lib:
+        raise SimError("winsim: KUBEWIN_SIM_LIB is not set (the winsim connection sets it)")
+    if lib not in sys.path:
+        sys.path.insert(0, lib)
+    from ps import winhost
+
+    p = sim.params
+    answer = winhost.execute(sim.host, script, sid, p.get("parameters") or {},
+                             error_action=_ERROR_ACTION[p.get("error_action") or "continue"],
+                             depth=int(p.get("depth") or 2), check_mode=bool(sim.check_mode))
+    sim.result.update(answer)
+    if not sim.result["failed"]:
+        sim.result.pop("failed")
 
 
 def main():

@@ -39,6 +39,8 @@ _MODULE_FQN = re.compile(r"ansible_collections\.([a-z0-9_]+)\.([a-z0-9_]+)\.plug
                          r"|ansible\.(?:modules|legacy)\.([a-z0-9_]+)")
 ALLOWED_COLLECTIONS = {("ansible", "windows")}
 # What Ansible itself runs through the shell around modules (temporary directories, home lookup).
+# tests/lab/winsim: the lab's PowerShell interpreter (package ``ps``) that the win_powershell stand-in runs.
+_LAB_LIB = os.path.abspath(os.path.join(os.path.dirname(__file__), *[".."] * 6))
 _HOUSEKEEPING = re.compile(r"^\s*(?:/bin/sh -c )?'?\s*"
                            r"(?:\( umask 77 && mkdir -p|echo ~|rm -f -r |chmod |test -e |setfacl |chown )")
 
@@ -73,5 +75,6 @@ class Connection(LocalConnection):
             raise AnsibleConnectionFailure("winsim: no simulated host state in %s (run make_inventory)" % hostdir)
         with open(os.path.join(hostdir, "ops.log"), "a") as log:
             log.write("%.3f %s\n" % (time.time(), m.group(3)))
-        env = "KUBEWIN_SIM_HOST=%s KUBEWIN_SIM_ROOT=%s " % (shlex.quote(host), shlex.quote(root))
+        env = "KUBEWIN_SIM_HOST=%s KUBEWIN_SIM_ROOT=%s KUBEWIN_SIM_LIB=%s " % (
+            shlex.quote(host), shlex.quote(root), shlex.quote(_LAB_LIB))
         return super(Connection, self).exec_command(env + cmd, in_data=in_data, sudoable=sudoable)
