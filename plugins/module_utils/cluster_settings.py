@@ -279,8 +279,8 @@ def conflicts(settings, host, inventory_values):
             continue
         found.append({
             "host": host, "variable": variable, "value": given,
-            "message": "%s %s (%s) differs from %s (%s): the Windows nodes take the cluster's value, so remove "
-                       "%s from the inventory or correct it to %s" % (
+            "message": "%s %s (%s) differs from %s (%s); the Windows nodes use the cluster's value: set %s: %s "
+                       "or remove it from the inventory" % (
                            variable, given, origin, _field(setting, have), origins.get(setting), variable, have),
         })
     return found

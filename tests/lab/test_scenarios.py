@@ -48,8 +48,15 @@ BAD_INPUTS = [
      "kubewin_supported_windows_builds", "20348"),
     ("no-runtime", "ws2022-bare", {}, "kubewin_container_runtime", "containerd"),
     ("bad-node-name", "ws2022-containerd", {"kubewin_node_name": "Win_1"}, "kubewin_node_name", "win-1"),
-    ("cidrs-overlap", "ws2022-containerd", {"kube_service_addresses": "10.244.0.0/20"},
-     "kube_service_addresses", "overlap"),
+    # kubespray's variables that the cluster also knows: an inventory value that differs stops preflight with both
+    # values and their origin (the Windows nodes use the cluster's)
+    ("service-cidr-not-the-clusters", "ws2022-containerd", {"kube_service_addresses": "10.244.0.0/20"},
+     "kube_service_addresses", "10.244.0.0/20 (inventory, hostvars of localhost) differs from serviceSubnet "
+                               "10.96.0.0/12 (kubeadm-config ConfigMap)"),
+    ("dns-domain-not-the-clusters", "ws2022-containerd", {"dns_domain": "corp.local"},
+     "dns_domain", "dnsDomain cluster.local (kubeadm-config ConfigMap)"),
+    ("direct-routing", "ws2022-containerd", {"flannel_vxlan_direct_routing": True},
+     "flannel_vxlan_direct_routing", "Windows flannel's vxlan backend has no direct routing"),
     ("pods-cidr-not-the-clusters", "ws2022-containerd", {"kube_pods_subnet": "10.200.0.0/16"},
      "kube_pods_subnet", "10.244.0.0/16"),
     ("vni-below-4096", "ws2022-containerd", {"flannel_vxlan_vni": 1}, "flannel_vxlan_vni", "4096"),
