@@ -177,8 +177,11 @@ def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, ap
 
 def test_hostprocess_mode_rolls_flannel_and_kube_proxy_out_as_daemonsets(tmp_path, api):
     core, apps = api
-    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="hp-{{ inventory_hostname }}",
-                           kubewin_deployment_mode="hostprocess")
+    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="hp-{{ inventory_hostname }}")
+    # where the sample inventory and the README put it: the Windows group's vars, which the control-plane host
+    # (that applies the DaemonSets) does not see
+    with open(os.path.join(sc.root, "group_vars", "kube_windows_nodes.yml"), "w") as f:
+        f.write("kubewin_deployment_mode: hostprocess\n")
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     for ns, name in (("kube-flannel", "kube-flannel-ds-windows"), ("kube-system", "kube-proxy-windows")):
