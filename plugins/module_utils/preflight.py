@@ -411,7 +411,8 @@ def check_subnets(kube_pods_subnet, kube_service_addresses, cluster_pod_subnet=N
         if not value:
             if not cluster_value:
                 f.fail(var, "%s is not set and the cluster's kubeadm ClusterConfiguration has no %s; set %s to the "
-                            "cluster's %s" % (var, cluster_field, var, what))
+                            "cluster's %s where the first kube_control_plane host sees it (group_vars/all, or "
+                            "kubespray's group_vars/k8s_cluster)" % (var, cluster_field, var, what))
                 continue
             value = _ipv4_part(cluster_value)
         net = _network(f, var, value, what)

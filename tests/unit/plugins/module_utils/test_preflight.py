@@ -403,3 +403,9 @@ def test_a_different_value_on_a_windows_host_is_its_own_failure():
     second = {"host": "win-1", "variable": "dns_domain", "value": "b.local", "message": "two"}
     failures, dummy = run(settings_conflicts=[first, second])
     assert [f["message"] for f in failures] == ["one", "two"]
+
+
+def test_no_pod_subnet_anywhere_says_where_the_control_plane_host_reads_it():
+    failures, dummy = run(kube_pods_subnet=None, cluster_pod_subnet=None, cluster_flannel=None)
+    assert [f["variable"] for f in failures] == ["kube_pods_subnet"]
+    assert "where the first kube_control_plane host sees it" in failures[0]["message"]
