@@ -52,12 +52,8 @@ PREFLIGHT_ARGSPEC = dict(
     )),
     flannel_vxlan_direct_routing=dict(type="bool", default=False),
     # Inventory values that differ from the cluster's (cluster_settings.conflicts): each stops preflight.
-    settings_conflicts=dict(type="list", elements="dict", default=[], options=dict(
-        host=dict(type="str"),
-        variable=dict(type="str", required=True),
-        value=dict(type="raw"),
-        message=dict(type="str", required=True),
-    )),
+    # {host, variable, value, message} each (no suboptions: 'message' is a name Ansible reserves).
+    settings_conflicts=dict(type="list", elements="dict", default=[]),
     kube_version=dict(type="str"),
     server_version=dict(type="str"),
     existing_node=dict(type="dict", options=dict(
@@ -462,7 +458,8 @@ def check_settings_conflicts(conflicts):
         if conflict.get("value") is not None and key in seen:
             continue
         seen.add(key)
-        f.fail(conflict["variable"], conflict["message"])
+        f.fail(conflict.get("variable"), conflict.get("message") or "%s differs from the cluster's value"
+               % conflict.get("variable"))
     return f.result()
 
 

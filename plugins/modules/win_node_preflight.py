@@ -134,25 +134,11 @@ options:
   settings_conflicts:
     description:
       - Inventory values that differ from the cluster's (the C(conflicts) of the C(kubewin.nodes.cluster_settings)
-        filter); each is a failure. The same variable and value reported for several hosts counts once.
+        filter), each a dict with C(host), C(variable), C(value) and C(message) (both values and their origin, and
+        the fix); each is a failure. The same variable and value reported for several hosts counts once.
     type: list
     elements: dict
     default: []
-    suboptions:
-      host:
-        description: The host whose variable it is.
-        type: str
-      variable:
-        description: The variable.
-        type: str
-        required: true
-      value:
-        description: The inventory value.
-        type: raw
-      message:
-        description: Both values and their origin, and the fix.
-        type: str
-        required: true
   kube_version:
     description:
       - The kubelet version to install (kubespray's variable), as kubespray writes it (V(1.31.4)) or as kubeadm does
