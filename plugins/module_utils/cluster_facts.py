@@ -312,3 +312,41 @@ def kubelet_config_names(major=None, minor=None):
     if major == 1 and minor is not None and minor <= 23:
         names.append("kubelet-config-%d.%d" % (major, minor))
     return names
+
+
+# --- cluster DNS --------------------------------------------------------------------------------
+
+KUBELET_CONFIG_KEY = "kubelet"
+# kubeadm's DNS Service, and kubespray's (roles/kubernetes-apps/ansible/defaults/main.yml: coredns_svc_name).
+DNS_SERVICES = ("kube-system/kube-dns", "kube-system/coredns")
+
+
+def parse_kubelet_config(configmap):
+    """``clusterDNS`` and ``clusterDomain`` of kubeadm's KubeletConfiguration (key ``kubelet``)."""
+    result = {"kubelet_cluster_dns": [], "kubelet_cluster_domain": None}
+    text = ((configmap or {}).get("data") or {}).get(KUBELET_CONFIG_KEY)
+    if not text:
+        return result
+    try:
+        doc = yaml.safe_load(text) if HAS_YAML else json.loads(text)
+    except Exception as exc:  # yaml.YAMLError or ValueError
+        raise ClusterFactsError("the KubeletConfiguration in the kubelet-config ConfigMap cannot be parsed: %s"
+                                % exc) from None
+    if not isinstance(doc, dict):
+        raise ClusterFactsError("the KubeletConfiguration in the kubelet-config ConfigMap is not a mapping")
+    dns = doc.get("clusterDNS") or []
+    if isinstance(dns, str):
+        dns = [dns]
+    result["kubelet_cluster_dns"] = [str(x) for x in dns if x]
+    result["kubelet_cluster_domain"] = doc.get("clusterDomain") or None
+    return result
+
+
+def dns_service_facts(service, ref):
+    """``{namespace, name, cluster_ip}`` of the cluster DNS Service (``ref`` = ``namespace/name``)."""
+    namespace, name = split_ref(ref)
+    spec = (service or {}).get("spec") or {}
+    cluster_ip = spec.get("clusterIP")
+    if cluster_ip in ("None", ""):
+        cluster_ip = None
+    return {"namespace": namespace, "name": name, "cluster_ip": cluster_ip}

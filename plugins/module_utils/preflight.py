@@ -48,7 +48,12 @@ PREFLIGHT_ARGSPEC = dict(
         vni=dict(type="int"),
         port=dict(type="int"),
         network=dict(type="str"),
+        direct_routing=dict(type="bool"),
     )),
+    flannel_vxlan_direct_routing=dict(type="bool", default=False),
+    # Inventory values that differ from the cluster's (cluster_settings.conflicts): each stops preflight.
+    # {host, variable, value, message} each (no suboptions: 'message' is a name Ansible reserves).
+    settings_conflicts=dict(type="list", elements="dict", default=[]),
     kube_version=dict(type="str"),
     server_version=dict(type="str"),
     existing_node=dict(type="dict", options=dict(
@@ -96,6 +101,7 @@ VARIABLES = {
     "flannel_backend_type": "flannel_backend_type",
     "flannel_vxlan_vni": "flannel_vxlan_vni",
     "flannel_vxlan_port": "flannel_vxlan_port",
+    "flannel_vxlan_direct_routing": "flannel_vxlan_direct_routing",
     "kube_version": "kube_version",
     "adapter_name": "kubewin_network_adapter",
     "proxy": "kubewin_http_proxy",
@@ -401,7 +407,8 @@ def check_subnets(kube_pods_subnet, kube_service_addresses, cluster_pod_subnet=N
         if not value:
             if not cluster_value:
                 f.fail(var, "%s is not set and the cluster's kubeadm ClusterConfiguration has no %s; set %s to the "
-                            "cluster's %s" % (var, cluster_field, var, what))
+                            "cluster's %s where the first kube_control_plane host sees it (group_vars/all, or "
+                            "kubespray's group_vars/k8s_cluster)" % (var, cluster_field, var, what))
                 continue
             value = _ipv4_part(cluster_value)
         net = _network(f, var, value, what)
@@ -441,8 +448,23 @@ def _flannel_cluster_values(cluster_flannel):
     return backend, vni, port
 
 
+def check_settings_conflicts(conflicts):
+    """Inventory values that differ from the cluster's: one failure each (the same variable and value seen by
+    several hosts, e.g. from group_vars/all, once)."""
+    f = Findings("cluster_settings")
+    seen = set()
+    for conflict in conflicts or []:
+        key = (conflict.get("variable"), repr(conflict.get("value")))
+        if conflict.get("value") is not None and key in seen:
+            continue
+        seen.add(key)
+        f.fail(conflict.get("variable"), conflict.get("message") or "%s differs from the cluster's value"
+               % conflict.get("variable"))
+    return f.result()
+
+
 def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxlan_vni, flannel_vxlan_port,
-                         cluster_flannel=None, pods_net=None):
+                         cluster_flannel=None, pods_net=None, direct_routing=False):
     f = Findings("network_plugin")
     plugin_var = VARIABLES["kube_network_plugin"]
     backend_var = VARIABLES["flannel_backend_type"]
@@ -467,6 +489,13 @@ def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxla
             f.fail(port_var, "%s is %s; Windows VXLAN works on UDP port %d only (kubespray's default 8472 does not "
                              "work) and the Linux flannel must use the same port: %s"
                    % (port_var, flannel_vxlan_port, WINDOWS_VXLAN_PORT, fix))
+        if direct_routing or (cluster_flannel or {}).get("direct_routing"):
+            dr_var = VARIABLES["flannel_vxlan_direct_routing"]
+            f.fail(dr_var, "%s is true (DirectRouting in the cluster's flannel net-conf.json); Windows flannel's vxlan "
+                           "backend has no direct routing, so Windows nodes cannot join this network: set %s: false "
+                           "in the kubespray inventory (group_vars/k8s_cluster/k8s-net-flannel.yml) and re-run "
+                           "kubespray's network plugin role (cluster.yml --tags network), then restart the "
+                           "kube-flannel pods" % (dr_var, dr_var))
     else:
         f.warn(backend_var, "%s: host-gw routes pod traffic directly between node IPs: every Linux and Windows "
                             "node must share one L2 network segment; use vxlan if they do not" % backend_var)
@@ -920,7 +949,9 @@ def run_checks(inputs):
                                              i["cluster_pod_subnet"], i["cluster_service_subnet"])
     results.append(subnet_result)
     results.append(check_network_plugin(i["kube_network_plugin"], i["flannel_backend_type"], i["flannel_vxlan_vni"],
-                                        i["flannel_vxlan_port"], i["cluster_flannel"], pods))
+                                        i["flannel_vxlan_port"], i["cluster_flannel"], pods,
+                                        i["flannel_vxlan_direct_routing"]))
+    results.append(check_settings_conflicts(i["settings_conflicts"]))
     results.append(check_existing_node(i["node_name"], i["existing_node"], i["joined"]))
     adapter_result, node_ips = check_network_adapter(i["adapters"], i["adapter_name"], i["kube_network_plugin"])
     results.append(adapter_result)

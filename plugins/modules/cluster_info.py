@@ -214,6 +214,28 @@ kubelet_config_name:
   returned: always
   type: str
   sample: kubelet-config
+dns:
+  description:
+    - The cluster DNS as kubeadm's kubelet configuration and the cluster DNS Service give it.
+    - kubespray's nodelocaldns puts C(169.254.25.10) into C(clusterDNS), an address only Linux nodes serve.
+  returned: always
+  type: dict
+  contains:
+    kubelet_cluster_dns:
+      description: C(clusterDNS) of the kubelet-config ConfigMap (empty when absent).
+      type: list
+      elements: str
+      sample: [169.254.25.10]
+    kubelet_cluster_domain:
+      description: C(clusterDomain) of the kubelet-config ConfigMap.
+      type: str
+      sample: cluster.local
+    service:
+      description:
+        - The first of C(kube-system/kube-dns) (kubeadm) and C(kube-system/coredns) (kubespray) that exists, as
+          C(namespace), C(name) and C(cluster_ip); V(null) when neither exists.
+      type: dict
+      sample: {namespace: kube-system, name: coredns, cluster_ip: 10.233.0.3}
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
@@ -258,9 +280,23 @@ def gather(module, apis):
                           "'kubeadm init phase upload-config kubeadm' on a control-plane node." % exc) from None
 
     kubelet_config_name = None
+    dns = cf.parse_kubelet_config(None)
     for name in cf.kubelet_config_names(version["major"], version["minor"]):
-        if get_configmap(cf.KUBELET_CONFIG_NAMESPACE, name) is not None:
+        kubelet_cm = get_configmap(cf.KUBELET_CONFIG_NAMESPACE, name)
+        if kubelet_cm is not None:
             kubelet_config_name = name
+            try:
+                dns = cf.parse_kubelet_config(kubelet_cm)
+            except cf.ClusterFactsError as exc:
+                raise kc.K8sError("%s (kube-system/%s); kubeadm join hands the same file to every new node, so "
+                                  "fix it first." % (exc, name)) from None
+            break
+    dns["service"] = None
+    for ref in cf.DNS_SERVICES:
+        namespace, name = cf.split_ref(ref)
+        service = kc.call(apis, "get", "services", namespace, name, apis.core.read_namespaced_service, name, namespace)
+        if service is not None:
+            dns["service"] = cf.dns_service_facts(service, ref)
             break
 
     return dict(
@@ -271,6 +307,7 @@ def gather(module, apis):
         kubeadm_config=kubeadm_config,
         kubelet_config_present=kubelet_config_name is not None,
         kubelet_config_name=kubelet_config_name,
+        dns=dns,
     )
 
 

@@ -76,10 +76,11 @@ options:
     type: str
     default: services
   kube_pods_subnet:
-    description: The cluster's pod network (kubespray's variable). Defaults to the cluster's value when given.
+    description: The pod network the node uses (the cluster's, see C(kubewin.nodes.cluster_settings)). Defaults to
+      the cluster's value when given.
     type: str
   kube_service_addresses:
-    description: The cluster's service network (kubespray's variable). Defaults to the cluster's value when given.
+    description: The service network the node uses (the cluster's). Defaults to the cluster's value when given.
     type: str
   cluster_pod_subnet:
     description: C(networking.podSubnet) of the cluster's kubeadm ClusterConfiguration.
@@ -123,6 +124,21 @@ options:
       network:
         description: C(Network), the range flannel hands node subnets out of.
         type: str
+      direct_routing:
+        description: C(Backend.DirectRouting); V(true) is refused, Windows flannel has no direct routing.
+        type: bool
+  flannel_vxlan_direct_routing:
+    description: kubespray's C(flannel_vxlan_direct_routing); V(true) is refused, Windows flannel has no direct routing.
+    type: bool
+    default: false
+  settings_conflicts:
+    description:
+      - Inventory values that differ from the cluster's (the C(conflicts) of the C(kubewin.nodes.cluster_settings)
+        filter), each a dict with C(host), C(variable), C(value) and C(message) (both values and their origin, and
+        the fix); each is a failure. The same variable and value reported for several hosts counts once.
+    type: list
+    elements: dict
+    default: []
   kube_version:
     description:
       - The kubelet version to install (kubespray's variable), as kubespray writes it (V(1.31.4)) or as kubeadm does

@@ -35,6 +35,9 @@ def lab_vars(**overrides):
         "flannel_vxlan_vni": 4096,
         "flannel_vxlan_port": 4789,
         "kubewin_kubeconfig": ADMIN_CONF,
+        # kubespray's name: where the API server listens. The lab's controlPlaneEndpoint is on 127.0.0.1 (like
+        # kubespray's local load balancer), so the nodes use the first control-plane host's ip and this port.
+        "kube_apiserver_port": int(os.environ.get("LAB_APISERVER_PORT") or 16443),
         "kubewin_kubernetes_download_url": "%s/%s" % (MIRROR, layout.BASES["kubernetes"][1]),
         "kubewin_flannel_download_url": "%s/%s" % (MIRROR, layout.BASES["flannel"][1]),
         "kubewin_cni_download_url": "%s/%s" % (MIRROR, layout.BASES["cni"][1]),

@@ -48,8 +48,15 @@ BAD_INPUTS = [
      "kubewin_supported_windows_builds", "20348"),
     ("no-runtime", "ws2022-bare", {}, "kubewin_container_runtime", "containerd"),
     ("bad-node-name", "ws2022-containerd", {"kubewin_node_name": "Win_1"}, "kubewin_node_name", "win-1"),
-    ("cidrs-overlap", "ws2022-containerd", {"kube_service_addresses": "10.244.0.0/20"},
-     "kube_service_addresses", "overlap"),
+    # kubespray's variables that the cluster also knows: an inventory value that differs stops preflight with both
+    # values and their origin (the Windows nodes use the cluster's)
+    ("service-cidr-not-the-clusters", "ws2022-containerd", {"kube_service_addresses": "10.244.0.0/20"},
+     "kube_service_addresses", "10.244.0.0/20 (inventory, hostvars of localhost) differs from serviceSubnet "
+                               "10.96.0.0/12 (kubeadm-config ConfigMap)"),
+    ("dns-domain-not-the-clusters", "ws2022-containerd", {"dns_domain": "corp.local"},
+     "dns_domain", "dnsDomain cluster.local (kubeadm-config ConfigMap)"),
+    ("direct-routing", "ws2022-containerd", {"flannel_vxlan_direct_routing": True},
+     "flannel_vxlan_direct_routing", "Windows flannel's vxlan backend has no direct routing"),
     ("pods-cidr-not-the-clusters", "ws2022-containerd", {"kube_pods_subnet": "10.200.0.0/16"},
      "kube_pods_subnet", "10.244.0.0/16"),
     ("vni-below-4096", "ws2022-containerd", {"flannel_vxlan_vni": 1}, "flannel_vxlan_vni", "4096"),
@@ -170,8 +177,11 @@ def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, ap
 
 def test_hostprocess_mode_rolls_flannel_and_kube_proxy_out_as_daemonsets(tmp_path, api):
     core, apps = api
-    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="hp-{{ inventory_hostname }}",
-                           kubewin_deployment_mode="hostprocess")
+    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="hp-{{ inventory_hostname }}")
+    # where the sample inventory and the README put it: the Windows group's vars, which the control-plane host
+    # (that applies the DaemonSets) does not see
+    with open(os.path.join(sc.root, "group_vars", "kube_windows_nodes.yml"), "w") as f:
+        f.write("kubewin_deployment_mode: hostprocess\n")
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     for ns, name in (("kube-flannel", "kube-flannel-ds-windows"), ("kube-system", "kube-proxy-windows")):

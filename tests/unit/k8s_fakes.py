@@ -43,6 +43,7 @@ class FakeCluster:
         self.nodes = {}
         self.daemonsets = {}
         self.pods = {}
+        self.services = {}
         self.calls = []
         self.errors = {}  # method -> exception, callable(*args) -> exception/None, or list of those
         self.git_version = version
@@ -129,6 +130,12 @@ class FakeCluster:
         if (namespace, name) not in self.configmaps:
             raise api_error(404, "Not Found")
         return copy.deepcopy(self.configmaps[(namespace, name)])
+
+    def read_namespaced_service(self, name, namespace, **kwargs):
+        self._hit("read_namespaced_service", name, namespace, **kwargs)
+        if (namespace, name) not in self.services:
+            raise api_error(404, "Not Found")
+        return copy.deepcopy(self.services[(namespace, name)])
 
     def list_node(self, **kwargs):
         self._hit("list_node", **kwargs)

@@ -39,7 +39,8 @@ def build(root, nodes=1, profile="ws2022-containerd", python=None, prefix="win",
                              "mac": "00-15-5D-00-01-%02X" % (10 + i)})
         core.create_host(root, name, profile=profile, adapters=adapters)
         win_hosts[name] = {"ansible_host": adapters[0]["ip"]}
-    control = {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": python}}
+    # ip: kubespray's per-host address (its main_ip), where the lab's API server listens.
+    control = {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": python, "ip": "127.0.0.1"}}
     inventory = {"all": {
         "vars": dict(extra_vars or {}),
         "children": {

@@ -101,3 +101,18 @@ def test_kubeadm_config():
 def test_kubelet_config_names():
     assert cf.kubelet_config_names(1, 31) == ["kubelet-config"]
     assert cf.kubelet_config_names(1, 22) == ["kubelet-config", "kubelet-config-1.22"]
+
+
+def test_kubelet_config_cluster_dns_and_domain():
+    cm = {"data": {"kubelet": "kind: KubeletConfiguration\nclusterDNS:\n- 169.254.25.10\nclusterDomain: corp.local\n"}}
+    assert cf.parse_kubelet_config(cm) == {"kubelet_cluster_dns": ["169.254.25.10"],
+                                           "kubelet_cluster_domain": "corp.local"}
+
+
+def test_kubelet_config_that_is_no_mapping_is_an_error():
+    with pytest.raises(cf.ClusterFactsError, match="not a mapping"):
+        cf.parse_kubelet_config({"data": {"kubelet": "- a\n- b\n"}})
+
+
+def test_headless_dns_service_has_no_cluster_ip():
+    assert cf.dns_service_facts({"spec": {"clusterIP": "None"}}, "kube-system/kube-dns")["cluster_ip"] is None

@@ -365,3 +365,47 @@ def test_identity_survives_hns_moving_the_address_to_the_host_vnic():
 def test_identity_of_a_single_adapter_host_needs_no_setting():
     assert identity([{"name": "Ethernet 2", "ipv4": ["192.168.1.10", "169.254.3.3"]}], None) == {
         "node_ip": "192.168.1.10", "adapter": "Ethernet 2"}
+
+
+# --- kubespray: direct routing and conflicts with the cluster ------------------------------------------------
+
+def test_direct_routing_in_the_inventory_is_refused_with_the_fix():
+    failures, dummy = run(flannel_vxlan_direct_routing=True)
+    assert [f["variable"] for f in failures] == ["flannel_vxlan_direct_routing"]
+    assert "no direct routing" in failures[0]["message"]
+    assert "flannel_vxlan_direct_routing: false" in failures[0]["message"]
+
+
+def test_direct_routing_in_the_cluster_flannel_is_refused():
+    flannel = dict(VALID["cluster_flannel"], direct_routing=True)
+    failures, dummy = run(cluster_flannel=flannel)
+    assert [f["variable"] for f in failures] == ["flannel_vxlan_direct_routing"]
+
+
+def test_direct_routing_does_not_matter_for_host_gw():
+    flannel = dict(VALID["cluster_flannel"], backend_type="host-gw", vni=None, port=None)
+    failures, dummy = run(flannel_backend_type="host-gw", cluster_flannel=flannel, flannel_vxlan_direct_routing=True)
+    assert failures == []
+
+
+def test_each_settings_conflict_stops_preflight_once():
+    conflict = {"host": "cp1", "variable": "kube_pods_subnet", "value": "10.233.64.0/18",
+                "message": "kube_pods_subnet 10.233.64.0/18 (inventory, hostvars of cp1) differs from podSubnet "
+                           "10.244.0.0/16 (kubeadm-config ConfigMap)"}
+    same_from_windows = dict(conflict, host="win-1", message="the same value seen by win-1")
+    failures, dummy = run(settings_conflicts=[conflict, same_from_windows])
+    assert [(f["check"], f["variable"]) for f in failures] == [("cluster_settings", "kube_pods_subnet")]
+    assert failures[0]["message"] == conflict["message"]
+
+
+def test_a_different_value_on_a_windows_host_is_its_own_failure():
+    first = {"host": "cp1", "variable": "dns_domain", "value": "a.local", "message": "one"}
+    second = {"host": "win-1", "variable": "dns_domain", "value": "b.local", "message": "two"}
+    failures, dummy = run(settings_conflicts=[first, second])
+    assert [f["message"] for f in failures] == ["one", "two"]
+
+
+def test_no_pod_subnet_anywhere_says_where_the_control_plane_host_reads_it():
+    failures, dummy = run(kube_pods_subnet=None, cluster_pod_subnet=None, cluster_flannel=None)
+    assert [f["variable"] for f in failures] == ["kube_pods_subnet"]
+    assert "where the first kube_control_plane host sees it" in failures[0]["message"]

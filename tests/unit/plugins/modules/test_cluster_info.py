@@ -88,7 +88,7 @@ def test_no_flannel_no_kubeadm(run):
 
 def test_old_kubelet_config_name(run):
     cluster = FakeCluster(version="v1.23.17")
-    cluster.configmaps[("kube-system", "kubelet-config-1.23")] = {"data": {"kubelet": "x"}}
+    cluster.configmaps[("kube-system", "kubelet-config-1.23")] = {"data": {"kubelet": "kind: KubeletConfiguration\n"}}
     result = run({}, cluster)
     assert result["kubelet_config_name"] == "kubelet-config-1.23" and result["kubelet_config_present"] is True
 
@@ -117,3 +117,36 @@ def test_forbidden_listing_nodes(run, cluster):
 def test_bad_flannel_configmaps_entry(run, cluster):
     result = run({"flannel_configmaps": ["kube-flannel-cfg"]}, cluster)
     assert result["failed"] is True and "namespace/name" in result["msg"]
+
+
+KUBESPRAY_KUBELET_CONFIGURATION = """\
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+clusterDNS:
+- 169.254.25.10
+clusterDomain: cluster.local
+"""
+
+
+def test_kubespray_nodelocaldns_and_coredns_service_are_reported(run, cluster):
+    # kubespray: kubelet-config clusterDNS is nodelocaldns' 169.254.25.10; the DNS Service is kube-system/coredns.
+    cluster.configmaps[("kube-system", "kubelet-config")] = {"data": {"kubelet": KUBESPRAY_KUBELET_CONFIGURATION}}
+    cluster.services[("kube-system", "coredns")] = {"spec": {"clusterIP": "10.233.0.3"}}
+    result = run({}, cluster)
+    assert result["_rc"] == 0
+    assert result["dns"] == {"kubelet_cluster_dns": ["169.254.25.10"], "kubelet_cluster_domain": "cluster.local",
+                             "service": {"namespace": "kube-system", "name": "coredns", "cluster_ip": "10.233.0.3"}}
+
+
+def test_kubeadm_kube_dns_service_wins_over_coredns(run, cluster):
+    cluster.services[("kube-system", "kube-dns")] = {"spec": {"clusterIP": "10.96.0.10"}}
+    cluster.services[("kube-system", "coredns")] = {"spec": {"clusterIP": "10.96.0.3"}}
+    result = run({}, cluster)
+    assert result["dns"]["service"]["name"] == "kube-dns"
+    assert result["dns"]["service"]["cluster_ip"] == "10.96.0.10"
+    assert result["dns"]["kubelet_cluster_dns"] == []
+
+
+def test_no_dns_service_is_none(run, cluster):
+    result = run({}, cluster)
+    assert result["_rc"] == 0 and result["dns"]["service"] is None
