@@ -40,6 +40,7 @@ def owned(dacl):
     """An SDDL with the restricted owner and the given DACL, for node_sync ('Owner, Access')."""
     return "O:%s%s" % (RESTRICTED_OWNER, dacl)
 
+
 FILES_ARGSPEC = dict(
     directories=dict(type="list", elements="dict", default=[], options=dict(
         path=dict(type="str", required=True),
@@ -266,11 +267,11 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
             raise _link_error(path)
         owner = split_security(live_dirs.get(path))[0]
         if live_dirs.get(path) is not None and not trusted_owner(owner):
+            who = owner or "an unknown owner"
             raise NodeFilesError(
                 "%s belongs to %s, not to Administrators or SYSTEM: its owner can rename the directories kubewin.nodes "
                 "protects below it and put their own in place. Make Administrators its owner (takeown /F %s /A) and "
-                "remove other users' write access, or delete it, then re-run" % (path, owner or "an unknown owner",
-                                                                                  path))
+                "remove other users' write access, or delete it, then re-run" % (path, who, path))
     for root, found in sorted((state.get("scan") or {}).items()):
         if found:
             shown = ", ".join("%s (%s)" % (f["path"], "link" if f.get("link") else "owner %s" % f.get("owner"))

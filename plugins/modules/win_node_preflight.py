@@ -251,9 +251,9 @@ options:
   hostprocess_images:
     description:
       - With O(deployment_mode=hostprocess), the images of the HostProcess DaemonSets, variable name to image
-        reference (C(kubewin_flannel_hostprocess_image), C(kubewin_kube_proxy_hostprocess_image)). Each must be
-        pinned by digest (C(name@sha256:<64 hex>)), itself or through O(hostprocess_image_pins): they run as SYSTEM
-        on every Windows node, and a tag can be moved to another image.
+        reference (C(kubewin_flannel_hostprocess_image), C(kubewin_kube_proxy_hostprocess_image)).
+      - Each must be pinned by digest (C(name@sha256:<64 hex>)), itself or through O(hostprocess_image_pins). They
+        run as SYSTEM on every Windows node, and a tag can be moved to another image.
     type: dict
     default: {}
   hostprocess_image_pins:

@@ -29,12 +29,13 @@ def test_a_tag_is_used_only_through_its_pin():
 
 def test_preflight_names_the_variable_and_the_fix_in_hostprocess_mode_only():
     images = {"kubewin_flannel_hostprocess_image": TAG, "kubewin_kube_proxy_hostprocess_image": DIGEST}
-    fails, _ = preflight.check_hostprocess_images("hostprocess", images, {})
+    fails, warns = preflight.check_hostprocess_images("hostprocess", images, {})
+    assert warns == []
     assert [f["variable"] for f in fails] == ["kubewin_flannel_hostprocess_image"]
     assert "kubewin_hostprocess_image_pins" in fails[0]["message"] and "crane digest" in fails[0]["message"]
     assert preflight.check_hostprocess_images("hostprocess", images, {TAG: DIGEST}) == ([], [])
     assert preflight.check_hostprocess_images("services", images, {}) == ([], [])
-    fails, _ = preflight.check_hostprocess_images("hostprocess", images, {TAG: "flannel:latest"})
+    fails = preflight.check_hostprocess_images("hostprocess", images, {TAG: "flannel:latest"})[0]
     assert [f["variable"] for f in fails] == ["kubewin_hostprocess_image_pins"]  # one problem, one message
     assert "not an image pinned by digest" in fails[0]["message"]
 
