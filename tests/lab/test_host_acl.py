@@ -11,9 +11,12 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_files, winsim_scripts  # noqa: E402
-from winsim import core  # noqa: E402
+from winsim import core  # noqa: E402  (puts the lab's ansible.windows and kubewin.nodes on sys.path)
 from winsim.testing import Lab  # noqa: E402
+
+SIM = core.COLLECTIONS  # the imports below need core first
+
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_files, winsim_scripts  # noqa: E402
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_files  # noqa: E402
 
