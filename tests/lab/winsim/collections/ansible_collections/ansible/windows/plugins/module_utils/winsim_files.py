@@ -217,7 +217,10 @@ def create_directory_secured(host, win_path, sddl):
     """[IO.Directory]::CreateDirectory(path, DirectorySecurity): each directory it creates, the missing parents
     too, gets the security descriptor (.NET Framework reference source, Directory.InternalCreateDirectory passes
     the same SECURITY_ATTRIBUTES to every CreateDirectory call); an existing one is left as it is."""
-    m = re.match(r"^O:([A-Z]{2}|S-1-[0-9-]+)(D:.*)$", sddl)
+    m = re.match(r"^O:([A-Z]{2}|S-1-[0-9-]+)(D:.*)$", sddl or "")
+    if not m:  # the script sets the 'Owner, Access' sections: without an owner the form is invalid
+        raise SimError('Exception calling "SetSecurityDescriptorSddlForm" with "2" argument(s): "The SDDL form of '
+                       'a security descriptor object is invalid."')
     owner, dacl = m.group(1), m.group(2)
     check_sddl(dacl)
     parts = split_win_path(win_path)
