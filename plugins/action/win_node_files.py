@@ -31,6 +31,10 @@ class ActionModule(ActionBase):
             downloads = nfiles.resolve_downloads(args["downloads"], fetch)
             state = run_script(self, task_vars, "files_state", nfiles.state_query(
                 args["directories"], downloads, args["files"], args["absent"], args["prune"]))
+            # Only a directory that was not protected is listed (a second read): a converged node is read once.
+            scan = nfiles.scan_needed(args["directories"], state)
+            if scan:
+                state["scan"] = run_script(self, task_vars, "files_state", nfiles.scan_query(scan)).get("scan") or {}
             params, report = nfiles.plan(args["directories"], downloads, args["files"], state,
                                          args["absent"], args["prune"])
             if params and not self._task.check_mode:

@@ -22,6 +22,24 @@ import urllib.request
 # and files holding credentials.
 RESTRICTED_DIR_SDDL = "D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
 RESTRICTED_FILE_SDDL = "D:PAI(A;;FA;;;SY)(A;;FA;;;BA)"
+# Owner of every restricted directory and of every file in one. The owner of an object always keeps
+# READ_CONTROL and WRITE_DAC on it (Microsoft Learn, "Ownership of objects" / DACLs and ACEs), so a user
+# who owns C:\k could give themselves access again whatever its DACL says: the owner is part of the
+# protection. BA is the SID an elevated administrator may assign (the Administrators group carries
+# SE_GROUP_OWNER in its token), and the default owner of what members of Administrators create on
+# Windows Server ("System objects: Default owner for objects created by members of the Administrators
+# group").
+RESTRICTED_OWNER = "BA"
+# Owners that are fine for what the collection installs, and for the directories above it:
+# Administrators, SYSTEM, TrustedInstaller (owner of C:\Program Files, where a runtime's CNI
+# directories may be).
+TRUSTED_OWNERS = ("BA", "SY", "S-1-5-80-956008885-3418522649-1831038044-1853292631-2271478464")
+
+
+def owned(dacl):
+    """An SDDL with the restricted owner and the given DACL, for node_sync ('Owner, Access')."""
+    return "O:%s%s" % (RESTRICTED_OWNER, dacl)
+
 
 FILES_ARGSPEC = dict(
     directories=dict(type="list", elements="dict", default=[], options=dict(
@@ -142,6 +160,23 @@ def expected_file_hash(entry):
 
 
 _SDDL_DACL = re.compile(r"^D:(?P<flags>[A-Z_]*)(?P<aces>(?:\([^()]*\))*)$")
+_SDDL_OWNER = re.compile(r"^O:(?P<owner>[A-Z]{2}|S-1-[0-9-]+)(?P<rest>.*)$")
+
+
+def split_security(sddl):
+    """'O:BAD:P(...)' (GetSecurityDescriptorSddlForm('Owner, Access')) -> ('BA', 'D:P(...)').
+
+    No owner section (or an unreadable descriptor) gives owner None, which no check accepts."""
+    if sddl is None:
+        return None, None
+    m = _SDDL_OWNER.match(sddl.strip())
+    if not m:
+        return None, sddl.strip()
+    return m.group("owner").upper(), m.group("rest")
+
+
+def trusted_owner(owner):
+    return owner is not None and owner.upper() in [o.upper() for o in TRUSTED_OWNERS]
 
 
 def access_matches(live, want):
@@ -168,46 +203,129 @@ def _inside(path, parent):
     return path == parent or path.startswith(parent + "\\")
 
 
+def _ancestors(path):
+    """The directories above a path, below the drive root: C:\\var\\log\\kubelet -> C:\\var, C:\\var\\log."""
+    parts = [p for p in re.split(r"[\\/]+", path) if p]
+    return ["\\".join(parts[:i]) for i in range(2, len(parts))]
+
+
+def _guarded_ancestors(directories):
+    own = {d["path"].lower() for d in directories}
+    out = []
+    for d in directories:
+        if d["restricted"]:
+            for a in _ancestors(d["path"]):
+                if a.lower() not in own and a not in out:
+                    out.append(a)
+    return out
+
+
+def _link_error(path):
+    return NodeFilesError(
+        "%s is a junction or symbolic link (a reparse point), so what is written there would land wherever it "
+        "points: someone planted it. Remove the link itself (cmd /c rmdir \"%s\" for a directory link, del for a "
+        "file link: neither touches the target), check the target, and re-run" % (path, path))
+
+
+def scan_needed(directories, state):
+    """Restricted directories that exist but were not protected (another owner, or access rules that let
+    others write): a user may have put something in them meanwhile, so files_state lists their content."""
+    live_dirs = state.get("dirs") or {}
+    links = set(state.get("links") or [])
+    out = []
+    for d in directories:
+        live = live_dirs.get(d["path"])
+        if not d["restricted"] or live is None or d["path"] in links:
+            continue
+        owner, dacl = split_security(live)
+        if not trusted_owner(owner) or not access_matches(dacl, RESTRICTED_DIR_SDDL):
+            out.append(d["path"])
+    return out
+
+
 def plan(directories, downloads, files, state, absent=(), prune=()):
     """Compare with the files_state answer; return the node_sync parameters and a report.
 
     ``downloads`` are resolved entries; ``absent`` paths go with all they hold; ``prune`` directories
     go only if empty once ``absent`` is done (so a directory the user put files in stays).
-    Returns (params, report); params is None when nothing is to do.
+    A restricted directory gets owner Administrators and the restricted access rules, also when it already
+    existed with another owner; a directory above one must not be a link or belong to another user (who
+    could rename the protected directory away), and what a user could have put in a directory that was
+    not protected (``state["scan"]``, see :func:`scan_needed`) stops the run: it would run as SYSTEM.
+    A file or download whose destination has another owner, or is a link, is discarded and written again.
+    Returns (params, report); params is None when nothing is to do. Raises NodeFilesError.
     """
     live_files = state.get("files") or {}
     live_dirs = state.get("dirs") or {}
     live_paths = state.get("paths") or {}
     live_acls = state.get("acls") or {}
-    dirs, fetches, writes = [], [], []
+    links = set(state.get("links") or [])
+    dirs, fetches, writes, discard = [], [], [], []
     report = {"directories": [], "downloads": [], "files": [], "removed": [], "before": {}, "after": {}}
+    for path in _guarded_ancestors(directories):
+        if path in links:
+            raise _link_error(path)
+        owner = split_security(live_dirs.get(path))[0]
+        if live_dirs.get(path) is not None and not trusted_owner(owner):
+            who = owner or "an unknown owner"
+            raise NodeFilesError(
+                "%s belongs to %s, not to Administrators or SYSTEM: its owner can rename the directories kubewin.nodes "
+                "protects below it and put their own in place. Make Administrators its owner (takeown /F %s /A) and "
+                "remove other users' write access, or delete it, then re-run" % (path, who, path))
+    for root, found in sorted((state.get("scan") or {}).items()):
+        if found:
+            shown = ", ".join("%s (%s)" % (f["path"], "link" if f.get("link") else "owner %s" % f.get("owner"))
+                              for f in found[:10])
+            raise NodeFilesError(
+                "%s was not protected (another owner or loose access rules) and holds what another user made or "
+                "linked: %s. Programs there run as SYSTEM, so kubewin.nodes does not adopt them: delete them (links "
+                "with cmd /c rmdir or del, which leave their targets alone), then re-run" % (root, shown))
     for d in directories:
         sddl = RESTRICTED_DIR_SDDL if d["restricted"] else ""
         live = live_dirs.get(d["path"])
-        if live is None or (sddl and not access_matches(live, sddl)):
-            dirs.append({"path": d["path"], "sddl": sddl})
+        if d["path"] in links and d["restricted"]:
+            raise _link_error(d["path"])
+        owner, dacl = split_security(live)
+        if live is None or (sddl and not (trusted_owner(owner) and access_matches(dacl, sddl))):
+            dirs.append({"path": d["path"], "sddl": owned(sddl) if sddl else ""})
             report["directories"].append(d["path"])
-            report["before"][d["path"]] = "absent" if live is None else "access: %s" % live
-            report["after"][d["path"]] = "directory" + (", access: %s" % sddl if sddl else "")
+            report["before"][d["path"]] = "absent" if live is None else "owner: %s, access: %s" % (owner, dacl)
+            report["after"][d["path"]] = "directory" + (
+                ", owner: %s, access: %s" % (RESTRICTED_OWNER, sddl) if sddl else "")
+
+    def foreign(path):
+        """An existing destination another user owns (or a link): replaced, not reused."""
+        return path in links or not trusted_owner(split_security(live_acls.get(path))[0])
+
     for entry in downloads:
         want = expected_file_hash(entry)
         have = live_files.get(entry["dest"])
-        if have != want:
+        taken = have is not None and foreign(entry["dest"])
+        if have != want or taken:
             fetches.append(entry)
+            if taken:
+                discard.append(entry["dest"])
             report["downloads"].append(entry["dest"])
             report["before"][entry["dest"]] = "sha512:%s" % have if have else "absent"
             report["after"][entry["dest"]] = "sha512:%s from %s" % (want, entry["url"])
+            if taken:
+                report["before"][entry["dest"]] += ", owner: %s" % split_security(live_acls.get(entry["dest"]))[0]
+                report["after"][entry["dest"]] += ", owner: %s" % RESTRICTED_OWNER
     for f in files:
         data = f["content"].encode("utf-8")
         want = hashlib.sha512(data).hexdigest()
         have = live_files.get(f["path"])
         sddl = RESTRICTED_FILE_SDDL if f["restricted"] else ""
         # A restricted file whose access rules drifted (or were never set) is written again: the
-        # rewrite sets them before the content lands.
-        acl = live_acls.get(f["path"])
+        # rewrite sets them before the content lands. One another user owns is discarded first.
+        owner, acl = split_security(live_acls.get(f["path"]))
+        taken = have is not None and foreign(f["path"])
         drifted = bool(sddl) and have is not None and not access_matches(acl, sddl)
-        if have != want or drifted:
-            writes.append({"path": f["path"], "content": base64.b64encode(data).decode("ascii"), "sddl": sddl})
+        if have != want or drifted or taken:
+            writes.append({"path": f["path"], "content": base64.b64encode(data).decode("ascii"),
+                           "sddl": owned(sddl) if sddl else ""})
+            if taken:
+                discard.append(f["path"])
             report["files"].append(f["path"])
             if f["secret"]:
                 report["before"][f["path"]] = "(secret)" if have else "absent"
@@ -215,9 +333,9 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
             else:
                 report["before"][f["path"]] = "sha512:%s" % have if have else "absent"
                 report["after"][f["path"]] = f["content"]
-            if drifted:
-                report["before"][f["path"]] += ", access: %s" % (acl or "unknown")
-                report["after"][f["path"]] += ", access: %s" % sddl
+            if drifted or taken:
+                report["before"][f["path"]] += ", owner: %s, access: %s" % (owner, acl or "unknown")
+                report["after"][f["path"]] += ", owner: %s, access: %s" % (RESTRICTED_OWNER, sddl or "inherited")
     remove = [p for p in absent if live_paths.get(p)]
     for p in remove:
         report["removed"].append(p)
@@ -228,16 +346,24 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
     if not (dirs or fetches or writes or remove or pruned):
         return None, report
     report["removed"].extend(p for p in pruned if p not in report["removed"])
-    return {"Dirs": dirs, "Downloads": fetches, "Files": writes, "Remove": remove,
+    return {"Dirs": dirs, "Discard": discard, "Downloads": fetches, "Files": writes, "Remove": remove,
             "Prune": [p for p in prune if live_paths.get(p)]}, report
 
 
 def state_query(directories, downloads, files, absent=(), prune=()):
-    """Parameters of the files_state script for everything this task manages."""
-    return {"Files": [d["dest"] for d in downloads] + [f["path"] for f in files],
-            "Dirs": [d["path"] for d in directories],
+    """Parameters of the files_state script for everything this task manages: the owner and access rules of
+    every directory (and of those above a restricted one) and of every file it puts in place."""
+    installed = [d["dest"] for d in downloads] + [f["path"] for f in files]
+    return {"Files": installed,
+            "Dirs": [d["path"] for d in directories] + _guarded_ancestors(directories),
             "Paths": list(absent) + list(prune),
-            "Acls": [f["path"] for f in files if f.get("restricted")]}
+            "Acls": installed}
+
+
+def scan_query(paths):
+    """Parameters of the files_state script that lists what is inside directories that were not protected:
+    entries owned by anyone but the trusted owners, and links (never followed)."""
+    return {"Scan": list(paths), "Owners": list(TRUSTED_OWNERS)}
 
 
 # .NET Framework's WebProxy (what WebClient on the node uses) matches each bypass entry as a regular

@@ -17,7 +17,7 @@ import ipaddress
 import re
 import urllib.parse
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_files, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import hostprocess, node_files, versions
 
 PREFLIGHT_ARGSPEC = dict(
     node_name=dict(type="str", required=True),
@@ -87,6 +87,9 @@ PREFLIGHT_ARGSPEC = dict(
     download_bases=dict(type="dict", default={}),
     allow_insecure_downloads=dict(type="bool", default=False),
     checksums=dict(type="dict", default={}),
+    # hostprocess mode: variable name -> image reference, and the tag -> digest pins (check_hostprocess_images)
+    hostprocess_images=dict(type="dict", default={}),
+    hostprocess_image_pins=dict(type="dict", default={}),
 )
 
 # The user-facing variable behind each option (kubespray's name where kubespray has one).
@@ -359,6 +362,16 @@ def check_deployment_mode(deployment_mode, kube_version=None):
         elif kube[:2] < HOSTPROCESS_GA:
             f.warn(var, "%s: hostprocess on Kubernetes %s uses HostProcess containers while they are beta "
                         "(stable from 1.26)" % (var, _v(kube, 2)))
+    return f.result()
+
+
+def check_hostprocess_images(deployment_mode, images, pins):
+    """hostprocess mode: the DaemonSets' images run as SYSTEM on every node, so only pinned by digest."""
+    f = Findings("hostprocess_images")
+    if deployment_mode == "hostprocess":
+        for problem in hostprocess.image_problems(images, pins):
+            var = problem.split(" ", 1)[0].split("[", 1)[0]
+            f.fail(var, problem)
     return f.result()
 
 
@@ -942,6 +955,7 @@ def run_checks(inputs):
         check_node_name(i["node_name"], i["hostname"]),
         check_windows_build(i["windows_build"], i["supported_builds"]),
         check_deployment_mode(i["deployment_mode"], kube),
+        check_hostprocess_images(i["deployment_mode"], i["hostprocess_images"], i["hostprocess_image_pins"]),
         check_container_runtime(i["container_runtime"], i["runtime"], i["deployment_mode"], kube),
         check_version_skew(kube, i["server_version"]),
     ]

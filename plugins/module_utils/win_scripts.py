@@ -306,23 +306,41 @@ $Ansible.Result = @{
 }
 """
 
-# Contract: parameters Files (paths), Dirs (paths), Paths (paths) and Acls (paths of files whose access
-# rules matter). Result: {files: {path: sha512 hex or null}, dirs: {path: SDDL of the access rules or
-# null}, paths: {path: "file", "dir", "empty-dir" or null}, acls: {path: SDDL of the file's access rules
-# or null}}.
+# Contract: parameters Files (paths), Dirs (paths), Paths (paths), Acls (paths of files whose owner and
+# access rules matter), Scan (directories to list) and Owners (SDDL owners Scan leaves out). Result:
+# {files: {path: sha512 hex or null}, dirs: {path: SDDL of the owner and access rules ('O:BAD:P(...)') or
+# null}, paths: {path: "file", "dir", "empty-dir" or null}, acls: {path: SDDL of the file's owner and
+# access rules or null}, links: [paths of Files, Dirs, Paths and Acls that are junctions or symbolic links],
+# scan: {directory: [{path, owner, link}]}}: everything below a Scan directory that is a link (never
+# followed) or whose owner is not in Owners ("unreadable" when its owner cannot be read), at most 20 each.
+# A reparse point is what FileAttributes.ReparsePoint marks: junctions and symbolic links (Microsoft Learn,
+# System.IO.FileAttributes).
 FILES_STATE = HEADER_PREFIX + "files_state" + r"""
 [CmdletBinding(SupportsShouldProcess)]
 param(
     [string[]]$Files = @(),
     [string[]]$Dirs = @(),
     [string[]]$Paths = @(),
-    [string[]]$Acls = @()
+    [string[]]$Acls = @(),
+    [string[]]$Scan = @(),
+    [string[]]$Owners = @()
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
+$links = [System.Collections.Generic.List[string]]::new()
+function Get-Entry([string]$Path) {
+    $item = Get-Item -LiteralPath $Path -Force -ErrorAction SilentlyContinue
+    if ($item -and ($item.Attributes -band [System.IO.FileAttributes]::ReparsePoint) -and -not $links.Contains($Path)) {
+        $links.Add($Path)
+    }
+    $item
+}
+function Get-Security($Item) {
+    try { $Item.GetAccessControl('Owner, Access').GetSecurityDescriptorSddlForm('Owner, Access') } catch { $null }
+}
 $pathKinds = @{}
 foreach ($path in $Paths) {
-    $item = Get-Item -LiteralPath $path -Force -ErrorAction SilentlyContinue
+    $item = Get-Entry $path
     $pathKinds[$path] = if (-not $item) { $null }
         elseif (-not $item.PSIsContainer) { 'file' }
         elseif (Get-ChildItem -LiteralPath $path -Force | Select-Object -First 1) { 'dir' }
@@ -330,39 +348,73 @@ foreach ($path in $Paths) {
 }
 $fileHashes = @{}
 foreach ($path in $Files) {
-    $fileHashes[$path] = if (Test-Path -LiteralPath $path -PathType Leaf) {
+    $item = Get-Entry $path
+    $fileHashes[$path] = if ($item -and -not $item.PSIsContainer) {
         (Get-FileHash -LiteralPath $path -Algorithm SHA512).Hash.ToLowerInvariant()
     } else { $null }
 }
 $dirAccess = @{}
 foreach ($path in $Dirs) {
-    $dirAccess[$path] = if (Test-Path -LiteralPath $path -PathType Container) {
-        (Get-Acl -LiteralPath $path).GetSecurityDescriptorSddlForm('Access')
-    } else { $null }
+    $item = Get-Entry $path
+    $dirAccess[$path] = if ($item -and $item.PSIsContainer) { Get-Security $item } else { $null }
 }
 $fileAccess = @{}
 foreach ($path in $Acls) {
-    $fileAccess[$path] = if (Test-Path -LiteralPath $path -PathType Leaf) {
-        (Get-Item -LiteralPath $path -Force).GetAccessControl('Access').GetSecurityDescriptorSddlForm('Access')
-    } else { $null }
+    $item = Get-Entry $path
+    $fileAccess[$path] = if ($item -and -not $item.PSIsContainer) { Get-Security $item } else { $null }
 }
-$Ansible.Result = @{ files = $fileHashes; dirs = $dirAccess; paths = $pathKinds; acls = $fileAccess }
+$found = @{}
+foreach ($root in $Scan) {
+    $hits = [System.Collections.Generic.List[object]]::new()
+    $pending = [System.Collections.Generic.Stack[string]]::new()
+    $pending.Push($root)
+    while ($pending.Count -gt 0 -and $hits.Count -lt 20) {
+        $dir = $pending.Pop()
+        try { $children = @(Get-ChildItem -LiteralPath $dir -Force) } catch {
+            $hits.Add(@{ path = $dir; owner = 'unreadable'; link = $false }); continue
+        }
+        foreach ($child in $children) {
+            $isLink = [bool]($child.Attributes -band [System.IO.FileAttributes]::ReparsePoint)
+            $owner = try { $child.GetAccessControl('Owner').GetSecurityDescriptorSddlForm('Owner').Substring(2) }
+                catch { 'unreadable' }
+            if ($isLink -or $owner -notin $Owners) {
+                $hits.Add(@{ path = $child.FullName; owner = $owner; link = $isLink })
+            }
+            if ($child.PSIsContainer -and -not $isLink) { $pending.Push($child.FullName) }
+        }
+    }
+    $found[$root] = $hits.ToArray()
+}
+$Ansible.Result = @{ files = $fileHashes; dirs = $dirAccess; paths = $pathKinds; acls = $fileAccess
+                     links = $links.ToArray(); scan = $found }
 """
 
-# Contract: parameters Dirs [{path, sddl}] (create; set the access rules when sddl is not empty),
-# Downloads [{url, dest, sha512, extract_dir}] (URL, UNC or local path; the SHA-512 is checked before
-# the file is put in place; with extract_dir the archive is unpacked there with tar.exe and dest is a
-# stamp file holding the archive's SHA-512), Files [{path, content (base64), sddl}], Remove (paths,
-# removed with everything in them), Prune (directories removed only when empty, in the order given),
-# Proxy, ProxyBypass (list of regular expressions). Applied in that order. Result: {}.
-# Only the access section (DACL) is written, never owner, group or audit rules. A file or download
-# goes to a temporary file next to its destination first, which then replaces the destination in one
-# step ([IO.File]::Replace, or a rename when there is none). A file with sddl is created with those
-# access rules (no moment where it has inherited ones), and an existing destination gets them before
-# the new content replaces it (Replace keeps the destination's DACL).
+# Contract: parameters Dirs [{path, sddl}] (sddl: the owner and access rules 'O:BAD:P(...)', or empty for
+# a plain directory), Discard (paths removed first: files another user owns, links), Downloads [{url, dest,
+# sha512, extract_dir}] (URL, UNC or local path; the SHA-512 is checked before the file is put in place; with
+# extract_dir the archive is unpacked there with tar.exe and dest is a stamp file holding the archive's
+# SHA-512), Files [{path, content (base64), sddl}], Remove (paths, removed with everything in them), Prune
+# (directories removed only when empty, in the order given), Proxy, ProxyBypass (list of regular
+# expressions). Applied in that order. Result: {}.
+# Security: only the owner and access sections are written (never group or audit rules, which would need
+# SeSecurityPrivilege), through .NET's SetAccessControl, which persists only the sections that were set
+# (NativeObjectSecurity.Persist); not Set-Acl, which writes back the owner Get-Acl read and then fails with
+# "The security identifier is not allowed to be the owner of this object" when that is another user.
+# A missing directory is created with its final owner and access rules (Directory.CreateDirectory(path,
+# DirectorySecurity): every directory it creates on the way gets them too), so nothing is ever written
+# under inherited rules; an existing one gets them before anything is written into it, and a link there is
+# refused. A file or download goes to a temporary file next to its destination first, which then replaces
+# the destination in one step ([IO.File]::Replace, or a rename when there is none). A file with sddl is
+# created with it (FileStream with FileSecurity), and an existing destination gets it before the new
+# content replaces it (Replace keeps the destination's security). Remove and Discard never follow a
+# junction or symbolic link: the link itself is deleted (RemoveDirectoryW / DeleteFileW on a reparse point
+# remove the link, never its target: Microsoft Learn, RemoveDirectoryW remarks), while Windows PowerShell
+# 5.1's Remove-Item -Recurse walks into a junction and deletes the target's content
+# (PowerShell/PowerShell#621, scriptcs-contrib/svm#48).
 NODE_SYNC = HEADER_PREFIX + "node_sync" + r"""
 param(
     [object[]]$Dirs = @(),
+    [string[]]$Discard = @(),
     [object[]]$Downloads = @(),
     [object[]]$Files = @(),
     [string[]]$Remove = @(),
@@ -372,12 +424,32 @@ param(
 )
 $ErrorActionPreference = 'Stop'
 
-function Set-AccessRules([string]$Path, [string]$Sddl) {
+function Set-Security([string]$Path, [string]$Sddl) {
     if (-not $Sddl) { return }
     $item = Get-Item -LiteralPath $Path -Force
-    $acl = $item.GetAccessControl('Access')
-    $acl.SetSecurityDescriptorSddlForm($Sddl, 'Access')
-    $item.SetAccessControl($acl)
+    $security = $item.GetAccessControl('Owner, Access')
+    $security.SetSecurityDescriptorSddlForm($Sddl, 'Owner, Access')
+    try {
+        $item.SetAccessControl($security)
+    } catch [System.UnauthorizedAccessException] {
+        throw ("cannot make Administrators the owner of $Path (another user took away their access): run " +
+            "takeown /F `"$Path`" /A /R /D Y as an administrator, then re-run")
+    }
+}
+
+function Remove-Tree([string]$Path) {
+    $item = Get-Item -LiteralPath $Path -Force
+    if ($item.Attributes -band [System.IO.FileAttributes]::ReparsePoint) {
+        # the link itself, never its target
+        if ($item.PSIsContainer) { [System.IO.Directory]::Delete($Path, $false) } else {
+            [System.IO.File]::Delete($Path)
+        }
+    } elseif ($item.PSIsContainer) {
+        foreach ($child in @(Get-ChildItem -LiteralPath $Path -Force)) { Remove-Tree $child.FullName }
+        Remove-Item -LiteralPath $Path -Force
+    } else {
+        Remove-Item -LiteralPath $Path -Force
+    }
 }
 
 function Install-File([string]$Source, [string]$Destination) {
@@ -389,8 +461,21 @@ function Install-File([string]$Source, [string]$Destination) {
 }
 
 foreach ($dir in $Dirs) {
-    New-Item -ItemType Directory -Path $dir.path -Force | Out-Null
-    Set-AccessRules $dir.path $dir.sddl
+    if (-not $dir.sddl) {
+        New-Item -ItemType Directory -Path $dir.path -Force | Out-Null
+    } elseif (Test-Path -LiteralPath $dir.path) {
+        if ((Get-Item -LiteralPath $dir.path -Force).Attributes -band [System.IO.FileAttributes]::ReparsePoint) {
+            throw "$($dir.path) is a junction or symbolic link: not following it"
+        }
+        Set-Security $dir.path $dir.sddl
+    } else {
+        $security = New-Object System.Security.AccessControl.DirectorySecurity
+        $security.SetSecurityDescriptorSddlForm($dir.sddl, 'Owner, Access')
+        [System.IO.Directory]::CreateDirectory($dir.path, $security) | Out-Null
+    }
+}
+foreach ($path in $Discard) {
+    if (Test-Path -LiteralPath $path) { Remove-Tree $path }
 }
 foreach ($download in $Downloads) {
     $tmp = "$($download.dest).kubewin-download"
@@ -429,20 +514,20 @@ foreach ($file in $Files) {
     if (Test-Path -LiteralPath $tmp) { Remove-Item -LiteralPath $tmp -Force }
     if ($file.sddl) {
         $security = New-Object System.Security.AccessControl.FileSecurity
-        $security.SetSecurityDescriptorSddlForm($file.sddl, 'Access')
-        # created with its final access rules: .NET Framework's FileStream(..., FileSecurity)
+        $security.SetSecurityDescriptorSddlForm($file.sddl, 'Owner, Access')
+        # created with its final owner and access rules: .NET Framework's FileStream(..., FileSecurity)
         $stream = New-Object System.IO.FileStream($tmp, [System.IO.FileMode]::CreateNew,
             [System.Security.AccessControl.FileSystemRights]::Write, [System.IO.FileShare]::None, 4096,
             [System.IO.FileOptions]::None, $security)
         try { $stream.Write($bytes, 0, $bytes.Length) } finally { $stream.Dispose() }
-        if (Test-Path -LiteralPath $file.path -PathType Leaf) { Set-AccessRules $file.path $file.sddl }
+        if (Test-Path -LiteralPath $file.path -PathType Leaf) { Set-Security $file.path $file.sddl }
     } else {
         [System.IO.File]::WriteAllBytes($tmp, $bytes)
     }
     Install-File $tmp $file.path
 }
 foreach ($path in $Remove) {
-    if (Test-Path -LiteralPath $path) { Remove-Item -LiteralPath $path -Recurse -Force }
+    if (Test-Path -LiteralPath $path) { Remove-Tree $path }
 }
 foreach ($path in $Prune) {
     if ((Test-Path -LiteralPath $path -PathType Container) -and

@@ -264,6 +264,20 @@ options:
         warning.
     type: dict
     default: {}
+  hostprocess_images:
+    description:
+      - With O(deployment_mode=hostprocess), the images of the HostProcess DaemonSets, variable name to image
+        reference (C(kubewin_flannel_hostprocess_image), C(kubewin_kube_proxy_hostprocess_image)).
+      - Each must be pinned by digest (C(name@sha256:<64 hex>)), itself or through O(hostprocess_image_pins). They
+        run as SYSTEM on every Windows node, and a tag can be moved to another image.
+    type: dict
+    default: {}
+  hostprocess_image_pins:
+    description:
+      - The digest pins of those images (variable C(kubewin_hostprocess_image_pins)), image reference to
+        C(name@sha256:<64 hex>). A value of another form is refused.
+    type: dict
+    default: {}
 attributes:
   check_mode:
     description: Can run in check mode and return changed status prediction without modifying target.

@@ -177,7 +177,10 @@ def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, ap
 
 def test_hostprocess_mode_rolls_flannel_and_kube_proxy_out_as_daemonsets(tmp_path, api):
     core, apps = api
-    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="hp-{{ inventory_hostname }}")
+    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="hp-{{ inventory_hostname }}",
+                           # HostProcess images only pinned by digest (kwok pulls nothing: any digest does)
+                           kubewin_flannel_hostprocess_image="sigwindowstools/flannel@sha256:" + "1f" * 32,
+                           kubewin_kube_proxy_hostprocess_image="sigwindowstools/kube-proxy@sha256:" + "2e" * 32)
     # where the sample inventory and the README put it: the Windows group's vars, which the control-plane host
     # (that applies the DaemonSets) does not see
     with open(os.path.join(sc.root, "group_vars", "kube_windows_nodes.yml"), "w") as f:

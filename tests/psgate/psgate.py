@@ -406,6 +406,7 @@ def _builders():
         "node_facts.script_parameters": lambda: node_facts.script_parameters(["C:\\extra"]),
         "node_files.state_query": lambda: node_files.state_query(*_sample_inputs()),
         "node_files.plan": plan,
+        "node_files.scan_query": lambda: node_files.scan_query(["C:\\k"]),
     }
 
 

@@ -64,10 +64,11 @@ FILES = [{"path": "C:\\etc\\cni\\net.d\\10-flannel.conf", "content": "{}", "rest
 
 def test_fresh_node_gets_everything_in_one_sync():
     params, report = nfiles.plan(DIRS, resolved(), FILES, {"files": {}, "dirs": {}})
-    assert [d["sddl"] for d in params["Dirs"]] == [nfiles.RESTRICTED_DIR_SDDL, ""]
+    assert [d["sddl"] for d in params["Dirs"]] == ["O:BA" + nfiles.RESTRICTED_DIR_SDDL, ""]
     assert params["Downloads"][0]["sha512"] == SHA
     secret = params["Files"][1]
-    assert base64.b64decode(secret["content"]) == b"token: s3cret" and secret["sddl"] == nfiles.RESTRICTED_FILE_SDDL
+    assert base64.b64decode(secret["content"]) == b"token: s3cret"
+    assert secret["sddl"] == "O:BA" + nfiles.RESTRICTED_FILE_SDDL
     assert "s3cret" not in str(report) and report["after"][FILES[0]["path"]] == "{}"
 
 
@@ -75,28 +76,31 @@ def test_node_in_the_desired_state_needs_nothing():
     live = {"files": {"C:\\k\\kubelet.exe": SHA,
                       FILES[0]["path"]: hashlib.sha512(b"{}").hexdigest(),
                       FILES[1]["path"]: hashlib.sha512(b"token: s3cret").hexdigest()},
-            "dirs": {"C:\\k": nfiles.RESTRICTED_DIR_SDDL, "C:\\var\\log": "D:AI(A;OICIID;FA;;;BU)"},
-            "acls": {FILES[1]["path"]: nfiles.RESTRICTED_FILE_SDDL}}
+            "dirs": {"C:\\k": "O:BA" + nfiles.RESTRICTED_DIR_SDDL, "C:\\var\\log": "O:BAD:AI(A;OICIID;FA;;;BU)"},
+            "acls": {"C:\\k\\kubelet.exe": "O:SYD:AI(A;ID;FA;;;SY)", FILES[0]["path"]: "O:BAD:AI(A;ID;FA;;;BU)",
+                     FILES[1]["path"]: "O:BA" + nfiles.RESTRICTED_FILE_SDDL}}
     params, report = nfiles.plan(DIRS, resolved(), FILES, live)
     assert params is None and report["downloads"] == [] and report["directories"] == []
 
 
 def test_wrong_binary_and_loose_acl_are_repaired():
     live = {"files": {"C:\\k\\kubelet.exe": hashlib.sha512(b"old").hexdigest()},
-            "dirs": {"C:\\k": "D:AI(A;OICIID;FA;;;BU)"}}
+            "dirs": {"C:\\k": "O:BAD:AI(A;OICIID;FA;;;BU)"}}
     params, report = nfiles.plan(DIRS[:1], resolved(), [], live)
     assert report["downloads"] == ["C:\\k\\kubelet.exe"] and report["directories"] == ["C:\\k"]
-    assert report["before"]["C:\\k"].startswith("access: D:AI")
+    assert report["before"]["C:\\k"].startswith("owner: BA, access: D:AI")
 
 
 def test_state_query_covers_every_managed_path():
     q = nfiles.state_query(DIRS, resolved(), FILES)
     assert q == {"Files": ["C:\\k\\kubelet.exe", FILES[0]["path"], FILES[1]["path"]],
-                 "Dirs": ["C:\\k", "C:\\var\\log"], "Paths": [], "Acls": [FILES[1]["path"]]}
+                 "Dirs": ["C:\\k", "C:\\var\\log"], "Paths": [],
+                 "Acls": ["C:\\k\\kubelet.exe", FILES[0]["path"], FILES[1]["path"]]}
 
 
 def _converged(acl):
-    return {"files": {FILES[1]["path"]: hashlib.sha512(b"token: s3cret").hexdigest()}, "acls": {FILES[1]["path"]: acl}}
+    return {"files": {FILES[1]["path"]: hashlib.sha512(b"token: s3cret").hexdigest()},
+            "acls": {FILES[1]["path"]: acl if acl is None or acl.startswith("O:") else "O:BA" + acl}}
 
 
 @pytest.mark.parametrize("acl", [
@@ -108,9 +112,9 @@ def _converged(acl):
 def test_a_secret_file_whose_access_rules_drifted_is_written_again(acl):
     params, report = nfiles.plan([], [], [FILES[1]], _converged(acl))
     assert params["Files"] == [{"path": FILES[1]["path"], "content": base64.b64encode(b"token: s3cret").decode(),
-                                "sddl": nfiles.RESTRICTED_FILE_SDDL}]
+                                "sddl": "O:BA" + nfiles.RESTRICTED_FILE_SDDL}]
     assert report["files"] == [FILES[1]["path"]] and "s3cret" not in str(report)
-    assert report["after"][FILES[1]["path"]] == "(secret), access: %s" % nfiles.RESTRICTED_FILE_SDDL
+    assert report["after"][FILES[1]["path"]] == "(secret), owner: BA, access: %s" % nfiles.RESTRICTED_FILE_SDDL
 
 
 @pytest.mark.parametrize("acl", ["D:PAI(A;;FA;;;SY)(A;;FA;;;BA)", "D:P(A;;FA;;;BA)(A;;FA;;;SY)",
@@ -119,17 +123,84 @@ def test_a_secret_file_with_its_access_rules_in_any_order_or_auto_inherit_flag_i
     assert nfiles.plan([], [], [FILES[1]], _converged(acl))[0] is None
 
 
-def test_an_unrestricted_file_access_rules_are_not_read_or_compared():
-    live = {"files": {FILES[0]["path"]: hashlib.sha512(b"{}").hexdigest()}}
+def test_an_unrestricted_file_access_rules_are_not_compared_but_its_owner_is():
+    live = {"files": {FILES[0]["path"]: hashlib.sha512(b"{}").hexdigest()},
+            "acls": {FILES[0]["path"]: "O:BAD:AI(A;ID;0x1200a9;;;BU)"}}
     assert nfiles.plan([], [], [FILES[0]], live)[0] is None
-    assert nfiles.state_query([], [], [FILES[0]])["Acls"] == []
+    assert nfiles.state_query([], [], [FILES[0]])["Acls"] == [FILES[0]["path"]]
 
 
 def test_directory_access_compares_the_granted_access_not_the_auto_inherit_flag():
-    live = {"dirs": {"C:\\k": "D:P(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)"}}
+    live = {"dirs": {"C:\\k": "O:BAD:P(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)"}}
     assert nfiles.plan([DIRS[0]], [], [], live)[0] is None
-    live = {"dirs": {"C:\\k": "D:AI(A;OICIID;FA;;;SY)(A;OICIID;FA;;;BA)"}}
-    assert nfiles.plan([DIRS[0]], [], [], live)[0]["Dirs"] == [{"path": "C:\\k", "sddl": nfiles.RESTRICTED_DIR_SDDL}]
+    live = {"dirs": {"C:\\k": "O:BAD:AI(A;OICIID;FA;;;SY)(A;OICIID;FA;;;BA)"}}
+    assert nfiles.plan([DIRS[0]], [], [], live)[0]["Dirs"] == [
+        {"path": "C:\\k", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}]
+
+
+USER = "S-1-5-21-1004336348-1177238915-682003330-1001"
+
+
+def test_a_directory_a_user_owns_is_taken_over_even_with_the_right_access_rules():
+    live = {"dirs": {"C:\\k": "O:%s%s" % (USER, nfiles.RESTRICTED_DIR_SDDL)}}
+    params, report = nfiles.plan([DIRS[0]], [], [], live)
+    assert params["Dirs"] == [{"path": "C:\\k", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}]
+    assert report["before"]["C:\\k"].startswith("owner: %s" % USER)
+    assert report["after"]["C:\\k"] == "directory, owner: BA, access: %s" % nfiles.RESTRICTED_DIR_SDDL
+    # SYSTEM as owner (a directory SYSTEM made) is fine as it is
+    live = {"dirs": {"C:\\k": "O:SY" + nfiles.RESTRICTED_DIR_SDDL}}
+    assert nfiles.plan([DIRS[0]], [], [], live)[0] is None
+
+
+def test_directories_that_were_not_protected_are_listed_before_anything_is_written():
+    live = {"dirs": {"C:\\k": "O:%sD:AI(A;OICIID;FA;;;BA)" % USER, "C:\\var\\log": None}}
+    assert nfiles.scan_needed(DIRS, live) == ["C:\\k"]
+    assert nfiles.scan_query(["C:\\k"]) == {"Scan": ["C:\\k"], "Owners": list(nfiles.TRUSTED_OWNERS)}
+    live["scan"] = {"C:\\k": [{"path": "C:\\k\\version.dll", "owner": USER, "link": False},
+                              {"path": "C:\\k\\flannel", "owner": USER, "link": True}]}
+    expected = r"C:\\k\\version.dll \(owner S-1-5-21-.*C:\\k\\flannel \(link\).*does not adopt them"
+    with pytest.raises(nfiles.NodeFilesError, match=expected):
+        nfiles.plan(DIRS, [], [], live)
+    live["scan"] = {"C:\\k": []}
+    assert nfiles.plan(DIRS, [], [], live)[0]["Dirs"][0]["sddl"] == "O:BA" + nfiles.RESTRICTED_DIR_SDDL
+    converged = {"dirs": {"C:\\k": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}}
+    assert nfiles.scan_needed(DIRS, converged) == []
+
+
+def test_a_restricted_directory_that_is_a_link_is_refused():
+    live = {"dirs": {"C:\\k": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}, "links": ["C:\\k"]}
+    with pytest.raises(nfiles.NodeFilesError, match=r"C:\\k is a junction or symbolic link.*rmdir"):
+        nfiles.plan([DIRS[0]], [], [], live)
+
+
+def test_a_directory_above_a_restricted_one_owned_by_a_user_is_refused():
+    dirs = [{"path": "C:\\etc\\kubernetes", "restricted": True}]
+    assert nfiles.state_query(dirs, [], [])["Dirs"] == ["C:\\etc\\kubernetes", "C:\\etc"]
+    live = {"dirs": {"C:\\etc": "O:%sD:AI(A;OICIID;FA;;;BA)" % USER}}
+    with pytest.raises(nfiles.NodeFilesError, match=r"C:\\etc belongs to S-1-5-21-.*takeown /F C:\\etc /A"):
+        nfiles.plan(dirs, [], [], live)
+    live = {"dirs": {"C:\\etc": "O:BAD:AI(A;OICIID;FA;;;BA)"}, "links": ["C:\\etc"]}
+    with pytest.raises(nfiles.NodeFilesError, match="C:\\\\etc is a junction"):
+        nfiles.plan(dirs, [], [], live)
+    live = {"dirs": {"C:\\etc": "O:BAD:AI(A;OICIID;FA;;;BA)(A;OICIID;0x1200a9;;;BU)"}}
+    assert nfiles.plan(dirs, [], [], live)[0]["Dirs"] == [
+        {"path": "C:\\etc\\kubernetes", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}]
+
+
+def test_a_file_a_user_owns_is_discarded_and_written_again_even_with_the_right_content():
+    have = hashlib.sha512(b"token: s3cret").hexdigest()
+    live = {"files": {FILES[1]["path"]: have, "C:\\k\\kubelet.exe": SHA},
+            "acls": {FILES[1]["path"]: "O:%s%s" % (USER, nfiles.RESTRICTED_FILE_SDDL),
+                     "C:\\k\\kubelet.exe": "O:%sD:AI(A;ID;FA;;;BA)" % USER}}
+    params, report = nfiles.plan([], resolved(), [FILES[1]], live)
+    assert params["Discard"] == ["C:\\k\\kubelet.exe", FILES[1]["path"]]
+    assert [d["dest"] for d in params["Downloads"]] == ["C:\\k\\kubelet.exe"]
+    assert [f["path"] for f in params["Files"]] == [FILES[1]["path"]]
+    assert "owner: %s" % USER in report["before"][FILES[1]["path"]] and "s3cret" not in str(report)
+    # a link where a file goes is discarded too (the link itself)
+    live = {"files": {FILES[1]["path"]: have}, "links": [FILES[1]["path"]],
+            "acls": {FILES[1]["path"]: "O:BA" + nfiles.RESTRICTED_FILE_SDDL}}
+    assert nfiles.plan([], [], [FILES[1]], live)[0]["Discard"] == [FILES[1]["path"]]
 
 
 def test_reset_removes_what_exists_and_prunes_only_directories_left_empty():

@@ -9,6 +9,22 @@ reports what it inherits from the nearest ancestor that has some, the drive's de
 :data:`DRIVE_DEFAULT_SDDL` (Administrators, SYSTEM full control; Users read & execute), e.g. a new
 directory reports ``D:AI(A;OICIID;FA;;;BA)(A;OICIID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)``.
 
+Owners: ``state["owner"]`` maps a lower-cased path to ``{"owner", "ino"}`` the same way (the inode read
+without following a link); a path without one is owned by BA, the owner Windows Server gives what a member
+of Administrators creates (Microsoft Learn, "System objects: Default owner for objects created by members
+of the Administrators group": Administrators group on servers). A test plants a user's directory with
+:func:`set_owner`. Changing the owner needs WRITE_OWNER, which an elevated administrator has only
+through the object's DACL (SeTakeOwnershipPrivilege is present but disabled in its token, and no script
+enables it): when the DACL grants Administrators nothing that includes WRITE_OWNER, SetAccessControl fails
+with UnauthorizedAccessException.
+
+Junctions and symbolic links (reparse points, FileAttributes.ReparsePoint) are POSIX symlinks on the
+simulated drive; Windows follows them on every open, and so does the drive mapping. Windows PowerShell
+5.1's ``Remove-Item -Recurse`` walks into a junction and deletes what its target holds
+(PowerShell/PowerShell#621; scriptcs-contrib/svm#48): :func:`remove_item` does the same, while
+``[IO.Directory]::Delete(link, $false)`` / ``[IO.File]::Delete(link)`` remove only the link (Microsoft Learn,
+RemoveDirectoryW remarks: removing a junction never touches the target), :func:`delete_link`.
+
 File shares: a UNC path ``\\\\server\\share\\rest`` maps to ``<root>/shares/server/share/rest`` (names
 matched case-insensitively), so a test can publish an "air-gapped" share next to the hosts.
 
@@ -140,6 +156,91 @@ def effective_sddl(host, win_path):
     return inherited_sddl(DRIVE_DEFAULT_SDDL, is_dir)
 
 
+# --- owners and links ----------------------------------------------------------------------------
+_WRITE_OWNER = 0x80000
+
+
+def is_link(host, win_path):
+    """(Get-Item -Force).Attributes -band ReparsePoint."""
+    local = resolve(host, win_path)
+    return local is not None and os.path.islink(local)
+
+
+def set_owner(host, win_path, owner):
+    local = host.local_path(win_path)
+    if not os.path.lexists(local):
+        raise SimError("Cannot find path '%s' because it does not exist." % win_path)
+    host.state.setdefault("owner", {})[_key(win_path)] = {"owner": owner, "ino": os.lstat(local).st_ino}
+
+
+def owner_of(host, win_path):
+    entry = (host.state.get("owner") or {}).get(_key(win_path))
+    local = host.local_path(win_path)
+    if entry and os.path.lexists(local) and os.lstat(local).st_ino == entry["ino"]:
+        return entry["owner"]
+    return "BA"
+
+
+def security_sddl(host, win_path):
+    """GetAccessControl('Owner, Access').GetSecurityDescriptorSddlForm('Owner, Access')."""
+    return "O:%s%s" % (owner_of(host, win_path), effective_sddl(host, win_path))
+
+
+def _grants_write_owner_to_admins(dacl):
+    for ace in _ACE.findall(dacl):
+        fields = ace.split(";")
+        if fields[0] != "A" or fields[5].upper() not in ("BA", "S-1-5-32-544") or "IO" in re.findall("..", fields[1]):
+            continue
+        rights = fields[2]
+        if rights in ("FA", "GA", "WO") or (rights.startswith("0x") and int(rights, 16) & _WRITE_OWNER):
+            return True
+    return False
+
+
+def set_security(host, win_path, sddl):
+    """$item.SetAccessControl with the 'Owner, Access' sections of an 'O:..D:..' SDDL (Set-Security)."""
+    m = re.match(r"^O:([A-Z]{2}|S-1-[0-9-]+)(D:.*)$", sddl or "")
+    if not m:
+        check_sddl(sddl)
+        raise SimError('Exception calling "SetSecurityDescriptorSddlForm" with "2" argument(s): "The SDDL form of '
+                       'a security descriptor object is invalid."')
+    owner, dacl = m.group(1), m.group(2)
+    check_sddl(dacl)
+    if owner != owner_of(host, win_path) and not _grants_write_owner_to_admins(effective_sddl(host, win_path)):
+        raise SimError("cannot make Administrators the owner of %s (another user took away their access): run "
+                       "takeown /F \"%s\" /A /R /D Y as an administrator, then re-run" % (win_path, win_path))
+    set_sddl(host, win_path, dacl)
+    set_owner(host, win_path, owner)
+
+
+def create_directory_secured(host, win_path, sddl):
+    """[IO.Directory]::CreateDirectory(path, DirectorySecurity): each directory it creates, the missing parents
+    too, gets the security descriptor (.NET Framework reference source, Directory.InternalCreateDirectory passes
+    the same SECURITY_ATTRIBUTES to every CreateDirectory call); an existing one is left as it is."""
+    m = re.match(r"^O:([A-Z]{2}|S-1-[0-9-]+)(D:.*)$", sddl or "")
+    if not m:  # the script sets the 'Owner, Access' sections: without an owner the form is invalid
+        raise SimError('Exception calling "SetSecurityDescriptorSddlForm" with "2" argument(s): "The SDDL form of '
+                       'a security descriptor object is invalid."')
+    owner, dacl = m.group(1), m.group(2)
+    check_sddl(dacl)
+    parts = split_win_path(win_path)
+    for depth in range(1, len(parts) + 1):
+        path = "C:\\" + "\\".join(parts[:depth])
+        local = host.local_path(path)
+        if os.path.isfile(local):
+            raise SimError("Cannot create \"%s\" because a file or directory with the same name already exists."
+                           % path)
+        if not os.path.isdir(local):
+            os.mkdir(local)
+            set_sddl(host, path, dacl)
+            set_owner(host, path, owner)
+
+
+def delete_link(host, local):
+    """[IO.Directory]::Delete(link, $false) or [IO.File]::Delete(link): the link goes, its target stays."""
+    os.unlink(local)
+
+
 def live_sddls(host):
     """Explicit access rules whose file still exists (for state dumps)."""
     out = {}
@@ -193,16 +294,21 @@ def remove_item(host, path, recurse, locked=()):
         os.remove(p)
 
     def remove_dir(p):
+        # Windows PowerShell 5.1 walks into a junction below the item like into any directory and deletes
+        # its target's content, then the link (PowerShell/PowerShell#621, scriptcs-contrib/svm#48).
         children = [os.path.join(p, n) for n in sorted(os.listdir(p), key=lambda n: n.upper())]
-        subdirs = [c for c in children if os.path.isdir(c) and not os.path.islink(c)]
+        subdirs = [c for c in children if os.path.isdir(c)]
         for child in subdirs:
             remove_dir(child)
         for child in children:
             if child not in subdirs:
                 remove_file(child)
-        os.rmdir(p)
+        if os.path.islink(p):
+            os.unlink(p)
+        else:
+            os.rmdir(p)
 
-    if os.path.isdir(local) and not os.path.islink(local):
+    if os.path.isdir(local):  # a junction too (its target's content counts as its children)
         if not recurse and os.listdir(local):
             raise SimError("The item at %s has children and the Recurse parameter was not specified." % path)
         remove_dir(local)

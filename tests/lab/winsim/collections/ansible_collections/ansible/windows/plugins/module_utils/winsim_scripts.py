@@ -68,19 +68,51 @@ def _test_path(host, path, leaf=None):
 # --- files_state / node_sync ---------------------------------------------------------------------
 @script("files_state")
 def files_state(host, params, check_mode):
-    files = {}
-    for path in _string_list(params, "Files"):
-        files[path] = winsim_files.sha512_file(host.local_path(path)) if _test_path(host, path, leaf=True) else None
-    dirs = {}
-    for path in _string_list(params, "Dirs"):
-        dirs[path] = winsim_files.effective_sddl(host, path) if _test_path(host, path, leaf=False) else None
+    links = []
+
+    def entry(path):
+        """Get-Entry: Get-Item -Force -ErrorAction SilentlyContinue, noting a reparse point."""
+        local = winsim_files.resolve(host, path)
+        if local is None or not os.path.lexists(local):
+            return None
+        if os.path.islink(local) and path not in links:
+            links.append(path)
+        return local if os.path.exists(local) else None
+
     paths = {}
     for path in _string_list(params, "Paths"):
+        entry(path)
         paths[path] = _path_kind(host, path)
+    files = {}
+    for path in _string_list(params, "Files"):
+        local = entry(path)
+        files[path] = winsim_files.sha512_file(local) if local and os.path.isfile(local) else None
+    dirs = {}
+    for path in _string_list(params, "Dirs"):
+        local = entry(path)
+        dirs[path] = winsim_files.security_sddl(host, path) if local and os.path.isdir(local) else None
     acls = {}
     for path in _string_list(params, "Acls"):
-        acls[path] = winsim_files.effective_sddl(host, path) if _test_path(host, path, leaf=True) else None
-    return {"changed": False, "result": {"files": files, "dirs": dirs, "paths": paths, "acls": acls}}
+        local = entry(path)
+        acls[path] = winsim_files.security_sddl(host, path) if local and os.path.isfile(local) else None
+    owners = _string_list(params, "Owners")
+    scan = {}
+    for root in _string_list(params, "Scan"):
+        hits, pending = [], [root]
+        while pending and len(hits) < 20:
+            current = pending.pop()
+            local = host.local_path(current)
+            for name in sorted(os.listdir(local), key=lambda n: n.upper()):
+                child = current.rstrip("\\") + "\\" + name
+                link = os.path.islink(os.path.join(local, name))
+                owner = winsim_files.owner_of(host, child)
+                if link or owner not in owners:
+                    hits.append({"path": child, "owner": owner, "link": link})
+                if os.path.isdir(os.path.join(local, name)) and not link:
+                    pending.append(child)
+        scan[root] = hits
+    return {"changed": False, "result": {"files": files, "dirs": dirs, "paths": paths, "acls": acls,
+                                         "links": links, "scan": scan}}
 
 
 def _path_kind(host, path):
@@ -113,9 +145,17 @@ def node_sync(host, params, check_mode):
     proxy = params.get("Proxy") or ""
     bypass = _string_list(params, "ProxyBypass")
     for d in _entries(params, "Dirs", "path, sddl"):
-        winsim_files.new_directory(host, d["path"])
-        if d.get("sddl"):
-            winsim_files.set_sddl(host, d["path"], d["sddl"])
+        if not d.get("sddl"):
+            winsim_files.new_directory(host, d["path"])
+        elif _test_path(host, d["path"]):
+            if winsim_files.is_link(host, d["path"]):
+                raise SimError("%s is a junction or symbolic link: not following it" % d["path"])
+            winsim_files.set_security(host, d["path"], d["sddl"])
+        else:
+            winsim_files.create_directory_secured(host, d["path"], d["sddl"])
+    for path in _string_list(params, "Discard"):
+        if _test_path(host, path):
+            _remove_tree(host, path)
     for dl in _entries(params, "Downloads", "url, dest, sha512, extract_dir"):
         url, dest = dl["url"], dl["dest"]
         tmp = "%s.kubewin-download" % dest
@@ -154,18 +194,35 @@ def node_sync(host, params, check_mode):
         if f.get("sddl"):
             # FileStream(..., FileSecurity): the new file has these access rules from its creation;
             # an existing destination gets them before the content replaces it
-            winsim_files.set_sddl(host, f["path"] + ".kubewin-new", f["sddl"])
+            winsim_files.set_security(host, f["path"] + ".kubewin-new", f["sddl"])
             if os.path.isfile(host.local_path(f["path"])):
-                winsim_files.set_sddl(host, f["path"], f["sddl"])
+                winsim_files.set_security(host, f["path"], f["sddl"])
         _install_file(host, local_tmp, f["path"])
     for path in _string_list(params, "Remove"):
         if _test_path(host, path):
-            winsim_files.remove_item(host, path, recurse=True, locked=winsim_binaries.locked_files(host))
+            _remove_tree(host, path)
     for path in _string_list(params, "Prune"):
         local = winsim_files.resolve(host, path)
         if _test_path(host, path, leaf=False) and not os.listdir(local):
             winsim_files.remove_item(host, path, recurse=False, locked=set())
     return {"changed": True, "result": {}}
+
+
+def _remove_tree(host, path):
+    """Remove-Tree: a link (junction or symbolic link) is deleted itself, never followed; a directory's
+    entries go first (Get-ChildItem: NTFS order), then the directory; a file with Remove-Item -Force."""
+    local = winsim_files.resolve(host, path)
+    locked = winsim_binaries.locked_files(host)
+    if os.path.islink(local):
+        winsim_files.delete_link(host, local)
+    elif os.path.isdir(local):
+        # Windows PowerShell 5.1's FileSystem provider lists a directory's subdirectories, then its files
+        names = sorted(os.listdir(local), key=lambda n: n.upper())
+        for name in sorted(names, key=lambda n: not os.path.isdir(os.path.join(local, n))):
+            _remove_tree(host, path.rstrip("\\") + "\\" + name)
+        winsim_files.remove_item(host, path, recurse=False, locked=locked)
+    else:
+        winsim_files.remove_item(host, path, recurse=False, locked=locked)
 
 
 def _install_file(host, local_tmp, win_dest):
@@ -190,10 +247,14 @@ def _install_file(host, local_tmp, win_dest):
         return
     tmp_key = winsim_files.sddl_key(win_dest + ".kubewin-new")
     sddl = winsim_files.explicit_sddl(host, win_dest + ".kubewin-new")
+    owner = winsim_files.owner_of(host, win_dest + ".kubewin-new")
     os.rename(local_tmp, local)
     (host.state.get("sddl") or {}).pop(tmp_key, None)
+    (host.state.get("owner") or {}).pop(tmp_key, None)
     if sddl:
         winsim_files.set_sddl(host, win_dest, sddl)
+    if owner != "BA":  # BA is what an entry-less path reports
+        winsim_files.set_owner(host, win_dest, owner)
 
 
 def run_script(host, text, params, check_mode):

@@ -1,0 +1,33 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the HostProcess mode: digest-pinned images and the Pod Security label it changes."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import hostprocess as hp
+
+
+def _wrap(func):
+    def filter_func(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except hp.HostProcessError as e:
+            raise AnsibleFilterError(str(e)) from None
+
+    filter_func.__doc__ = func.__doc__
+    return filter_func
+
+
+class FilterModule(object):
+    def filters(self):
+        return {
+            "hostprocess_image_problems": hp.image_problems,
+            "hostprocess_pinned_image": _wrap(hp.pinned_image),
+            "pod_security_enable": hp.pod_security_enable,
+            "pod_security_reverts": hp.pod_security_reverts,
+        }

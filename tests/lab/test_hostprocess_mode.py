@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+"""Issue 12 item 5 against the lab control plane: HostProcess mode uses its images only pinned by digest,
+changes the Pod Security enforce label of its namespaces only where needed and records what was there,
+and reset removes every object the mode made and puts the label back."""
+
+import scenario
+from kubernetes import client, config
+
+ENFORCE = "pod-security.kubernetes.io/enforce"
+PRIOR = "kubewin.nodes/pod-security-enforce-before"
+FLANNEL_TAG = "registry.lab.invalid/sigwindowstools/flannel:v0.27.0-hostprocess"
+FLANNEL_DIGEST = "registry.lab.invalid/sigwindowstools/flannel@sha256:" + "1f" * 32
+PROXY_DIGEST = "registry.lab.invalid/sigwindowstools/kube-proxy@sha256:" + "2e" * 32
+
+
+def _labels(core, name):
+    meta = core.read_namespace(name).metadata
+    return dict(meta.labels or {}), dict(meta.annotations or {})
+
+
+def _managed(apps, rbac):
+    selector = "kubewin.nodes/managed=true"
+    return ([(d.metadata.namespace, d.metadata.name)
+             for d in apps.list_daemon_set_for_all_namespaces(label_selector=selector).items]
+            + [b.metadata.name for b in rbac.list_cluster_role_binding(label_selector=selector).items])
+
+
+def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path, api):
+    core, apps = api
+    rbac = client.RbacAuthorizationV1Api(config.new_client_from_config(config_file=scenario.ADMIN_CONF))
+    # flannel's namespace enforces baseline before kubewin.nodes comes (HostProcess pods need privileged)
+    core.patch_namespace("kube-flannel", {"metadata": {"labels": {ENFORCE: "baseline"}}})
+    system_before = _labels(core, "kube-system")
+    try:
+        common = dict(kubewin_node_name="hpm-{{ inventory_hostname }}", kubewin_deployment_mode="hostprocess",
+                      kubewin_flannel_hostprocess_image=FLANNEL_TAG, kubewin_kube_proxy_hostprocess_image=PROXY_DIGEST)
+        sc = scenario.Scenario(tmp_path, nodes=1, **common)
+        # a tag without a pin: refused by preflight, nothing changed in the cluster
+        rc, doc, text = sc.run("scale_up.yml")
+        messages = "\n".join(scenario.failures(doc))
+        assert rc != 0 and "Preflight failed on win-1" in messages, messages or text[-2000:]
+        assert "kubewin_flannel_hostprocess_image is '%s'" % FLANNEL_TAG in messages
+        assert "kubewin_hostprocess_image_pins" in messages and "kube_proxy_hostprocess_image" not in messages
+        assert _labels(core, "kube-flannel")[0][ENFORCE] == "baseline" and _managed(apps, rbac) == []
+
+        sc.set_vars(kubewin_hostprocess_image_pins={FLANNEL_TAG: FLANNEL_DIGEST}, **common)
+        rc, doc, text = sc.run("scale_up.yml")
+        assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+        flannel = apps.read_namespaced_daemon_set("kube-flannel-ds-windows", "kube-flannel")
+        proxy = apps.read_namespaced_daemon_set("kube-proxy-windows", "kube-system")
+        assert [c.image for c in flannel.spec.template.spec.containers] == [FLANNEL_DIGEST]
+        assert [c.image for c in proxy.spec.template.spec.containers] == [PROXY_DIGEST]
+        labels, annotations = _labels(core, "kube-flannel")
+        assert labels[ENFORCE] == "privileged" and annotations[PRIOR] == "baseline"
+        labels, annotations = _labels(core, "kube-system")
+        assert labels[ENFORCE] == "privileged"
+        assert annotations[PRIOR] == system_before[0].get(ENFORCE, "")
+        # only the enforce label: no other Pod Security label is touched
+        assert {k for k in labels if k.startswith("pod-security.kubernetes.io/")} == \
+            {k for k in system_before[0] if k.startswith("pod-security.kubernetes.io/")} | {ENFORCE}
+        assert sorted(_managed(apps, rbac), key=str) == sorted(
+            [("kube-flannel", "kube-flannel-ds-windows"), ("kube-system", "kube-proxy-windows"),
+             "kubewin:kube-proxy-windows"], key=str)
+
+        rc, doc, text = sc.run("scale_up.yml")
+        assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
+
+        rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+        assert rc == 0, "\n".join(scenario.failures(doc))
+        assert _managed(apps, rbac) == []
+        labels, annotations = _labels(core, "kube-flannel")
+        assert labels[ENFORCE] == "baseline" and PRIOR not in annotations
+        assert _labels(core, "kube-system") == system_before
+        # a second reset finds nothing left to do for this mode
+        rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+        assert rc == 0 and not [t for t in scenario.changed_tasks(doc).get("localhost", [])
+                                if "HostProcess" in t or "Pod Security" in t]
+    finally:
+        core.patch_namespace("kube-flannel", {"metadata": {"labels": {ENFORCE: None}, "annotations": {PRIOR: None}}})

@@ -1,0 +1,68 @@
+import pytest
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import hostprocess as hp
+from ansible_collections.kubewin.nodes.plugins.module_utils import preflight
+
+TAG = "docker.io/sigwindowstools/flannel:v0.27.0-hostprocess"
+DIGEST = "docker.io/sigwindowstools/flannel@sha256:" + "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize("ref, ok", [
+    (DIGEST, True),
+    ("registry.corp:5000/mirror/kube-proxy:v1.37.2@sha256:" + "a" * 64, True),  # tag and digest: the digest wins
+    (TAG, False),
+    ("docker.io/sigwindowstools/flannel@sha256:" + "A" * 64, False),          # digests are lowercase hex
+    ("docker.io/sigwindowstools/flannel@sha256:" + "a" * 63, False),
+    ("flannel@sha512:" + "a" * 128, False),
+    ("", False),
+])
+def test_only_a_sha256_digest_reference_counts_as_pinned(ref, ok):
+    assert hp.is_digest_reference(ref) is ok
+
+
+def test_a_tag_is_used_only_through_its_pin():
+    assert hp.pinned_image(DIGEST) == DIGEST
+    assert hp.pinned_image(TAG, {TAG: DIGEST}) == DIGEST
+    with pytest.raises(hp.HostProcessError, match="kubewin_flannel_hostprocess_image is .*pin it by digest"):
+        hp.pinned_image(TAG, {}, "kubewin_flannel_hostprocess_image")
+
+
+def test_preflight_names_the_variable_and_the_fix_in_hostprocess_mode_only():
+    images = {"kubewin_flannel_hostprocess_image": TAG, "kubewin_kube_proxy_hostprocess_image": DIGEST}
+    fails, warns = preflight.check_hostprocess_images("hostprocess", images, {})
+    assert warns == []
+    assert [f["variable"] for f in fails] == ["kubewin_flannel_hostprocess_image"]
+    assert "kubewin_hostprocess_image_pins" in fails[0]["message"] and "crane digest" in fails[0]["message"]
+    assert preflight.check_hostprocess_images("hostprocess", images, {TAG: DIGEST}) == ([], [])
+    assert preflight.check_hostprocess_images("services", images, {}) == ([], [])
+    fails = preflight.check_hostprocess_images("hostprocess", images, {TAG: "flannel:latest"})[0]
+    assert [f["variable"] for f in fails] == ["kubewin_hostprocess_image_pins"]  # one problem, one message
+    assert "not an image pinned by digest" in fails[0]["message"]
+
+
+def _ns(labels=None, annotations=None):
+    return {"metadata": {"name": "kube-flannel", "labels": labels or {}, "annotations": annotations or {}}}
+
+
+def test_only_the_enforce_label_changes_and_its_value_before_is_recorded_once():
+    patch = hp.pod_security_enable(_ns({hp.ENFORCE_LABEL: "baseline", "pod-security.kubernetes.io/warn": "restricted"}))
+    assert patch == {"metadata": {"labels": {hp.ENFORCE_LABEL: "privileged"},
+                                  "annotations": {hp.PRIOR_ANNOTATION: "baseline"}}}
+    assert hp.pod_security_enable(_ns({hp.ENFORCE_LABEL: "privileged"})) == {}  # nothing to do, nothing recorded
+    # none before: recorded as "", so reset removes the label again
+    assert hp.pod_security_enable(_ns())["metadata"]["annotations"] == {hp.PRIOR_ANNOTATION: ""}
+    # someone set it back to restricted after an earlier run: the first record (what was there before) stays
+    again = hp.pod_security_enable(_ns({hp.ENFORCE_LABEL: "restricted"}, {hp.PRIOR_ANNOTATION: "baseline"}))
+    assert again == {"metadata": {"labels": {hp.ENFORCE_LABEL: "privileged"}}}
+
+
+def test_reset_puts_back_what_was_recorded_and_leaves_other_namespaces_alone():
+    namespaces = [_ns({hp.ENFORCE_LABEL: "privileged"}, {hp.PRIOR_ANNOTATION: "baseline"}),
+                  {"metadata": {"name": "kube-system", "labels": {hp.ENFORCE_LABEL: "privileged"},
+                                "annotations": {hp.PRIOR_ANNOTATION: ""}}},
+                  {"metadata": {"name": "default", "labels": {hp.ENFORCE_LABEL: "privileged"}}}]
+    assert hp.pod_security_reverts(namespaces) == [
+        {"name": "kube-flannel", "patch": {"metadata": {"labels": {hp.ENFORCE_LABEL: "baseline"},
+                                                        "annotations": {hp.PRIOR_ANNOTATION: None}}}},
+        {"name": "kube-system", "patch": {"metadata": {"labels": {hp.ENFORCE_LABEL: None},
+                                                       "annotations": {hp.PRIOR_ANNOTATION: None}}}}]
