@@ -18,6 +18,8 @@ import re
 import urllib.parse
 import urllib.request
 
+from ansible_collections.kubewin.nodes.plugins.module_utils.node_network import json_text
+
 # Administrators and SYSTEM only, not inherited: for C:\k, C:\etc\kubernetes, C:\var\lib\kubelet
 # and files holding credentials.
 RESTRICTED_DIR_SDDL = "D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
@@ -55,7 +57,9 @@ FILES_ARGSPEC = dict(
     )),
     files=dict(type="list", elements="dict", default=[], options=dict(
         path=dict(type="str", required=True),
-        content=dict(type="str", required=True),
+        # str; a JSON document the templating decoded on the way (ansible-core 2.18 turns a filter's JSON
+        # text without true/false/null into a dict) is written as node_network.json_text writes it.
+        content=dict(type="raw", required=True),
         restricted=dict(type="bool", default=False),
         secret=dict(type="bool", default=False),
     )),
@@ -312,6 +316,8 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
                 report["before"][entry["dest"]] += ", owner: %s" % split_security(live_acls.get(entry["dest"]))[0]
                 report["after"][entry["dest"]] += ", owner: %s" % RESTRICTED_OWNER
     for f in files:
+        if not isinstance(f["content"], str):
+            f = dict(f, content=json_text(f["content"]))
         data = f["content"].encode("utf-8")
         want = hashlib.sha512(data).hexdigest()
         have = live_files.get(f["path"])

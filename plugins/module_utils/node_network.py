@@ -40,12 +40,18 @@ def network_name(backend, vni):
     raise NetworkConfigError("flannel_backend_type must be vxlan or host-gw, not %r" % backend)
 
 
+def json_text(data):
+    """The text of every JSON file written to a host (one format, so a value decoded and re-encoded on the way
+    is written byte for byte the same)."""
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
 def net_conf(pods_subnet, backend, vni=4096, port=4789):
     """flannel's net-conf.json, as the cluster's kube-flannel-cfg would hold it."""
     conf = {"Network": pods_subnet, "Backend": {"Type": backend}}
     if backend == "vxlan":
         conf["Backend"].update(VNI=int(vni), Port=int(port))
-    return json.dumps(conf, indent=2, sort_keys=True) + "\n"
+    return json_text(conf)
 
 
 def cni_config(pods_subnet, service_subnet, backend, vni, dns_server, dns_domain, node_ip=None,
@@ -89,7 +95,7 @@ def cni_config(pods_subnet, service_subnet, backend, vni, dns_server, dns_domain
         delegate = {"type": delegate_type, "dns": dns, "policies": policies}
     conf = {"cniVersion": "0.3.0", "name": network_name(backend, vni), "type": runtime_cni.FLANNEL_TYPE,
             "capabilities": {"portMappings": True, "dns": True}, "delegate": delegate}
-    return json.dumps(conf, indent=2, sort_keys=True) + "\n"
+    return json_text(conf)
 
 
 def cni_plugin_types(conf_text):

@@ -67,8 +67,11 @@ options:
         type: str
         required: true
       content:
-        description: File content (UTF-8).
-        type: str
+        description:
+          - File content (UTF-8).
+          - A dict or list is written as JSON (two-space indent, sorted keys), so a JSON text the templating
+            decoded on the way is written as it was.
+        type: raw
         required: true
       restricted:
         description: Limit access to Administrators and SYSTEM (for credentials).

@@ -1,5 +1,6 @@
 import base64
 import hashlib
+import json
 import re
 
 import pytest
@@ -331,3 +332,20 @@ def test_pins_are_keyed_by_url_so_they_hold_for_one_version():
     bad = nfiles.pin_checksums([old], {old["url"]: "abc"})
     with pytest.raises(nfiles.NodeFilesError, match="the checksum pinned for %s" % re.escape(old["url"])):
         nfiles.resolve_downloads(bad, fetch=None)
+
+
+def test_json_content_decoded_by_the_templating_is_written_as_the_filter_wrote_it():
+    # ansible-core 2.18 turns the net_conf filter's text (JSON without true/false/null) into a dict on its way
+    # to the module; flanneld must still get JSON, byte for byte what 2.19 (which keeps the text) writes.
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_network
+
+    text = node_network.net_conf("10.244.0.0/16", "vxlan", 4096, 4789)
+    path = "C:\\etc\\kube-flannel\\net-conf.json"
+    as_text = [{"path": path, "content": text, "restricted": False, "secret": False}]
+    as_dict = [dict(as_text[0], content=json.loads(text))]
+    params, _ = nfiles.plan([], [], as_dict, {"files": {}, "dirs": {}})
+    assert base64.b64decode(params["Files"][0]["content"]).decode() == text
+    live = {"files": {path: hashlib.sha512(text.encode()).hexdigest()}, "dirs": {},
+            "acls": {path: "O:BAD:AI(A;ID;FA;;;BU)"}}
+    assert nfiles.plan([], [], as_dict, live)[0] is None
+    assert nfiles.plan([], [], as_text, live)[0] is None
