@@ -75,6 +75,9 @@ lab-down:
 
 lab-test: lab-up
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python -m pytest -q tests/lab
+	@echo "== kubespray's pin: scale-up, re-run and reset on ansible-core 2.18 =="
+	$(VENV_ROOT)/core-2.18/bin/python -m pytest -q tests/lab/test_scale_up.py \
+	  -k "ready_windows_nodes or rerun_changes_nothing or reset_leaves"
 	PATH=$(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin:$$PATH molecule test
 
 # Remote operations per Windows node (counts, not timings); not part of `make test`.
