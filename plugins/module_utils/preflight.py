@@ -955,7 +955,6 @@ def unavailable_failure(unavailable, inputs):
     return finding("downloads", variable, message)
 
 
-
 def download_failures(downloads, fetch, probe, inputs):
     """The findings about the node's downloads that need the network (the controller fetches the
     checksum files and the first byte of each file): a malformed pinned checksum, by its URL, and ONE

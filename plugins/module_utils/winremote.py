@@ -25,7 +25,7 @@ def become_problem(action, task_vars):
     become = getattr(action._connection, "become", None)
     if become is None:
         return None
-    method = str(getattr(become, "_load_name", None) or getattr(become, "name", "") or "?").split(".")[-1]
+    method = str(getattr(become, "_load_name", None) or getattr(become, "name", "") or "?").rsplit(".", 1)[-1]
     if method == "runas":
         return None
     host = task_vars.get("inventory_hostname", "?")

@@ -250,8 +250,8 @@ def test_an_air_gapped_mirror_gets_one_message_listing_every_url_it_lacks(make_p
     monkeypatch.setattr(node_files, "fetch_checksum_file", fetch)
     monkeypatch.setattr(preflight, "probe_download", probe)
     flanneld = "https://files.corp/github.com/flannel-io/flannel/releases/download/v0.26.7/flanneld.exe"
-    downloads = [{"url": base + name, "dest": "C:\\k\\" + name} for name in ("kubelet.exe", "kubeadm.exe",
-                                                                               "kube-proxy.exe")]
+    names = ("kubelet.exe", "kubeadm.exe", "kube-proxy.exe")
+    downloads = [{"url": base + name, "dest": "C:\\k\\" + name} for name in names]
     downloads.append({"url": flanneld, "dest": "C:\\k\\flanneld.exe", "checksum": "b" * 128})
     action, guard, dummy = make_preflight(dict(GOOD, downloads=downloads))
     result = action.run(task_vars={"inventory_hostname": "win1"})
@@ -273,8 +273,8 @@ def test_a_mirror_with_every_file_passes_and_each_file_is_asked_for_once(make_pr
     monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "c" * 128)
     urls = ["https://files.corp/a/kubelet.exe", "https://files.corp/b/nssm-2.24.zip"]
     action, guard, dummy = make_preflight(dict(GOOD, downloads=[
-        {"url": urls[0], "dest": "C:\\k\\kubelet.exe"}, {"url": urls[1], "extract_dir": "C:\\k\\nssm",
-                                                           "checksum": "d" * 128}]))
+        {"url": urls[0], "dest": "C:\\k\\kubelet.exe"},
+        {"url": urls[1], "extract_dir": "C:\\k\\nssm", "checksum": "d" * 128}]))
     result = action.run(task_vars={"inventory_hostname": "win1"})
     assert not result.get("failed"), result.get("msg")
     assert fetched == [urls[0] + ".sha512"] and probed == urls

@@ -69,7 +69,7 @@ class Connection(LocalConnection):
             # _build_success_command ("The powershell shell family is incompatible with the sudo become
             # plugin"). runas itself (a logon as become_user) is not simulated, so it is refused too: never
             # more lenient than Windows. Nothing is logged as run.
-            method = str(getattr(self.become, "_load_name", None) or self.become.name).split(".")[-1]
+            method = str(getattr(self.become, "_load_name", None) or self.become.name).rsplit(".", 1)[-1]
             raise AnsibleError("winsim: Become plugin %s is not supported by the Windows exec wrapper. Make sure "
                                "to set the become method to runas.%s"
                                % (method, " (runas is not simulated)" if method == "runas" else ""))
