@@ -855,6 +855,11 @@ def check_downloads(downloads, download_bases=None, allow_insecure=False, checks
         elif kind == "insecure" and not allow_insecure:
             f.fail(var, "%s %s is plain %s; %s"
                    % (var, redact_url(bases[var]), urllib.parse.urlsplit(str(bases[var])).scheme, insecure_fix))
+        if kind != "invalid" and redact_url(bases[var]) != str(bases[var]):
+            f.fail(var, "%s %s carries a password (kubespray's files_repo may, as its offline docs show); the download "
+                        "URLs are shown in the node role's --diff output and task results, so the password would be "
+                        "too: give the Windows nodes a location that needs none (e.g. a read-only path of the "
+                        "mirror) and set %s to it" % (var, redact_url(bases[var]), var))
     for d in downloads or []:
         for url in (d.get("url"), d.get("checksum_url")):
             if not url or any(url.startswith(base) for base, dummy in named):

@@ -289,3 +289,20 @@ def test_a_malformed_pin_is_named_by_its_url(make_preflight, monkeypatch):
         {"url": url, "extract_dir": "C:\\k\\nssm", "checksum": "abc"}]))
     result = action.run(task_vars={"inventory_hostname": "win1"})
     assert result["failed"] and "the checksum pinned for %s is not a SHA-512 checksum" % url in result["msg"]
+
+
+def test_a_download_base_with_a_password_is_refused_and_never_shown(make_preflight, monkeypatch):
+    """kubespray's offline docs put user:password into files_repo; the URLs reach --diff output, so not here."""
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files
+
+    fetched = []
+    monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "a" * 128)
+    base = "https://download:s3cret@files.corp/repo/dl.k8s.io/release"
+    action, guard, dummy = make_preflight(dict(GOOD, download_bases={"kubewin_kubernetes_download_url": base},
+                                               downloads=[{"url": base + "/v1.31.4/bin/windows/amd64/kubelet.exe",
+                                                           "dest": "C:\\k\\kubelet.exe"}]))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert result["failed"] and fetched == []
+    assert "kubewin_kubernetes_download_url https://download:<hidden>@files.corp/repo/dl.k8s.io/release carries a " \
+           "password" in result["msg"]
+    assert "s3cret" not in repr(result)
