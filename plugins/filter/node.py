@@ -9,10 +9,10 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import kubespray, runtime_cni, versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nfacts
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_network as nn
+from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 
@@ -64,8 +64,4 @@ class FilterModule(object):
         # kube_version | kube_release(server_git_version): the release tag the nodes install.
         filters["kube_release"] = versions.effective_kube_version
         filters["windows_command_line"] = _wrap(ws.render_command_line)
-        # kubespray's dl_k8s_io_url/github_url/files_repo and proxies, mapped to the Windows downloads.
-        filters["kubespray_download_url"] = _wrap(kubespray.download_url)
-        filters["kubespray_proxy"] = _wrap(kubespray.proxy)
-        filters["kubespray_no_proxy"] = _wrap(kubespray.no_proxy)
         return filters

@@ -90,3 +90,17 @@ def test_without_no_proxy_additional_no_proxy_is_used():
 
 def test_a_list_no_proxy_is_taken_as_is():
     assert kubespray.no_proxy({"no_proxy": ["a.corp", " b.corp ", "a.corp"]}) == ["a.corp", "b.corp"]
+
+
+def test_the_filters_give_the_same_answers_and_an_ansible_error_with_the_fix():
+    from ansible.errors import AnsibleFilterError
+
+    from ansible_collections.kubewin.nodes.plugins.filter.kubespray import FilterModule
+
+    filters = FilterModule().filters()
+    assert filters["kubespray_download_url"]({"files_repo": "https://f.corp"}, "nssm") == \
+        "https://f.corp/nssm.cc/release/nssm-2.24.zip"
+    assert filters["kubespray_no_proxy"]({"no_proxy": "a.corp,b.corp"}) == ["a.corp", "b.corp"]
+    settings = {"http_proxy": "http://p1.corp:3128", "https_proxy": "http://p2.corp:3128"}
+    with pytest.raises(AnsibleFilterError, match="set kubewin_http_proxy to the proxy the Windows nodes use"):
+        filters["kubespray_proxy"](settings, HTTPS_BASES + ["http://mirror.corp/release"])
