@@ -27,12 +27,14 @@ class ActionModule(ActionBase):
         # A malformed value (a version, a base URL, the proxy, a pin) would only turn into a misleading
         # checksum-fetch error: fetch only when every value that makes up a download is well formed.
         if args["downloads"] and not any(f["check"] in ("inputs", "downloads") for f in failures):
-            # The only check that reads the network: the controller fetches the checksum files.
-            try:
-                node_files.resolve_downloads(args["downloads"], lambda url: node_files.fetch_checksum_file(
-                    url, args["proxy"], args["checksum_timeout"], args["no_proxy"]))
-            except node_files.NodeFilesError as e:
-                failures.append(preflight.checksum_failure(e, args))
+            # The only check that reads the network: the controller fetches the checksum files and the
+            # first byte of each file, the way the node will, and names every URL it cannot have.
+            failures.extend(preflight.download_failures(
+                args["downloads"],
+                lambda url: node_files.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"],
+                                                           args["no_proxy"]),
+                lambda url: preflight.probe_download(url, args["proxy"], args["checksum_timeout"], args["no_proxy"]),
+                args))
         # ``warnings`` as text so Ansible shows them; ``warning_findings`` keeps check and variable.
         result.update(changed=False, failures=failures, warning_findings=warnings, node_ip=identity["node_ip"],
                       adapter=identity["adapter"],

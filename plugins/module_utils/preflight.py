@@ -16,6 +16,7 @@ import difflib
 import ipaddress
 import re
 import urllib.parse
+import urllib.request
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import hostprocess, node_files, versions
 
@@ -896,6 +897,11 @@ def check_downloads(downloads, download_bases=None, allow_insecure=False, checks
         elif kind == "insecure" and not allow_insecure:
             f.fail(var, "%s %s is plain %s; %s"
                    % (var, redact_url(bases[var]), urllib.parse.urlsplit(str(bases[var])).scheme, insecure_fix))
+        if kind != "invalid" and redact_url(bases[var]) != str(bases[var]):
+            f.fail(var, "%s %s carries a password (kubespray's files_repo may, as its offline docs show); the download "
+                        "URLs are shown in the node role's --diff output and task results, so the password would be "
+                        "too: give the Windows nodes a location that needs none (e.g. a read-only path of the "
+                        "mirror) and set %s to it" % (var, redact_url(bases[var]), var))
     for d in downloads or []:
         for url in (d.get("url"), d.get("checksum_url")):
             if not url or any(url.startswith(base) for base, dummy in named):
@@ -919,23 +925,98 @@ def check_downloads(downloads, download_bases=None, allow_insecure=False, checks
     return f.result()
 
 
-def checksum_failure(error, inputs):
-    """The finding for a checksum that could not be resolved. When the URL carries a version the user
-    chose (kube_version, the flannel or CNI tag), say that first: a release that does not exist looks
-    exactly like a missing checksum."""
-    text = str(error)
+def probe_download(url, proxy=None, timeout=30, no_proxy=()):
+    """Whether ``url`` can be fetched, asked the way the node fetches it (through the proxy unless
+    ``no_proxy`` or loopback sends it around, as node_files.fetch_checksum_file): one GET of its first
+    byte (Range: bytes=0-0; a server that ignores Range is cut off after one byte). Raises what urllib
+    raises when it cannot."""
+    handlers = []
+    if proxy:
+        use = not node_files.bypassed(url, no_proxy)
+        handlers.append(urllib.request.ProxyHandler({"http": proxy, "https": proxy} if use else {}))
+    request = urllib.request.Request(url, headers={"Range": "bytes=0-0"})
+    with urllib.request.build_opener(*handlers).open(request, timeout=timeout) as response:
+        response.read(1)
+
+
+def _fetch_reason(error):
+    """A transport error in a few words: 'HTTP 404 Not Found', 'no such file', or the error's text."""
+    code = getattr(error, "code", None)
+    if code is not None:
+        return "HTTP %s %s" % (code, getattr(error, "reason", "") or "")
+    reason = getattr(error, "reason", None)
+    if isinstance(reason, FileNotFoundError) or isinstance(error, FileNotFoundError):
+        return "no such file"
+    return str(reason or error) or error.__class__.__name__
+
+
+def unavailable_downloads(downloads, fetch, probe):
+    """Every URL the node needs that cannot be had, in download order, as [(url, reason)]: each file,
+    and its checksum file unless the checksum is pinned. All of them, not the first: a mirror made from
+    kubespray's offline list (contrib/offline/generate_list.sh: Linux files, SHA-256 pins, no .sha512)
+    lacks the Windows files and their checksum files, and the operator adds them in one go.
+    ``fetch(url)`` returns a checksum file's text; ``probe(url)`` raises when the file cannot be fetched.
+    Locations the controller cannot reach itself (a UNC or drive path) are left to the node."""
+    out = []
+    for d in downloads or []:
+        url = d.get("url")
+        if not url or url_kind(url) == "invalid" or re.match(r"^(\\\\|[A-Za-z]:\\)", str(url)):
+            continue
+        if not d.get("checksum"):
+            checksum_url = d.get("checksum_url") or url + ".sha512"
+            try:
+                node_files.parse_checksum(fetch(checksum_url), checksum_url)
+            except node_files.NodeFilesError as e:
+                out.append((checksum_url, "not a SHA-512 checksum file: %s" % e))
+            except Exception as e:  # any transport error: the URL and the answer
+                out.append((checksum_url, _fetch_reason(e)))
+        try:
+            probe(url)
+        except Exception as e:
+            out.append((url, _fetch_reason(e)))
+    return out
+
+
+def unavailable_failure(unavailable, inputs):
+    """ONE finding for everything unavailable: which URLs must be added to the download location (or
+    pinned, for a checksum file), one per line, and which version variable a release in them comes
+    from, since a release that does not exist looks exactly like a file the mirror lacks."""
     kube = versions.kube_release(versions.effective_kube_version(inputs.get("kube_version"),
                                                                  inputs.get("server_version")))
+    variable, hints = VARIABLES["checksums"], []
     for var, tag in ((VARIABLES["kube_version"], kube), (VARIABLES["flannel_version"], inputs.get("flannel_version")),
                      (VARIABLES["cni_plugins_version"], inputs.get("cni_plugins_version"))):
-        if tag and "/%s/" % tag in text:
-            return finding("downloads", var, "%s; the URL holds release %s (from %s): check that %s is a published "
-                                             "release at that base URL, or pin the checksum in %s"
-                           % (text, tag, var, tag, VARIABLES["checksums"]))
-    pins = VARIABLES["checksums"]
-    return finding("downloads", pins, "%s (the base URLs are kubewin_*_download_url; pin a checksum in %s)"
-                   % (text, pins))
+        if tag and any("/%s/" % tag in url for url, dummy in unavailable):
+            hints.append("the URLs with /%s/ hold release %s (from %s): check that %s is a published release at "
+                         "that base URL" % (tag, tag, var, tag))
+            if variable == VARIABLES["checksums"]:
+                variable = var
+    lines = "".join("\n    %s (%s)" % (redact_url(url), reason) for url, reason in unavailable)
+    message = ("%d download URL(s) the Windows nodes need cannot be fetched; add them to the download location "
+               "(an air-gapped mirror made from kubespray's offline file list has no Windows files and no .sha512 "
+               "files), or, for a checksum file, pin the file's SHA-512 in %s instead (the base URLs are "
+               "kubewin_*_download_url, or kubespray's dl_k8s_io_url, github_url and files_repo):%s"
+               % (len(unavailable), VARIABLES["checksums"], lines))
+    if hints:
+        message += "\n  " + "; ".join(hints)
+    return finding("downloads", variable, message)
 
+
+def download_failures(downloads, fetch, probe, inputs):
+    """The findings about the node's downloads that need the network (the controller fetches the
+    checksum files and the first byte of each file): a malformed pinned checksum, by its URL, and ONE
+    finding listing every URL that cannot be had (unavailable_failure)."""
+    out = []
+    for d in downloads or []:
+        if d.get("checksum"):
+            try:
+                node_files.parse_checksum(d["checksum"], "the checksum pinned for %s" % redact_url(d["url"]))
+            except node_files.NodeFilesError as e:
+                out.append(finding("downloads", VARIABLES["checksums"], str(e)))
+    unavailable = unavailable_downloads(downloads, fetch, probe)
+    if unavailable:
+        out.append(unavailable_failure(unavailable, inputs))
+    return out
 
 # ---------------------------------------------------------------------------------------------------
 

@@ -16,6 +16,25 @@ class RemoteScriptError(Exception):
     """A script failed on the host; the message says which script and what the host answered."""
 
 
+def become_problem(action, task_vars):
+    """None, or why the task's become cannot run on this Windows host. kubespray is run with -b (sudo to
+    root on its Linux hosts); on a Windows host only the runas method exists, and ansible-core refuses
+    any other one for a PowerShell module: 2.19 "Become plugin sudo is not supported by the Windows exec
+    wrapper" (executor/powershell/module_manifest.py), 2.18 "The powershell shell family is incompatible
+    with the sudo become plugin" (plugins/become/__init__.py). Said before anything runs, with the fix."""
+    become = getattr(action._connection, "become", None)
+    if become is None:
+        return None
+    method = str(getattr(become, "_load_name", None) or getattr(become, "name", "") or "?").rsplit(".", 1)[-1]
+    if method == "runas":
+        return None
+    host = task_vars.get("inventory_hostname", "?")
+    return ("become is on for Windows host %s with the %s method (ansible-playbook -b/--become, or ansible_become), "
+            "which cannot run on Windows: set ansible_become: false for the Windows hosts' group (group_vars/"
+            "kube_windows_nodes.yml, or [kube_windows_nodes:vars] ansible_become=false); the first kube_control_plane "
+            "host keeps -b to read its admin kubeconfig" % (host, method))
+
+
 def run_script(action, task_vars, name, parameters=None, sensitive=False):
     """Run SCRIPTS[name] with ``parameters`` on the task's host and return its ``$Ansible.Result``.
 
@@ -23,6 +42,9 @@ def run_script(action, task_vars, name, parameters=None, sensitive=False):
     call is one remote operation. ``sensitive`` runs it with no_log, so parameters holding secrets
     stay out of logs whatever the verbosity.
     """
+    problem = become_problem(action, task_vars)
+    if problem:
+        raise RemoteScriptError(problem)
     module_args = {
         "script": SCRIPTS[name],
         "parameters": parameters or {},

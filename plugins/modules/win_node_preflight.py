@@ -188,9 +188,11 @@ options:
     type: str
   downloads:
     description:
-      - The node's downloads (as M(kubewin.nodes.win_node_files) takes them). Their checksum files are fetched
-        on the controller now, so a missing or malformed checksum stops the run before any change. The only
-        check that uses the network.
+      - The node's downloads (as M(kubewin.nodes.win_node_files) takes them). Their checksum files and the first
+        byte of each file are fetched on the controller now, the way the node will fetch them, so a missing file or
+        a missing or malformed checksum stops the run before any change. The only check that uses the network.
+      - Every URL that cannot be fetched is listed in one failure (for an air-gapped mirror, exactly the URLs to
+        add to it).
     type: list
     elements: dict
     default: []

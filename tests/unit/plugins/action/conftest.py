@@ -15,6 +15,7 @@ def make_action():
         task.diff = diff
         connection = MagicMock()
         connection._shell.tmpdir = None
+        connection.become = None  # as a connection plugin has it when the task does not become
         play_context = MagicMock()
         play_context.check_mode = check_mode
         action = action_cls(task, connection, play_context, MagicMock(), MagicMock(), MagicMock())

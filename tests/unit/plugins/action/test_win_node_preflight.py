@@ -35,6 +35,16 @@ class NoRemote:
         pytest.fail("win_node_preflight made a remote call: %r %r" % (args, kwargs))
 
 
+@pytest.fixture(autouse=True)
+def probed(monkeypatch):
+    """The URLs whose first byte preflight asked for; all are there unless a test says otherwise (no network)."""
+    from ansible_collections.kubewin.nodes.plugins.module_utils import preflight
+
+    urls = []
+    monkeypatch.setattr(preflight, "probe_download", lambda url, *a, **k: urls.append(url))
+    return urls
+
+
 @pytest.fixture
 def make_preflight():
     def _make(args, check_mode=False):
@@ -144,7 +154,7 @@ def test_an_unreachable_checksum_stops_the_run_before_any_change(make_preflight,
     result = action.run(task_vars={"inventory_hostname": "win1"})
     assert result["failed"] and guard.calls == []
     assert fetched == [(url + ".sha512", "http://proxy:3128")]  # the pinned one needs no fetch
-    assert "kubewin_checksums" in result["msg"] and url + ".sha512" in result["msg"]
+    assert "kubewin_checksums" in result["msg"] and url + ".sha512 (404 Not Found)" in result["msg"]
 
 
 def test_a_malformed_version_is_named_and_no_checksum_is_fetched_for_it(make_preflight, monkeypatch):
@@ -209,5 +219,90 @@ def test_a_release_that_does_not_exist_is_named_by_its_version_variable(make_pre
     result = action.run(task_vars={"inventory_hostname": "win1"})
     failure = [f for f in result["failures"] if f["check"] == "downloads"][0]
     assert failure["variable"] == "kube_version"
-    assert "the URL holds release v1.31.99 (from kube_version): check that v1.31.99 is a published release" \
-        in failure["message"]
+    assert "the URLs with /v1.31.99/ hold release v1.31.99 (from kube_version): check that v1.31.99 is a " \
+           "published release" in failure["message"]
+
+
+def test_an_air_gapped_mirror_gets_one_message_listing_every_url_it_lacks(make_preflight, monkeypatch, probed):
+    """A mirror made from kubespray's offline list: no Windows files, no .sha512. Every missing URL is
+    listed in one finding (not the first only), the files and the checksum files, and nothing a pin
+    makes unnecessary."""
+    import urllib.error
+
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files, preflight
+
+    base = "https://files.corp/dl.k8s.io/release/v1.31.4/bin/windows/amd64/"
+    present = {base + "kubelet.exe", base + "kubelet.exe.sha512"}
+
+    def missing(url):
+        return urllib.error.HTTPError(url, 404, "Not Found", {}, None)
+
+    def fetch(url, *a, **k):
+        if url not in present:
+            raise missing(url)
+        return "a" * 128
+
+    def probe(url, *a, **k):
+        probed.append(url)
+        if url not in present:
+            raise missing(url)
+
+    monkeypatch.setattr(node_files, "fetch_checksum_file", fetch)
+    monkeypatch.setattr(preflight, "probe_download", probe)
+    flanneld = "https://files.corp/github.com/flannel-io/flannel/releases/download/v0.26.7/flanneld.exe"
+    names = ("kubelet.exe", "kubeadm.exe", "kube-proxy.exe")
+    downloads = [{"url": base + name, "dest": "C:\\k\\" + name} for name in names]
+    downloads.append({"url": flanneld, "dest": "C:\\k\\flanneld.exe", "checksum": "b" * 128})
+    action, guard, dummy = make_preflight(dict(GOOD, downloads=downloads))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    failures = [f for f in result["failures"] if f["check"] == "downloads"]
+    assert result["failed"] and guard.calls == [] and len(failures) == 1
+    listed = [line.strip().split(" (")[0] for line in failures[0]["message"].split("\n")[1:]
+              if line.startswith("    ")]
+    assert listed == [base + "kubeadm.exe.sha512", base + "kubeadm.exe", base + "kube-proxy.exe.sha512",
+                      base + "kube-proxy.exe", flanneld]  # pinned: only the file itself
+    assert failures[0]["message"].startswith("5 download URL(s) the Windows nodes need cannot be fetched")
+    assert "(HTTP 404 Not Found)" in failures[0]["message"] and "kubewin_checksums" in failures[0]["message"]
+    assert result["msg"].count("cannot be fetched") == 1
+
+
+def test_a_mirror_with_every_file_passes_and_each_file_is_asked_for_once(make_preflight, monkeypatch, probed):
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files
+
+    fetched = []
+    monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "c" * 128)
+    urls = ["https://files.corp/a/kubelet.exe", "https://files.corp/b/nssm-2.24.zip"]
+    action, guard, dummy = make_preflight(dict(GOOD, downloads=[
+        {"url": urls[0], "dest": "C:\\k\\kubelet.exe"},
+        {"url": urls[1], "extract_dir": "C:\\k\\nssm", "checksum": "d" * 128}]))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert not result.get("failed"), result.get("msg")
+    assert fetched == [urls[0] + ".sha512"] and probed == urls
+
+
+def test_a_malformed_pin_is_named_by_its_url(make_preflight, monkeypatch):
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files
+
+    monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: "c" * 128)
+    url = "https://files.corp/b/nssm-2.24.zip"
+    action, guard, dummy = make_preflight(dict(GOOD, downloads=[
+        {"url": url, "extract_dir": "C:\\k\\nssm", "checksum": "abc"}]))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert result["failed"] and "the checksum pinned for %s is not a SHA-512 checksum" % url in result["msg"]
+
+
+def test_a_download_base_with_a_password_is_refused_and_never_shown(make_preflight, monkeypatch):
+    """kubespray's offline docs put user:password into files_repo; the URLs reach --diff output, so not here."""
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files
+
+    fetched = []
+    monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "a" * 128)
+    base = "https://download:s3cret@files.corp/repo/dl.k8s.io/release"
+    action, guard, dummy = make_preflight(dict(GOOD, download_bases={"kubewin_kubernetes_download_url": base},
+                                               downloads=[{"url": base + "/v1.31.4/bin/windows/amd64/kubelet.exe",
+                                                           "dest": "C:\\k\\kubelet.exe"}]))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert result["failed"] and fetched == []
+    assert "kubewin_kubernetes_download_url https://download:<hidden>@files.corp/repo/dl.k8s.io/release carries a " \
+           "password" in result["msg"]
+    assert "s3cret" not in repr(result)

@@ -31,7 +31,7 @@ import re  # noqa: E402
 import shlex  # noqa: E402
 import time  # noqa: E402
 
-from ansible.errors import AnsibleConnectionFailure  # noqa: E402
+from ansible.errors import AnsibleConnectionFailure, AnsibleError  # noqa: E402
 from ansible.plugins.connection.local import Connection as LocalConnection  # noqa: E402
 
 # The AnsiballZ wrapper names the module it runs in plain text.
@@ -63,6 +63,18 @@ class Connection(LocalConnection):
             if _HOUSEKEEPING.search(cmd):
                 return super(Connection, self).exec_command(cmd, in_data=in_data, sudoable=sudoable)
             return 1, b"", ("winsim: raw commands do not run on simulated Windows hosts: %s" % cmd[:200]).encode()
+        if self.become is not None:
+            # A Windows host runs modules through the PowerShell exec wrapper, which accepts only the runas
+            # become method and refuses the others before anything runs: ansible-core 2.19
+            # executor/powershell/module_manifest.py ("Become plugin sudo is not supported by the Windows
+            # exec wrapper. Make sure to set the become method to runas."); 2.18 plugins/become/__init__.py
+            # _build_success_command ("The powershell shell family is incompatible with the sudo become
+            # plugin"). runas itself (a logon as become_user) is not simulated, so it is refused too: never
+            # more lenient than Windows. Nothing is logged as run.
+            method = str(getattr(self.become, "_load_name", None) or self.become.name).rsplit(".", 1)[-1]
+            raise AnsibleError("winsim: Become plugin %s is not supported by the Windows exec wrapper. Make sure "
+                               "to set the become method to runas.%s"
+                               % (method, " (runas is not simulated)" if method == "runas" else ""))
         text = in_data.decode("utf-8", "replace") if isinstance(in_data, bytes) else in_data
         m = _MODULE_FQN.search(text)
         if m is None:
