@@ -18,11 +18,10 @@ import scenario
 import yaml
 from mirror import ForwardProxy, layout
 
-# The lab cluster's networks differ from kubespray's defaults. The Windows hosts do not see
-# group_vars/k8s_cluster (they are not in k8s_cluster); until they take these from the cluster (issue 8
-# item 1) the test gives them in their own group as well. Everything else comes from kubespray's places.
-NOT_YET_FROM_THE_CLUSTER = {"kube_pods_subnet": "10.244.0.0/16", "kube_service_addresses": "10.96.0.0/12"}
-CLUSTER = dict(NOT_YET_FROM_THE_CLUSTER, kube_network_plugin="flannel")
+# The lab cluster's networks (not kubespray's defaults), where kubespray keeps them: group_vars/k8s_cluster,
+# which the Windows hosts do not see (they take them from the cluster; these are only compared with it).
+CLUSTER = {"kube_pods_subnet": "10.244.0.0/16", "kube_service_addresses": "10.96.0.0/12",
+           "kube_network_plugin": "flannel"}
 FLANNEL = {"flannel_backend_type": "vxlan", "flannel_vxlan_vni": 4096, "flannel_vxlan_port": 4789}
 # A proxy nothing listens on: a download sent there fails.
 DEAD_PROXY = "http://127.0.0.1:9"
@@ -185,7 +184,7 @@ def test_current_kubespray_layout_with_b_and_kubespray_proxy_and_download_variab
             kubewin_nssm_download_url="http://mirror.kubewin.test/%s" % layout.BASES["nssm"][1]))
         write(str(inv / "group_vars" / "k8s_cluster" / "k8s-cluster.yml"), CLUSTER)
         write(str(inv / "group_vars" / "k8s_cluster" / "k8s-net-flannel.yml"), FLANNEL)
-        hosts, values = windows_group(sc, dict(NOT_YET_FROM_THE_CLUSTER, kubewin_node_name=name))
+        hosts, values = windows_group(sc, {"kubewin_node_name": name})
         write(str(inv / "group_vars" / "kube_windows_nodes.yml"), values)
         sudo_dir = str(tmp_path / "bin")
         log = sudo_shim(sudo_dir)
@@ -227,7 +226,7 @@ def test_older_layout_air_gapped_files_repo_lacking_the_windows_files_then_scale
         write(str(inv / "group_vars" / "k8s_cluster.yml"),
               dict(CLUSTER, kube_version=scenario.lab_version(), **FLANNEL),
               "kubespray's older single-file group_vars/k8s_cluster.yml (kube_version with a v, as before v2.28)")
-        hosts, values = windows_group(sc, dict(NOT_YET_FROM_THE_CLUSTER, kubewin_node_name=name))
+        hosts, values = windows_group(sc, {"kubewin_node_name": name})
         write(str(inv / "group_vars" / "kube_windows_nodes.yml"), values)
         sudo_dir = str(tmp_path / "bin")
         log = sudo_shim(sudo_dir)
