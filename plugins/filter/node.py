@@ -58,6 +58,8 @@ class FilterModule(object):
             "kube_proxy_args", "source_vip_reservation")}
         filters["token_file_kubeconfig"] = _wrap(ncreds.token_file_kubeconfig)
         filters["token_files"] = _wrap(ncreds.token_files)
+        filters["token_file_hashes"] = _wrap(ncreds.token_file_hashes)
+        filters["credential_files_in_sync"] = _wrap(ncreds.credential_files_in_sync)
         filters["kube_log_runner"] = _wrap(sl.kube_log_runner)
         filters["pin_checksums"] = _wrap(nfiles.pin_checksums)
         filters["cni_downloads"] = _wrap(cni_downloads)

@@ -27,12 +27,16 @@ import hashlib
 import json
 import re
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
+
 MANAGED_LABEL = "kubewin.nodes/managed"
 NODE_ANNOTATION = "kubewin.nodes/node"
 EXPIRES_ANNOTATION = "kubewin.nodes/token-expires"
 ISSUED_ANNOTATION = "kubewin.nodes/token-issued"
 SHA512_ANNOTATION = "kubewin.nodes/token-sha512"
 BOUND_UID_ANNOTATION = "kubewin.nodes/token-bound-node-uid"
+# What token_file_hashes reports for a token file others than Administrators and SYSTEM may read.
+OPEN_ACL = "open-access-rules"
 
 # TokenRequest refuses less than 10 minutes (pkg/apis/authentication/validation: "may not specify
 # a duration less than 10 minutes").
@@ -178,6 +182,8 @@ def renewal(annotations, now, node_uid, file_sha512, renew_fraction):
         return True, "no token issued yet"
     if file_sha512 is None:
         return True, "the token file is missing on the node"
+    if file_sha512 == OPEN_ACL:
+        return True, "the token file on the node may be read by others than Administrators and SYSTEM"
     if file_sha512.lower() != annotations[SHA512_ANNOTATION]:
         return True, "the token file on the node is not the token last issued"
     bound_uid = annotations.get(BOUND_UID_ANNOTATION)
@@ -255,3 +261,30 @@ def token_files(tokens, paths):
     win_node_files entries (secret: never in a diff; Administrators and SYSTEM only)."""
     return [{"path": paths[c], "content": tokens[c], "restricted": True, "secret": True}
             for c in COMPONENTS if (tokens or {}).get(c)]
+
+
+def token_file_hashes(paths, state):
+    """{component: SHA-512 of its token file} from ``win_node_credential_state`` (``state``) for the token
+    files ``paths`` ({component: path}). None when the file is missing; OPEN_ACL when its access rules
+    are not Administrators and SYSTEM only: such a token may have been read, so it is replaced."""
+    out = {}
+    for component, path in (paths or {}).items():
+        sha = ((state or {}).get("sha512") or {}).get(path)
+        acl = ((state or {}).get("acls") or {}).get(path)
+        if sha and not nfiles.access_matches(acl or "", nfiles.RESTRICTED_FILE_SDDL):
+            sha = OPEN_ACL
+        out[component] = sha
+    return out
+
+
+def credential_files_in_sync(state, files):
+    """Whether every file of ``files`` (win_node_files entries) has that content and, when restricted,
+    the Administrators-and-SYSTEM-only access rules, according to ``win_node_credential_state``."""
+    hashes = (state or {}).get("sha512") or {}
+    acls = (state or {}).get("acls") or {}
+    for f in files or []:
+        if hashes.get(f["path"]) != hashlib.sha512(f["content"].encode("utf-8")).hexdigest():
+            return False
+        if f.get("restricted") and not nfiles.access_matches(acls.get(f["path"]) or "", nfiles.RESTRICTED_FILE_SDDL):
+            return False
+    return True

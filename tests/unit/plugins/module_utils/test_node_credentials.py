@@ -140,3 +140,30 @@ def test_token_files_only_for_the_tokens_issued():
     assert nc.token_files({}, paths) == []
     assert nc.token_files({"flanneld": "t"}, paths) == [
         {"path": "C:\\etc\\kube-flannel\\token", "content": "t", "restricted": True, "secret": True}]
+
+
+RESTRICTED = "D:PAI(A;;FA;;;SY)(A;;FA;;;BA)"
+PATHS = {"kube-proxy": "C:\\etc\\kube-proxy\\token", "flanneld": "C:\\etc\\kube-flannel\\token"}
+
+
+def test_token_file_hashes_from_the_node_state():
+    state = {"sha512": {PATHS["kube-proxy"]: "ab" * 64, PATHS["flanneld"]: None},
+             "acls": {PATHS["kube-proxy"]: RESTRICTED, PATHS["flanneld"]: None}}
+    assert nc.token_file_hashes(PATHS, state) == {"kube-proxy": "ab" * 64, "flanneld": None}
+
+
+def test_a_token_file_others_can_read_is_replaced():
+    state = {"sha512": {PATHS["kube-proxy"]: "ab" * 64},
+             "acls": {PATHS["kube-proxy"]: "D:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)(A;ID;0x1200a9;;;BU)"}}
+    hashes = nc.token_file_hashes(PATHS, state)
+    assert hashes["kube-proxy"] == nc.OPEN_ACL
+    renew, reason = nc.renewal(issued("tok"), T0, "uid-1", hashes["kube-proxy"], 0.5)
+    assert renew is True and "read by others" in reason
+
+
+def test_kubeconfigs_in_sync_only_with_their_content_and_access_rules():
+    f = {"path": "C:\\etc\\kube-proxy\\kubeconfig", "content": "x", "restricted": True}
+    sha = nc.hashlib.sha512(b"x").hexdigest()
+    assert nc.credential_files_in_sync({"sha512": {f["path"]: sha}, "acls": {f["path"]: RESTRICTED}}, [f])
+    assert not nc.credential_files_in_sync({"sha512": {f["path"]: sha}, "acls": {f["path"]: "D:AI"}}, [f])
+    assert not nc.credential_files_in_sync({"sha512": {f["path"]: None}, "acls": {}}, [f])
