@@ -194,8 +194,8 @@ def renewal(annotations, now, node_uid, file_sha512, renew_fraction):
     life = (expires - issued).total_seconds()
     left = (expires - now).total_seconds()
     if life <= 0 or left < renew_fraction * life:
-        return True, "less than %d%% of its lifetime is left (expires %s)" % (round(renew_fraction * 100),
-                                                                            format_time(expires))
+        percent = round(renew_fraction * 100)
+        return True, "less than %d%% of its lifetime is left (expires %s)" % (percent, format_time(expires))
     return False, "valid until %s" % format_time(expires)
 
 

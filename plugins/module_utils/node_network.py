@@ -173,5 +173,3 @@ def kube_proxy_args(node_name, pods_subnet, backend, vni, pod_cidr=None, kube_ve
     if backend == "vxlan":
         args.append("--source-vip=%s" % source_vip(pod_cidr))
     return args
-
-

@@ -35,7 +35,7 @@ attributes:
   diff_mode:
     support: none
     details:
-      - Nothing is shown: the result would hold the tokens.
+      - Nothing is shown, as the result would hold the tokens.
   platform:
     platforms: posix
 extends_documentation_fragment:
@@ -75,7 +75,7 @@ options:
     choices: [present, absent]
     default: present
 notes:
-  - Run it with C(no_log) true: RV(tokens) holds the tokens.
+  - Run it with C(no_log=true), because RV(tokens) holds the tokens.
 """
 
 EXAMPLES = r"""
