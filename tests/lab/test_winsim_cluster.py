@@ -260,3 +260,16 @@ def test_flanneld_for_an_unknown_node_keeps_failing(lab, flannel_host):
     assert dump["services"]["flanneld"]["status"] == "Paused" and dump["hns"]["networks"] == []
     with open(flannel_host.local_path("C:\\k\\flanneld.log")) as f:
         assert 'failed to acquire lease: node "%s" not found' % lab.node in f.read()
+
+
+def test_flanneld_without_its_token_file_exits_with_the_read_error(lab, flannel_host):
+    # The kubeconfig names a tokenFile: clientcmd reads it when the client is built, so a missing file
+    # stops flanneld before it reaches the API server (what a node looks like after a half-done reset).
+    os.remove(flannel_host.local_path("C:\\etc\\kube-flannel\\token"))
+    _node(lab.node, "10.244.78.0/24")
+    rc, _, res = lab.play(_flanneld_play(lab.node))
+    assert "then went Paused" in res["flanneld"]["win-1"]["msg"]
+    with open(flannel_host.local_path("C:\\k\\flanneld.log")) as f:
+        assert ("fail to create kubernetes config: open C:\\etc\\kube-flannel\\token: The system cannot find the "
+                "file specified.") in f.read()
+    assert lab.dump()["hns"]["networks"] == []
