@@ -110,6 +110,12 @@ accounts:
   description: Per component, C(namespace/name) of its ServiceAccount.
   returned: always
   type: dict
+changes:
+  description: What was (or would be, in check mode) created, updated, issued or deleted; never a token.
+  returned: always
+  type: list
+  elements: str
+  sample: ["created ServiceAccount kubewin-flanneld-win-1", "issued a token for flanneld (no token issued yet)"]
 ca_data:
   description: The cluster CA (base64 PEM, ConfigMap kube-system/kube-root-ca.crt) for the kubeconfigs.
   returned: O(state=present)
@@ -207,6 +213,7 @@ def present(module, apis):
     if node is None:
         if module.check_mode:
             return dict(changed=True, tokens={}, accounts=accounts, bound=None, ca_data=None,
+                        changes=["would make the credentials of %s once it has joined" % node_name],
                         expires={c: None for c in nc.COMPONENTS},
                         renewed={c: "the node has not joined yet" for c in nc.COMPONENTS},
                         msg="Node %s does not exist yet: its credentials are made once it has joined." % node_name)
