@@ -9,6 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_credentials as ncreds
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nfacts
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_network as nn
@@ -21,7 +22,7 @@ def _wrap(func):
     def filter_func(*args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except (nn.NetworkConfigError, nfiles.NodeFilesError, ValueError) as e:
+        except (nn.NetworkConfigError, nfiles.NodeFilesError, ncreds.NodeCredentialsError, ValueError) as e:
             raise AnsibleFilterError(str(e)) from None
 
     filter_func.__doc__ = func.__doc__
@@ -54,7 +55,11 @@ class FilterModule(object):
     def filters(self):
         filters = {name: _wrap(getattr(nn, name)) for name in (
             "cidr_host", "network_name", "net_conf", "cni_config", "source_vip", "flanneld_args",
-            "kube_proxy_args", "token_kubeconfig", "source_vip_reservation")}
+            "kube_proxy_args", "source_vip_reservation")}
+        filters["token_file_kubeconfig"] = _wrap(ncreds.token_file_kubeconfig)
+        filters["token_files"] = _wrap(ncreds.token_files)
+        filters["token_file_hashes"] = _wrap(ncreds.token_file_hashes)
+        filters["credential_files_in_sync"] = _wrap(ncreds.credential_files_in_sync)
         filters["kube_log_runner"] = _wrap(sl.kube_log_runner)
         filters["pin_checksums"] = _wrap(nfiles.pin_checksums)
         filters["cni_downloads"] = _wrap(cni_downloads)

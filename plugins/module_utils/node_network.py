@@ -8,7 +8,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import base64
 import ipaddress
 import json
 
@@ -180,26 +179,3 @@ def kube_proxy_args(node_name, pods_subnet, backend, vni, pod_cidr=None, kube_ve
     if backend == "vxlan":
         args.append("--source-vip=%s" % source_vip(pod_cidr))
     return args
-
-
-def kubeconfig(server, ca_data_b64, user, token):
-    """A token kubeconfig for a node component (kube-proxy, flanneld). Holds a secret."""
-    return json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "default",
-        "clusters": [{"name": "default", "cluster": {"server": server, "certificate-authority-data": ca_data_b64}}],
-        "users": [{"name": user, "user": {"token": token}}],
-        "contexts": [{"name": "default", "context": {"cluster": "default", "user": user}}],
-    }, indent=2) + "\n"
-
-
-def token_kubeconfig(secret, server):
-    """Kubeconfig from a service-account-token Secret (as the API returns it) for ``server``."""
-    data = (secret or {}).get("data") or {}
-    if not data.get("token") or not data.get("ca.crt"):
-        name = ((secret or {}).get("metadata") or {}).get("name")
-        raise NetworkConfigError("Secret %s has no token yet: the controller-manager's token controller fills it in; "
-                                 "is kube-controller-manager running?" % name)
-    account = (((secret.get("metadata") or {}).get("annotations") or {})
-               .get("kubernetes.io/service-account.name") or "node-component")
-    token = base64.b64decode(data["token"]).decode("utf-8")
-    return kubeconfig(server, data["ca.crt"], account, token)

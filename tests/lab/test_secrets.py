@@ -2,20 +2,25 @@
 token lives only while a host joins, and reset touches only the Windows nodes the collection joined.
 
 The leak test collects every credential the collection makes or reads: bootstrap tokens (watched while
-the playbooks run, since they are deleted again), the ServiceAccount token Secrets it manages, the
-tokens in the node components' kubeconfigs and the kubelet's client key on the simulated host. It then
+the playbooks run, since they are deleted again), any ServiceAccount token Secrets it manages, the
+per-node kube-proxy and flanneld tokens in their token files and the kubelet's client key on the
+simulated host. It then
 looks for each, plain and base64, in the output of scale-up, a re-run, an upgrade and reset, all at
 -vvvv with --diff, with the JSON callback (every result, as AWX stores it) and the default one."""
 
 import base64
+import datetime
+import json
 import os
 import re
 import threading
 import time
 
 import pytest
+import requests
 import scenario
 import yaml
+from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from winsim import core as winsim
 
@@ -78,7 +83,8 @@ def managed_secret_values(core):
 
 
 def host_credentials(sc, host):
-    """Tokens in the node components' kubeconfigs and private keys in the kubelet's and kubeadm's files."""
+    """Tokens in the node components' kubeconfigs and token files, and private keys in the kubelet's and kubeadm's
+    files."""
     found = []
     drive = os.path.join(sc.root, "hosts", host, "C")
     for rel in (("etc", "kube-proxy", "kubeconfig"), ("etc", "kube-flannel", "kubeconfig"),
@@ -93,6 +99,11 @@ def host_credentials(sc, host):
             for key in ("token", "client-key-data"):
                 if u.get(key):
                     found.append(("%s %s" % ("\\".join(rel), key), u[key]))
+    for rel in (("etc", "kube-proxy", "token"), ("etc", "kube-flannel", "token")):
+        path = os.path.join(drive, *rel)
+        if os.path.exists(path):
+            with open(path) as f:
+                found.append(("\\".join(rel), f.read()))
     for d in (("var", "lib", "kubelet", "pki"), ("etc", "kubernetes", "pki")):
         top = os.path.join(drive, *d)
         for dirpath, _dirs, files in os.walk(top):
@@ -144,6 +155,7 @@ def test_no_credential_in_any_output_and_the_bootstrap_token_lives_only_while_ho
         credentials += managed_secret_values(core) + host_credentials(sc, "win-1")
         assert any("PRIVATE KEY" in v for _, v in credentials), "the kubelet's client key was not found"
         assert any(w.startswith("etc\\kube-proxy") for w, _ in credentials), "kube-proxy's token was not found"
+        assert any(w.startswith("etc\\kube-flannel") for w, _ in credentials), "flanneld's token was not found"
         # the JoinConfiguration that carried the token is gone; no command line ever had it
         assert "C:\\k\\kubewin-join.yaml" not in sc.dump("win-1")["files"]
         lines = winsim.command_lines(sc.root, "win-1")
@@ -218,3 +230,170 @@ def test_reset_leaves_a_windows_node_it_did_not_join_alone(tmp_path, api):
         except ApiException as e:
             if e.status != 404:
                 raise
+
+
+# --- per-node credentials of kube-proxy and flanneld ----------------------------------------------
+def token_on(sc, host, component):
+    folder = {"kube-proxy": "kube-proxy", "flanneld": "kube-flannel"}[component]
+    with open(os.path.join(sc.root, "hosts", host, "C", "etc", folder, "token")) as f:
+        return f.read()
+
+
+def claims(token):
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+class AsToken(object):
+    """Requests to the lab API server with a bearer token, verified against the lab's CA."""
+
+    def __init__(self, tmp_path):
+        with open(scenario.ADMIN_CONF) as f:
+            cluster = yaml.safe_load(f)["clusters"][0]["cluster"]
+        self.server = cluster["server"]
+        self.ca = str(tmp_path / "ca.crt")
+        with open(self.ca, "wb") as f:
+            f.write(base64.b64decode(cluster["certificate-authority-data"]))
+
+    def __call__(self, token, method, path, body=None):
+        headers = {"Authorization": "Bearer " + token}
+        if body is not None:
+            headers["Content-Type"] = "application/merge-patch+json"
+        r = requests.request(method, self.server + path, headers=headers, verify=self.ca, timeout=15,
+                             data=json.dumps(body) if body is not None else None)
+        return r.status_code
+
+
+def authenticated(token):
+    auth = client.AuthenticationV1Api(config.new_client_from_config(config_file=scenario.ADMIN_CONF))
+    review = auth.create_token_review({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                                       "spec": {"token": token}})
+    return review.status.authenticated
+
+
+def managed_rbac(node):
+    """Names of the ServiceAccounts, ClusterRoles and ClusterRoleBindings made for ``node``."""
+    api_client = config.new_client_from_config(config_file=scenario.ADMIN_CONF)
+    core, rbac = client.CoreV1Api(api_client), client.RbacAuthorizationV1Api(api_client)
+    found = []
+    for kind, items in (("sa", core.list_service_account_for_all_namespaces(label_selector=MANAGED).items),
+                        ("role", rbac.list_cluster_role(label_selector=MANAGED).items),
+                        ("binding", rbac.list_cluster_role_binding(label_selector=MANAGED).items)):
+        found += ["%s %s" % (kind, o.metadata.name) for o in items
+                  if (o.metadata.annotations or {}).get("kubewin.nodes/node") == node]
+    return sorted(found)
+
+
+def age_token_record(core, namespace, name, issued_days_ago, expires_in_days):
+    """Rewrite what the last run recorded about a ServiceAccount's token (not the token itself), as if it
+    had been issued earlier: the next run decides from this record alone."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    fmt = "%Y-%m-%dT%H:%M:%SZ"
+    core.patch_namespaced_service_account(name, namespace, {"metadata": {"annotations": {
+        "kubewin.nodes/token-issued": (now - datetime.timedelta(days=issued_days_ago)).strftime(fmt),
+        "kubewin.nodes/token-expires": (now + datetime.timedelta(days=expires_in_days)).strftime(fmt)}}})
+
+
+def test_each_windows_node_has_its_own_least_privileged_renewable_credentials(tmp_path, api):
+    core, _ = api
+    as_token = AsToken(tmp_path)
+    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="pc-{{ inventory_hostname }}")
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    tokens = {(h, c): token_on(sc, h, c) for h in sc.hosts for c in ("kube-proxy", "flanneld")}
+
+    # 1. four different identities, each bound to its own Node object (name and uid)
+    assert len(set(tokens.values())) == 4
+    subjects = {k: claims(t)["sub"] for k, t in tokens.items()}
+    assert subjects[("win-1", "flanneld")] == "system:serviceaccount:kube-flannel:kubewin-flanneld-pc-win-1"
+    assert subjects[("win-2", "kube-proxy")] == "system:serviceaccount:kube-system:kubewin-kube-proxy-pc-win-2"
+    assert len(set(subjects.values())) == 4
+    for (host, _c), token in tokens.items():
+        node = core.read_node("pc-" + host)
+        bound = claims(token)["kubernetes.io"]["node"]
+        assert bound == {"name": node.metadata.name, "uid": node.metadata.uid}
+        assert claims(token)["exp"] - claims(token)["iat"] == 604800  # kubewin_node_token_expiration_seconds
+    # the kubeconfigs name the token file, they do not hold the token
+    kubeconfig = yaml.safe_load(open(os.path.join(sc.root, "hosts", "win-1", "C", "etc", "kube-proxy", "kubeconfig")))
+    assert kubeconfig["users"][0]["user"] == {"tokenFile": "C:\\etc\\kube-proxy\\token"}
+    # no shared token Secret any more
+    assert managed_secret_values(core) == []
+
+    # 2. least RBAC, checked with real requests (dry run: authorization is enforced, nothing is stored)
+    flannel_1, proxy_1 = tokens[("win-1", "flanneld")], tokens[("win-1", "kube-proxy")]
+    patch = {"metadata": {"annotations": {"kubewin.test/probe": "1"}}}
+    assert as_token(flannel_1, "PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", patch) == 200
+    assert as_token(flannel_1, "PATCH", "/api/v1/nodes/pc-win-2/status?dryRun=All", patch) == 403
+    assert as_token(flannel_1, "PATCH", "/api/v1/nodes/pc-win-1?dryRun=All", patch) == 403
+    assert as_token(flannel_1, "GET", "/api/v1/nodes") == 200
+    assert as_token(flannel_1, "GET", "/api/v1/namespaces/kube-flannel/pods") == 403
+    assert as_token(proxy_1, "GET", "/apis/discovery.k8s.io/v1/endpointslices") == 200
+    assert as_token(proxy_1, "PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", patch) == 403
+    assert as_token(proxy_1, "GET", "/api/v1/namespaces/kube-system/secrets") == 403
+
+    # 3. a re-run changes nothing; a token with less than half its life left is renewed, alone
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
+    age_token_record(core, "kube-flannel", "kubewin-flanneld-pc-win-1", issued_days_ago=5, expires_in_days=2)
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    renewed = {k: token_on(sc, *k) for k in tokens}
+    assert renewed[("win-1", "flanneld")] != tokens[("win-1", "flanneld")]
+    assert {k: v for k, v in renewed.items() if k != ("win-1", "flanneld")} == {
+        k: v for k, v in tokens.items() if k != ("win-1", "flanneld")}
+    assert as_token(renewed[("win-1", "flanneld")], "GET", "/api/v1/nodes") == 200
+    assert all(s["changed"] == 0 for h, s in doc["stats"].items() if h != "win-1" and h.startswith("win")), \
+        doc["stats"]
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
+
+    # 4. reset deletes the ServiceAccounts and RBAC it made: the tokens stop working
+    assert managed_rbac("pc-win-1") == ["binding kubewin-flanneld-pc-win-1", "binding kubewin-kube-proxy-pc-win-1",
+                                        "role kubewin-flanneld-pc-win-1", "sa kubewin-flanneld-pc-win-1",
+                                        "sa kubewin-kube-proxy-pc-win-1"]
+    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert managed_rbac("pc-win-1") == [] and managed_rbac("pc-win-2") == []
+    for token in renewed.values():
+        assert not authenticated(token)
+
+
+def test_a_node_bound_token_dies_with_its_node(tmp_path, api):
+    """The lab's API server (v1.37) binds tokens to Node objects: deleting the Node revokes them."""
+    from ansible_collections.kubewin.nodes.plugins.modules import node_credentials as mod
+
+    core, _ = api
+    name = "nb-bound-node"
+    try:
+        core.delete_node(name)
+    except ApiException as e:
+        if e.status != 404:
+            raise
+    core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {
+        "name": name, "annotations": {"kwok.x-k8s.io/node": "fake"}}})
+
+    class Module(object):
+        check_mode = False
+        params = {"node_name": name, "namespaces": {}, "expiration_seconds": 3600, "renew_fraction": 0.5,
+                  "token_files_sha512": {}, "shared_secrets": [], "state": "present"}
+        warnings = []
+
+        def warn(self, text):
+            self.warnings.append(text)
+
+    module = Module()
+    apis = mod.build_apis({"kubeconfig": scenario.ADMIN_CONF})
+    try:
+        result = mod.present(module, apis)
+        assert result["bound"] is True and module.warnings == []
+        token = result["tokens"]["flanneld"]
+        assert authenticated(token)
+        core.delete_node(name)
+        for _ in range(50):  # the Node's deletion reaches the authenticator's informer
+            if not authenticated(token):
+                break
+            time.sleep(0.2)
+        assert not authenticated(token), "a token bound to a deleted Node still authenticates"
+    finally:
+        module.params["state"] = "absent"
+        mod.absent(module, apis)

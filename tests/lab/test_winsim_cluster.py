@@ -149,12 +149,14 @@ def test_kubelet_that_exits_after_running_is_a_failed_start_with_its_log(lab):
 
 
 # --- flanneld under NSSM against the lab's API server --------------------------------------------
-def _flannel_token_kubeconfig(secret_name):
-    """A token kubeconfig for the lab's flannel ServiceAccount (kube-flannel/flannel, bound to the
-    upstream flannel ClusterRole: get/list/watch nodes, patch nodes/status), from a token Secret."""
+def _flannel_token_kubeconfig(secret_name, token_file):
+    """(kubeconfig, token) for the lab's flannel ServiceAccount (kube-flannel/flannel, bound to the
+    upstream flannel ClusterRole: get/list/watch nodes, patch nodes/status), from a token Secret; the
+    kubeconfig reads the token from ``token_file`` as the collection's do."""
+    import base64
     import time
 
-    from ansible_collections.kubewin.nodes.plugins.module_utils import node_network
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_credentials
     manifest = json.dumps({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
                            "metadata": {"name": secret_name, "namespace": "kube-flannel",
                                         "annotations": {"kubernetes.io/service-account.name": "flannel"}}})
@@ -169,7 +171,8 @@ def _flannel_token_kubeconfig(secret_name):
     with open(ADMIN) as f:
         import yaml
         server = yaml.safe_load(f)["clusters"][0]["cluster"]["server"]
-    return node_network.token_kubeconfig(secret, server)
+    token = base64.b64decode(secret["data"]["token"]).decode()
+    return node_credentials.token_file_kubeconfig(server, secret["data"]["ca.crt"], "flannel", token_file), token
 
 
 def _node(name, pod_cidr):
@@ -208,8 +211,11 @@ def flannel_host(lab):
     core.write_binary(host.local_path("C:\\k\\flanneld.exe"), "flanneld", "v0.26.7")
     core.write_binary(host.local_path("C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe"), "nssm", "2.24")
     os.makedirs(host.local_path("C:\\etc\\kube-flannel"))
+    kubeconfig, token = _flannel_token_kubeconfig(secret, "C:\\etc\\kube-flannel\\token")
     with open(host.local_path("C:\\etc\\kube-flannel\\kubeconfig"), "w") as f:
-        f.write(_flannel_token_kubeconfig(secret))
+        f.write(kubeconfig)
+    with open(host.local_path("C:\\etc\\kube-flannel\\token"), "w") as f:
+        f.write(token)
     with open(host.local_path("C:\\etc\\kube-flannel\\net-conf.json"), "w") as f:
         f.write(node_network.net_conf("10.244.0.0/16", "vxlan", 4096, 4789))
     yield host
@@ -254,3 +260,16 @@ def test_flanneld_for_an_unknown_node_keeps_failing(lab, flannel_host):
     assert dump["services"]["flanneld"]["status"] == "Paused" and dump["hns"]["networks"] == []
     with open(flannel_host.local_path("C:\\k\\flanneld.log")) as f:
         assert 'failed to acquire lease: node "%s" not found' % lab.node in f.read()
+
+
+def test_flanneld_without_its_token_file_exits_with_the_read_error(lab, flannel_host):
+    # The kubeconfig names a tokenFile: clientcmd reads it when the client is built, so a missing file
+    # stops flanneld before it reaches the API server (what a node looks like after a half-done reset).
+    os.remove(flannel_host.local_path("C:\\etc\\kube-flannel\\token"))
+    _node(lab.node, "10.244.78.0/24")
+    rc, _, res = lab.play(_flanneld_play(lab.node))
+    assert "then went Paused" in res["flanneld"]["win-1"]["msg"]
+    with open(flannel_host.local_path("C:\\k\\flanneld.log")) as f:
+        assert ("fail to create kubernetes config: open C:\\etc\\kube-flannel\\token: The system cannot find the "
+                "file specified.") in f.read()
+    assert lab.dump()["hns"]["networks"] == []

@@ -144,6 +144,12 @@ def _api_from_kubeconfig(host, win_path):
     server, ca, user = _load_kubeconfig(host, win_path)
     if user.get("token"):
         return Api(server, ca, token=user["token"])
+    if user.get("tokenFile"):
+        # client-go tools/clientcmd/client_config.go (ClientConfig): with no token, a tokenFile is read
+        # (os.ReadFile, an error if it cannot be) and kept as BearerTokenFile, which the transport
+        # re-reads once a minute (transport/token_source.go NewCachedFileTokenSource). The first read
+        # keeps the content as is (a trailing newline would be sent too); only the re-reads trim it.
+        return Api(server, ca, token=_read(host, user["tokenFile"]).decode("utf-8"))
     cert = base64.b64decode(user["client-certificate-data"]) if user.get("client-certificate-data") \
         else _read(host, user["client-certificate"])
     key = base64.b64decode(user["client-key-data"]) if user.get("client-key-data") else _read(host, user["client-key"])

@@ -465,6 +465,10 @@ def _flannel_api(host, kubeconfig):
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube
     try:
         return winsim_kube._api_from_kubeconfig(host, kubeconfig)
+    except FileNotFoundError as e:
+        # a tokenFile that is not there: clientcmd's os.ReadFile error (tools/clientcmd/client_config.go)
+        raise binaries.ProcessExit("Failed to create SubnetManager: fail to create kubernetes config: open %s: %s"
+                                   % (host.win_path(e.filename), NOT_FOUND)) from None
     except (KeyError, TypeError, ValueError, IndexError) as e:
         raise binaries.ProcessExit("Failed to create SubnetManager: fail to create kubernetes config: invalid "
                                    "configuration: %s" % e) from None

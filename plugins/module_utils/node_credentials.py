@@ -1,0 +1,290 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Per-node credentials of kube-proxy and flanneld on a Windows node (services mode).
+
+Each Windows node gets, per component, its own ServiceAccount, its own RBAC binding and a token
+from the TokenRequest API (``serviceaccounts/token``) bound to the Node object, with a finite
+lifetime. Nothing here is shared by two nodes, so one node's credential can be revoked alone
+(delete its ServiceAccount, or its Node: a Node-bound token dies with the Node).
+
+The decisions are plain functions, unit-tested without a cluster:
+
+* ``account_name``: the ServiceAccount (and RBAC object) name for a component on a node;
+* ``desired_objects``: the ServiceAccounts, ClusterRole and ClusterRoleBindings a node needs;
+* ``renewal``: whether the token on the node must be replaced, from what the last run recorded
+  in the ServiceAccount's annotations (never from the token itself);
+* ``record``: those annotations for a token just issued;
+* ``token_file_kubeconfig``: a kubeconfig that reads the token from a file (client-go re-reads it).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+import hashlib
+import json
+import re
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
+
+MANAGED_LABEL = "kubewin.nodes/managed"
+NODE_ANNOTATION = "kubewin.nodes/node"
+EXPIRES_ANNOTATION = "kubewin.nodes/token-expires"
+ISSUED_ANNOTATION = "kubewin.nodes/token-issued"
+SHA512_ANNOTATION = "kubewin.nodes/token-sha512"
+BOUND_UID_ANNOTATION = "kubewin.nodes/token-bound-node-uid"
+# What token_file_hashes reports for a token file others than Administrators and SYSTEM may read.
+OPEN_ACL = "open-access-rules"
+
+# TokenRequest refuses less than 10 minutes (pkg/apis/authentication/validation: "may not specify
+# a duration less than 10 minutes").
+MIN_EXPIRATION_SECONDS = 600
+
+# kube-proxy: the rights kubeadm gives its kube-proxy ServiceAccount (ClusterRoleBinding
+# kubeadm:node-proxier -> ClusterRole system:node-proxier, kubernetes
+# plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go: services, endpoints, endpointslices
+# list/watch, nodes get/list/watch, events create/patch/update). Read-only topology, no Secrets.
+KUBE_PROXY_CLUSTER_ROLE = "system:node-proxier"
+
+
+def flanneld_rules(node_name):
+    """What flanneld's kube subnet manager does with --kube-subnet-mgr and NODE_NAME set (flannel-io/
+    flannel pkg/subnet/kube/kube.go):
+
+    * ``NewSubnetManager`` reads the Node name from NODE_NAME, so no ``pods get`` (flannel's own
+      ClusterRole has it for the POD_NAME/POD_NAMESPACE path of a DaemonSet pod only);
+    * ``newKubeSubnetManager`` runs a Node informer (``Nodes().List`` and ``Nodes().Watch``) over
+      every Node: it learns the other nodes' leases from their annotations, so list/watch cannot be
+      narrowed to one name; with the informer off (backend ``alloc``) ``AcquireLease`` does
+      ``Nodes().Get`` of its own node;
+    * ``AcquireLease`` writes its annotations with ``Nodes().Patch(..., "status")`` and
+      ``CompleteLease`` its NetworkUnavailable condition with ``Nodes().PatchStatus``: both are
+      ``patch`` on ``nodes/status`` of its own node only, so that one is limited by resourceNames.
+
+    Compared with flannel's ClusterRole (pods get; nodes get/list/watch; nodes/status patch on every
+    node), a stolen token of one node can no longer rewrite any other node's annotations, labels or
+    conditions."""
+    return [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"], "resourceNames": [node_name]},
+    ]
+
+
+COMPONENTS = ("kube-proxy", "flanneld")
+
+_NAME_MAX = 63
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+class NodeCredentialsError(Exception):
+    """Input that cannot be used; the message names the variable and the fix."""
+
+
+def account_name(component, node_name):
+    """``kubewin-<component>-<node>``, a valid DNS-1123 name of at most 63 characters: a longer one
+    keeps the start of the node name and ends with 10 hex digits of the node name's SHA-256, so two
+    long node names never share a name."""
+    if component not in COMPONENTS:
+        raise NodeCredentialsError("unknown node component %r (one of %s)" % (component, ", ".join(COMPONENTS)))
+    if not node_name or len(node_name) > 253 or not _DNS1123_SUBDOMAIN.match(node_name):
+        raise NodeCredentialsError("node name %r is not a valid Kubernetes Node name (lower-case DNS-1123 "
+                                   "subdomain): set kubewin_node_name" % (node_name,))
+    name = "kubewin-%s-%s" % (component, node_name)
+    if len(name) <= _NAME_MAX:
+        return name
+    digest = hashlib.sha256(node_name.encode("utf-8")).hexdigest()[:10]
+    head = name[:_NAME_MAX - len(digest) - 1].rstrip("-.")
+    return "%s-%s" % (head, digest)
+
+
+def desired_objects(node_name, namespaces):
+    """The RBAC objects and ServiceAccounts for one node, keyed by component.
+
+    ``namespaces``: {component: namespace of its ServiceAccount}. Returns
+    {component: {"account": ServiceAccount, "role": ClusterRole or None, "binding": ClusterRoleBinding}}.
+    """
+    out = {}
+    for component in COMPONENTS:
+        name = account_name(component, node_name)
+        namespace = namespaces[component]
+        meta = {"name": name, "labels": {MANAGED_LABEL: "true"}, "annotations": {NODE_ANNOTATION: node_name}}
+        account = {"apiVersion": "v1", "kind": "ServiceAccount",
+                   "metadata": dict(meta, namespace=namespace, annotations=dict(meta["annotations"])),
+                   # Nothing mounts it: the token goes to the node as a file.
+                   "automountServiceAccountToken": False}
+        role = None
+        if component == "flanneld":
+            role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": dict(meta, annotations=dict(meta["annotations"])), "rules": flanneld_rules(node_name)}
+            role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}
+        else:
+            role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": KUBE_PROXY_CLUSTER_ROLE}
+        binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                   "metadata": dict(meta, annotations=dict(meta["annotations"])), "roleRef": role_ref,
+                   "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]}
+        out[component] = {"account": account, "role": role, "binding": binding}
+    return out
+
+
+def drift(current, desired, fields):
+    """The top-level ``fields`` (and the managed label and node annotation) in which ``current``
+    differs from ``desired``: what an update must change."""
+    changed = []
+    cur_meta = (current or {}).get("metadata") or {}
+    want_meta = desired["metadata"]
+    if (cur_meta.get("labels") or {}).get(MANAGED_LABEL) != "true":
+        changed.append("metadata.labels")
+    if (cur_meta.get("annotations") or {}).get(NODE_ANNOTATION) != want_meta["annotations"][NODE_ANNOTATION]:
+        changed.append("metadata.annotations")
+    for field in fields:
+        if _normalise((current or {}).get(field)) != _normalise(desired.get(field)):
+            changed.append(field)
+    return changed
+
+
+def _normalise(value):
+    return json.dumps(value, sort_keys=True)
+
+
+def token_sha512(token):
+    return hashlib.sha512(token.encode("utf-8")).hexdigest()
+
+
+def parse_time(text):
+    """An RFC 3339 time as the API writes it (``2026-11-26T10:00:00Z``) -> aware datetime, or None."""
+    if not text:
+        return None
+    try:
+        value = datetime.datetime.strptime(text.replace("Z", "+0000")[:24], "%Y-%m-%dT%H:%M:%S%z")
+    except ValueError:
+        return None
+    return value
+
+
+def format_time(value):
+    return value.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def renewal(annotations, now, node_uid, file_sha512, renew_fraction):
+    """(renew, reason) for one component's token.
+
+    ``annotations``: the ServiceAccount's annotations (what the run that issued the token recorded);
+    ``node_uid``: the Node's uid now; ``file_sha512``: SHA-512 of the token file on the node (None
+    when it is missing); ``renew_fraction``: renew when less than this fraction of the token's life
+    is left. The token itself is never read back."""
+    annotations = annotations or {}
+    expires = parse_time(annotations.get(EXPIRES_ANNOTATION))
+    issued = parse_time(annotations.get(ISSUED_ANNOTATION))
+    if expires is None or issued is None or not annotations.get(SHA512_ANNOTATION):
+        return True, "no token issued yet"
+    if file_sha512 is None:
+        return True, "the token file is missing on the node"
+    if file_sha512 == OPEN_ACL:
+        return True, "the token file on the node may be read by others than Administrators and SYSTEM"
+    if file_sha512.lower() != annotations[SHA512_ANNOTATION]:
+        return True, "the token file on the node is not the token last issued"
+    bound_uid = annotations.get(BOUND_UID_ANNOTATION)
+    if bound_uid and bound_uid != node_uid:
+        return True, "the token is bound to an earlier Node object of this name (deleted since)"
+    if now >= expires:
+        return True, "the token expired at %s" % format_time(expires)
+    life = (expires - issued).total_seconds()
+    left = (expires - now).total_seconds()
+    if life <= 0 or left < renew_fraction * life:
+        percent = round(renew_fraction * 100)
+        return True, "less than %d%% of its lifetime is left (expires %s)" % (percent, format_time(expires))
+    return False, "valid until %s" % format_time(expires)
+
+
+def token_request(node_name, node_uid, expiration_seconds, bind=True):
+    """The TokenRequest body: bound to the Node (name and uid) unless ``bind`` is False."""
+    # No audiences: the API server's own (--api-audiences), which is what it authenticates.
+    spec = {"expirationSeconds": int(expiration_seconds)}
+    if bind:
+        spec["boundObjectRef"] = {"kind": "Node", "apiVersion": "v1", "name": node_name, "uid": node_uid}
+    return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec}
+
+
+def binding_unsupported(status, detail):
+    """Whether a TokenRequest failed only because this API server cannot bind tokens to Nodes:
+    ServiceAccountTokenNodeBinding is alpha (off) in 1.29-1.30, beta (on) in 1.31-1.32, GA in 1.33
+    (kubernetes pkg/features/kube_features.go). With the gate off the answer is 400 "cannot bind token
+    to a Node object as the ... feature-gate is disabled"; before 1.29 400 "cannot bind token for
+    object type Node" (pkg/registry/core/serviceaccount/storage/token.go)."""
+    text = (detail or "").lower()
+    return status == 400 and "node" in text and "bind" in text
+
+
+def record(status, issued, token, node_uid, bound):
+    """The annotations that let the next run decide without the token: when it was issued, when it
+    expires (the API server's answer: --service-account-max-token-expiration may shorten it), its
+    SHA-512 (to recognise the file on the node) and the Node uid it is bound to."""
+    expires = parse_time((status or {}).get("expirationTimestamp"))
+    if expires is None:
+        raise NodeCredentialsError("the TokenRequest answer has no status.expirationTimestamp")
+    return {EXPIRES_ANNOTATION: format_time(expires), ISSUED_ANNOTATION: format_time(issued),
+            SHA512_ANNOTATION: token_sha512(token), BOUND_UID_ANNOTATION: node_uid if bound else ""}
+
+
+def check_settings(expiration_seconds, renew_fraction):
+    if int(expiration_seconds) < MIN_EXPIRATION_SECONDS:
+        raise NodeCredentialsError("kubewin_node_token_expiration_seconds is %s: the TokenRequest API refuses "
+                                   "less than %d (10 minutes); set it to %d or more"
+                                   % (expiration_seconds, MIN_EXPIRATION_SECONDS, MIN_EXPIRATION_SECONDS))
+    if not 0 < float(renew_fraction) < 1:
+        raise NodeCredentialsError("kubewin_node_token_renew_fraction is %s: it must be between 0 and 1 "
+                                   "(for example 0.5: renew when less than half of the lifetime is left)"
+                                   % renew_fraction)
+
+
+def token_file_kubeconfig(server, ca_data_b64, user, token_file):
+    """A kubeconfig for a node component that reads its token from ``token_file``.
+
+    client-go re-reads that file: clientcmd sets BearerTokenFile from the kubeconfig's tokenFile
+    (tools/clientcmd/client_config.go), and the transport wraps it in NewCachedFileTokenSource, which
+    reloads the file once a minute (transport/token_source.go, transport/round_trippers.go
+    NewBearerAuthWithRefreshRoundTripper). So a renewed token is used without restarting the service.
+    The kubeconfig itself holds no secret."""
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "default",
+        "clusters": [{"name": "default", "cluster": {"server": server, "certificate-authority-data": ca_data_b64}}],
+        "users": [{"name": user, "user": {"tokenFile": token_file}}],
+        "contexts": [{"name": "default", "context": {"cluster": "default", "user": user}}],
+    }, indent=2) + "\n"
+
+
+def token_files(tokens, paths):
+    """The files that carry the tokens issued this run: {component: token} and {component: path} ->
+    win_node_files entries (secret: never in a diff; Administrators and SYSTEM only)."""
+    return [{"path": paths[c], "content": tokens[c], "restricted": True, "secret": True}
+            for c in COMPONENTS if (tokens or {}).get(c)]
+
+
+def token_file_hashes(paths, state):
+    """{component: SHA-512 of its token file} from ``win_node_credential_state`` (``state``) for the token
+    files ``paths`` ({component: path}). None when the file is missing; OPEN_ACL when its access rules
+    are not Administrators and SYSTEM only: such a token may have been read, so it is replaced."""
+    out = {}
+    for component, path in (paths or {}).items():
+        sha = ((state or {}).get("sha512") or {}).get(path)
+        acl = ((state or {}).get("acls") or {}).get(path)
+        if sha and not nfiles.access_matches(acl or "", nfiles.RESTRICTED_FILE_SDDL):
+            sha = OPEN_ACL
+        out[component] = sha
+    return out
+
+
+def credential_files_in_sync(state, files):
+    """Whether every file of ``files`` (win_node_files entries) has that content and, when restricted,
+    the Administrators-and-SYSTEM-only access rules, according to ``win_node_credential_state``."""
+    hashes = (state or {}).get("sha512") or {}
+    acls = (state or {}).get("acls") or {}
+    for f in files or []:
+        if hashes.get(f["path"]) != hashlib.sha512(f["content"].encode("utf-8")).hexdigest():
+            return False
+        if f.get("restricted") and not nfiles.access_matches(acls.get(f["path"]) or "", nfiles.RESTRICTED_FILE_SDDL):
+            return False
+    return True

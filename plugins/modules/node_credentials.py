@@ -1,0 +1,359 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: node_credentials
+short_description: Per-node, Node-bound, expiring tokens for kube-proxy and flanneld on a Windows node
+version_added: 0.2.0
+description:
+  - For one Windows node, makes a ServiceAccount per component (C(kubewin-kube-proxy-<node>),
+    C(kubewin-flanneld-<node>), labelled C(kubewin.nodes/managed=true)), binds kube-proxy's to the ClusterRole
+    C(system:node-proxier) and flanneld's to a ClusterRole of its own that may read Nodes and patch the status
+    of this node only.
+  - Issues a token for each from the TokenRequest API, bound to the Node object (deleting the Node invalidates
+    it) and valid for O(expiration_seconds) or less if the API server shortens it. API servers that cannot bind
+    tokens to Nodes (before 1.31, or with the ServiceAccountTokenNodeBinding feature gate off) get an unbound
+    token of the same lifetime instead, and RV(bound) says so.
+  - A token is issued again only when less than O(renew_fraction) of its lifetime is left, when the file on the
+    node (O(token_files_sha512)) is not the token last issued, or when the Node was re-created. What the last
+    run issued is recorded in the ServiceAccount's annotations (expiry, issue time, SHA-512), so this decision
+    never needs the token itself.
+  - With O(state=absent), deletes what it made for the node, and the old shared token Secrets of
+    O(shared_secrets) if they carry the managed label.
+author:
+  - kubewin.nodes maintainers (@kubewin)
+requirements:
+  - kubernetes >= 29.0.0 (Python library)
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+    details:
+      - Nothing is shown, as the result would hold the tokens.
+  platform:
+    platforms: posix
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - kubewin.nodes.k8s_auth
+options:
+  node_name:
+    description: The Kubernetes Node name of the Windows node.
+    type: str
+    required: true
+  namespaces:
+    description: Namespace of each component's ServiceAccount.
+    type: dict
+    default: {kube-proxy: kube-system, flanneld: kube-flannel}
+  expiration_seconds:
+    description: Requested token lifetime, at least 600. The API server may shorten it.
+    type: int
+    default: 604800
+  renew_fraction:
+    description: Issue a new token when less than this fraction of the current one's lifetime is left.
+    type: float
+    default: 0.5
+  token_files_sha512:
+    description:
+      - SHA-512 of each component's token file on the node (V(null) or missing when there is none).
+      - A component not listed is compared by expiry only.
+    type: dict
+    default: {}
+  shared_secrets:
+    description: With O(state=absent), the old shared token Secrets to delete too, as C(namespace/name).
+    type: list
+    elements: str
+    default: []
+  state:
+    description: V(present) makes and renews; V(absent) deletes.
+    type: str
+    choices: [present, absent]
+    default: present
+notes:
+  - Run it with C(no_log=true), because RV(tokens) holds the tokens.
+"""
+
+EXAMPLES = r"""
+- name: Tokens for kube-proxy and flanneld of win-1
+  kubewin.nodes.node_credentials:
+    kubeconfig: /etc/kubernetes/admin.conf
+    node_name: win-1
+  delegate_to: "{{ groups['kube_control_plane'][0] }}"
+  register: creds
+  no_log: true
+"""
+
+RETURN = r"""
+tokens:
+  description: The tokens issued by this run, by component (only those renewed). Secret.
+  returned: success
+  type: dict
+renewed:
+  description: Per component, why its token was (or would be) issued again, or why not.
+  returned: success
+  type: dict
+  sample: {kube-proxy: "no token issued yet", flanneld: "valid until 2026-12-03T09:00:00Z"}
+expires:
+  description: Per component, when its current token expires (V(null) in check mode before the first token).
+  returned: success
+  type: dict
+bound:
+  description: Whether the tokens issued are bound to the Node object.
+  returned: success
+  type: bool
+accounts:
+  description: Per component, C(namespace/name) of its ServiceAccount.
+  returned: always
+  type: dict
+changes:
+  description: What was (or would be, in check mode) created, updated, issued or deleted; never a token.
+  returned: always
+  type: list
+  elements: str
+  sample: ["created ServiceAccount kubewin-flanneld-win-1", "issued a token for flanneld (no token issued yet)"]
+ca_data:
+  description: The cluster CA (base64 PEM, ConfigMap kube-system/kube-root-ca.crt) for the kubeconfigs.
+  returned: O(state=present)
+  type: str
+"""
+
+import base64
+import datetime
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import k8s_client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_credentials as nc
+
+try:
+    from kubernetes import client as k8s_client
+except ImportError:  # reported by main()
+    k8s_client = None
+
+
+class Apis(object):
+    def __init__(self, host, core, rbac):
+        self.host = host
+        self.core = core
+        self.rbac = rbac
+
+
+def build_apis(params):
+    """The API objects for the connection options. Tests replace this with fakes."""
+    api_client, host = kc.build_api_client(params)
+    return Apis(host, k8s_client.CoreV1Api(api_client), k8s_client.RbacAuthorizationV1Api(api_client))
+
+
+def now():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def _ensure(module, apis, desired, kind, changes, fields):
+    """Create ``desired`` or bring its ``fields`` (and managed label, node annotation) in line."""
+    meta = desired["metadata"]
+    name, namespace = meta["name"], meta.get("namespace")
+    if kind == "ServiceAccount":
+        read = (apis.core.read_namespaced_service_account, (name, namespace))
+        create = (apis.core.create_namespaced_service_account, (namespace, desired))
+        patch = apis.core.patch_namespaced_service_account
+        resource = "serviceaccounts"
+    elif kind == "ClusterRole":
+        read = (apis.rbac.read_cluster_role, (name,))
+        create = (apis.rbac.create_cluster_role, (desired,))
+        patch = apis.rbac.patch_cluster_role
+        resource = "clusterroles"
+    else:
+        read = (apis.rbac.read_cluster_role_binding, (name,))
+        create = (apis.rbac.create_cluster_role_binding, (desired,))
+        patch = apis.rbac.patch_cluster_role_binding
+        resource = "clusterrolebindings"
+    current = kc.call(apis, "get", resource, namespace, name, read[0], *read[1])
+    if current is None:
+        changes.append("created %s %s" % (kind, name))
+        if not module.check_mode:
+            kc.call(apis, "create", resource, namespace, name, create[0], *create[1], not_found_ok=False)
+        return None
+    labels = (current.get("metadata") or {}).get("labels") or {}
+    if labels.get(nc.MANAGED_LABEL) != "true":
+        raise kc.K8sError("%s %s%s exists but was not made by kubewin.nodes (no label %s=true): rename or "
+                          "delete it, or set kubewin_node_name so the node gets another name"
+                          % (kind, name, " in namespace %s" % namespace if namespace else "", nc.MANAGED_LABEL))
+    if kind == "ClusterRoleBinding" and current.get("roleRef") != desired["roleRef"]:
+        # roleRef cannot change: delete and create again.
+        changes.append("replaced %s %s" % (kind, name))
+        if not module.check_mode:
+            kc.call(apis, "delete", resource, None, name, apis.rbac.delete_cluster_role_binding, name)
+            kc.call(apis, "create", resource, None, name, create[0], *create[1], not_found_ok=False)
+        return None
+    different = nc.drift(current, desired, fields)
+    if different:
+        changes.append("updated %s %s (%s)" % (kind, name, ", ".join(different)))
+        if not module.check_mode:
+            body = {"metadata": {"labels": meta["labels"], "annotations": meta["annotations"]}}
+            body.update({f: desired[f] for f in fields})
+            args = (name, namespace, body) if namespace else (name, body)
+            kc.call(apis, "patch", resource, namespace, name, patch, *args, not_found_ok=False,
+                    _content_type=kc.MERGE_PATCH)
+    return current
+
+
+def present(module, apis):
+    p = module.params
+    node_name = p["node_name"]
+    nc.check_settings(p["expiration_seconds"], p["renew_fraction"])
+    namespaces = dict(nc_defaults(), **(p["namespaces"] or {}))
+    objects = nc.desired_objects(node_name, namespaces)
+    accounts = {c: "%s/%s" % (namespaces[c], objects[c]["account"]["metadata"]["name"]) for c in nc.COMPONENTS}
+    node = kc.call(apis, "get", "nodes", None, node_name, apis.core.read_node, node_name)
+    if node is None:
+        if module.check_mode:
+            return dict(changed=True, tokens={}, accounts=accounts, bound=None, ca_data=None,
+                        changes=["would make the credentials of %s once it has joined" % node_name],
+                        expires={c: None for c in nc.COMPONENTS},
+                        renewed={c: "the node has not joined yet" for c in nc.COMPONENTS},
+                        msg="Node %s does not exist yet: its credentials are made once it has joined." % node_name)
+        raise kc.K8sError("Node %s does not exist: its kube-proxy and flanneld credentials are bound to the Node "
+                          "object, so the node must have joined first (run scale_up.yml for this host)." % node_name)
+    node_uid = node["metadata"]["uid"]
+    root_ca = kc.call(apis, "get", "configmaps", "kube-system", "kube-root-ca.crt",
+                      apis.core.read_namespaced_config_map, "kube-root-ca.crt", "kube-system") or {}
+    ca_pem = (root_ca.get("data") or {}).get("ca.crt")
+    if not ca_pem:
+        raise kc.K8sError("ConfigMap kube-system/kube-root-ca.crt has no ca.crt: it is published by "
+                          "kube-controller-manager (root-ca-cert-publisher); is it running?")
+    ca_data = base64.b64encode(ca_pem.encode("utf-8")).decode("ascii")
+
+    changes = []
+    tokens, renewed, expires = {}, {}, {}
+    bound = True
+    when = now()
+    for component in nc.COMPONENTS:
+        obj = objects[component]
+        account = _ensure(module, apis, obj["account"], "ServiceAccount", changes, ["automountServiceAccountToken"])
+        if obj["role"] is not None:
+            _ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"])
+        _ensure(module, apis, obj["binding"], "ClusterRoleBinding", changes, ["subjects"])
+        annotations = ((account or {}).get("metadata") or {}).get("annotations") or {}
+        files = p["token_files_sha512"] or {}
+        file_sha = files.get(component) if component in files else annotations.get(nc.SHA512_ANNOTATION)
+        renew, reason = nc.renewal(annotations, when, node_uid, file_sha, p["renew_fraction"])
+        renewed[component] = reason
+        expires[component] = annotations.get(nc.EXPIRES_ANNOTATION)
+        if not renew:
+            continue
+        changes.append("issued a token for %s (%s)" % (component, reason))
+        if module.check_mode:
+            continue
+        name, namespace = obj["account"]["metadata"]["name"], namespaces[component]
+        answer, bound_now = _request_token(apis, name, namespace, node_name, node_uid, p["expiration_seconds"])
+        bound = bound and bound_now
+        token = (answer.get("status") or {}).get("token")
+        if not token:
+            raise kc.K8sError("The TokenRequest for ServiceAccount %s/%s returned no token." % (namespace, name))
+        notes = nc.record(answer.get("status"), when, token, node_uid, bound_now)
+        kc.call(apis, "patch", "serviceaccounts", namespace, name, apis.core.patch_namespaced_service_account,
+                name, namespace, {"metadata": {"annotations": notes}}, not_found_ok=False,
+                _content_type=kc.MERGE_PATCH)
+        tokens[component] = token
+        expires[component] = notes[nc.EXPIRES_ANNOTATION]
+    result = dict(changed=bool(changes), tokens=tokens, renewed=renewed, expires=expires, bound=bound,
+                  accounts=accounts, ca_data=ca_data, changes=changes)
+    if not bound:
+        module.warn("The API server cannot bind tokens to Node objects (ServiceAccountTokenNodeBinding: Kubernetes "
+                    "1.31 or newer, GA in 1.33): node %s got unbound tokens that still expire; deleting the Node "
+                    "does not revoke them, reset deletes their ServiceAccounts." % node_name)
+    return result
+
+
+def nc_defaults():
+    return {"kube-proxy": "kube-system", "flanneld": "kube-flannel"}
+
+
+def _request_token(apis, name, namespace, node_name, node_uid, seconds):
+    try:
+        return kc.call(apis, "create", "serviceaccounts/token", namespace, name,
+                       apis.core.create_namespaced_service_account_token, name, namespace,
+                       nc.token_request(node_name, node_uid, seconds), not_found_ok=False), True
+    except kc.K8sError as exc:
+        if not nc.binding_unsupported(exc.status, exc.detail):
+            raise
+    return kc.call(apis, "create", "serviceaccounts/token", namespace, name,
+                   apis.core.create_namespaced_service_account_token, name, namespace,
+                   nc.token_request(node_name, node_uid, seconds, bind=False), not_found_ok=False), False
+
+
+def absent(module, apis):
+    p = module.params
+    namespaces = dict(nc_defaults(), **(p["namespaces"] or {}))
+    objects = nc.desired_objects(p["node_name"], namespaces)
+    changes = []
+    for component in nc.COMPONENTS:
+        obj = objects[component]
+        name = obj["account"]["metadata"]["name"]
+        targets = [("clusterrolebindings", None, apis.rbac.read_cluster_role_binding,
+                    apis.rbac.delete_cluster_role_binding, (name,))]
+        if obj["role"] is not None:
+            targets.append(("clusterroles", None, apis.rbac.read_cluster_role, apis.rbac.delete_cluster_role, (name,)))
+        targets.append(("serviceaccounts", namespaces[component], apis.core.read_namespaced_service_account,
+                        apis.core.delete_namespaced_service_account, (name, namespaces[component])))
+        for resource, namespace, read, delete, args in targets:
+            changes += _delete_managed(module, apis, resource, namespace, name, read, delete, args)
+    for ref in p["shared_secrets"]:
+        namespace, _sep, name = ref.partition("/")
+        changes += _delete_managed(module, apis, "secrets", namespace, name, apis.core.read_namespaced_secret,
+                                   apis.core.delete_namespaced_secret, (name, namespace))
+    return dict(changed=bool(changes), changes=changes, accounts={
+        c: "%s/%s" % (namespaces[c], objects[c]["account"]["metadata"]["name"]) for c in nc.COMPONENTS})
+
+
+def _delete_managed(module, apis, resource, namespace, name, read, delete, args):
+    current = kc.call(apis, "get", resource, namespace, name, read, *args)
+    if current is None:
+        return []
+    if ((current.get("metadata") or {}).get("labels") or {}).get(nc.MANAGED_LABEL) != "true":
+        module.warn("%s %s was left alone: it does not carry the label %s=true, so kubewin.nodes did not make it."
+                    % (resource, name, nc.MANAGED_LABEL))
+        return []
+    if not module.check_mode:
+        kc.call(apis, "delete", resource, namespace, name, delete, *args)
+    return ["deleted %s %s%s" % (resource, name, " in namespace %s" % namespace if namespace else "")]
+
+
+def argument_spec():
+    spec = dict(
+        node_name=dict(type="str", required=True),
+        namespaces=dict(type="dict", default=nc_defaults()),
+        expiration_seconds=dict(type="int", default=604800),
+        renew_fraction=dict(type="float", default=0.5),
+        token_files_sha512=dict(type="dict", default={}, no_log=False),
+        shared_secrets=dict(type="list", elements="str", default=[], no_log=False),
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+    )
+    spec.update(kc.auth_argument_spec())
+    return spec
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    if not kc.HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=kc.K8S_IMPORT_ERROR)
+    failure = None
+    try:
+        apis = build_apis(module.params)
+        result = present(module, apis) if module.params["state"] == "present" else absent(module, apis)
+    except kc.K8sError as exc:
+        failure = exc.msg
+    except nc.NodeCredentialsError as exc:
+        failure = "node_credentials for node %s: %s" % (module.params["node_name"], exc)
+    if failure is not None:
+        module.fail_json(msg=failure, changed=False)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

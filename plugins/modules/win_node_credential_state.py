@@ -1,0 +1,61 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: win_node_credential_state
+short_description: SHA-512 and access rules of a Windows node's credential files, never their content
+version_added: 0.2.0
+description:
+  - Reads, in one remote operation, the SHA-512 and the access rules (SDDL) of each file of O(paths).
+  - The network role uses it to decide whether kube-proxy's and flanneld's tokens on the node are the ones last
+    issued (compared with the SHA-512 recorded on their ServiceAccounts) and whether their files need writing,
+    without reading a token back.
+options:
+  paths:
+    description: Files to read.
+    type: list
+    elements: str
+    required: true
+extends_documentation_fragment:
+  - kubewin.nodes.attributes.windows
+author:
+  - kubewin.nodes maintainers (@kubewin)
+"""
+
+EXAMPLES = r"""
+- name: State of the token files
+  kubewin.nodes.win_node_credential_state:
+    paths: [C:\etc\kube-proxy\token, C:\etc\kube-flannel\token]
+  register: state
+"""
+
+RETURN = r"""
+sha512:
+  description: SHA-512 (lower-case hex) of each file, V(null) when it does not exist.
+  returned: success
+  type: dict
+acls:
+  description: Access rules (SDDL) of each file, V(null) when it does not exist.
+  returned: success
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(paths=dict(type="list", elements="str", required=True)),
+                           supports_check_mode=True)
+    # Reached only if the action plugin was bypassed.
+    module.fail_json(msg="kubewin.nodes.win_node_credential_state runs through its action plugin")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,268 @@
+"""node_credentials end to end through main() against a fake API: per-node objects, Node-bound tokens,
+renewal only when due, check mode, reset."""
+
+import copy
+import datetime
+
+import pytest
+from k8s_fakes import FakeCluster, api_error, make_runner
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import node_credentials as nc
+from ansible_collections.kubewin.nodes.plugins.modules import node_credentials as mod
+
+UTC = datetime.timezone.utc
+T0 = datetime.datetime(2026, 11, 26, 9, 0, 0, tzinfo=UTC)
+
+
+class CredCluster(FakeCluster):
+    """FakeCluster plus ServiceAccounts, their tokens, Secrets and the RBAC objects."""
+
+    def __init__(self, max_seconds=None, node_binding=True):
+        super().__init__()
+        self.rbac = self
+        self.accounts, self.roles, self.bindings, self.secrets = {}, {}, {}, {}
+        self.token_requests = []
+        self.max_seconds = max_seconds
+        self.node_binding = node_binding
+        self.clock = T0
+        self.configmaps[("kube-system", "kube-root-ca.crt")] = {"data": {"ca.crt": "-----BEGIN CERTIFICATE-----\n"}}
+
+    # ServiceAccounts
+    def read_namespaced_service_account(self, name, namespace, **kw):
+        self._hit("read_namespaced_service_account", name, namespace, **kw)
+        obj = self.accounts.get((namespace, name))
+        if obj is None:
+            raise api_error(404, "Not Found")
+        return copy.deepcopy(obj)
+
+    def create_namespaced_service_account(self, namespace, body, **kw):
+        self._hit("create_namespaced_service_account", namespace, body, **kw)
+        self.accounts[(namespace, body["metadata"]["name"])] = copy.deepcopy(body)
+        return body
+
+    def patch_namespaced_service_account(self, name, namespace, body, **kw):
+        self._hit("patch_namespaced_service_account", name, namespace, body, **kw)
+        obj = self.accounts[(namespace, name)]
+        for key in ("labels", "annotations"):
+            obj["metadata"].setdefault(key, {}).update((body.get("metadata") or {}).get(key) or {})
+        for key, value in body.items():
+            if key != "metadata":
+                obj[key] = value
+        return obj
+
+    def delete_namespaced_service_account(self, name, namespace, **kw):
+        self._hit("delete_namespaced_service_account", name, namespace, **kw)
+        del self.accounts[(namespace, name)]
+        return {}
+
+    def create_namespaced_service_account_token(self, name, namespace, body, **kw):
+        self._hit("create_namespaced_service_account_token", name, namespace, body, **kw)
+        ref = body["spec"].get("boundObjectRef")
+        if ref and not self.node_binding:
+            raise api_error(400, "Bad Request", 'cannot bind token to a Node object as the '
+                            '"ServiceAccountTokenNodeBinding" feature-gate is disabled')
+        self.token_requests.append((namespace, name, copy.deepcopy(body)))
+        seconds = body["spec"]["expirationSeconds"]
+        if self.max_seconds:
+            seconds = min(seconds, self.max_seconds)
+        token = "jwt-%s-%d" % (name, len(self.token_requests))
+        return {"status": {"token": token, "expirationTimestamp": nc.format_time(
+            self.clock + datetime.timedelta(seconds=seconds))}}
+
+    # Secrets (the old shared ones)
+    def read_namespaced_secret(self, name, namespace, **kw):
+        self._hit("read_namespaced_secret", name, namespace, **kw)
+        if (namespace, name) not in self.secrets:
+            raise api_error(404, "Not Found")
+        return copy.deepcopy(self.secrets[(namespace, name)])
+
+    def delete_namespaced_secret(self, name, namespace, **kw):
+        self._hit("delete_namespaced_secret", name, namespace, **kw)
+        del self.secrets[(namespace, name)]
+        return {}
+
+    # RBAC
+    def _store(self, kind):
+        return self.roles if kind == "role" else self.bindings
+
+    def _read(self, kind, name, **kw):
+        self._hit("read_cluster_%s" % kind, name, **kw)
+        if name not in self._store(kind):
+            raise api_error(404, "Not Found")
+        return copy.deepcopy(self._store(kind)[name])
+
+    def read_cluster_role(self, name, **kw):
+        return self._read("role", name, **kw)
+
+    def read_cluster_role_binding(self, name, **kw):
+        return self._read("role_binding", name, **kw)
+
+    def create_cluster_role(self, body, **kw):
+        self._hit("create_cluster_role", body, **kw)
+        self.roles[body["metadata"]["name"]] = copy.deepcopy(body)
+
+    def create_cluster_role_binding(self, body, **kw):
+        self._hit("create_cluster_role_binding", body, **kw)
+        self.bindings[body["metadata"]["name"]] = copy.deepcopy(body)
+
+    def patch_cluster_role(self, name, body, **kw):
+        self._hit("patch_cluster_role", name, body, **kw)
+        self.roles[name]["rules"] = body["rules"]
+
+    def patch_cluster_role_binding(self, name, body, **kw):
+        self._hit("patch_cluster_role_binding", name, body, **kw)
+        self.bindings[name]["subjects"] = body["subjects"]
+
+    def delete_cluster_role(self, name, **kw):
+        self._hit("delete_cluster_role", name, **kw)
+        del self.roles[name]
+
+    def delete_cluster_role_binding(self, name, **kw):
+        self._hit("delete_cluster_role_binding", name, **kw)
+        del self.bindings[name]
+
+    def writes(self):
+        return [c[0] for c in self.calls if not c[0].startswith("read")]
+
+
+@pytest.fixture
+def cluster():
+    c = CredCluster()
+    c.add_node("win-1")
+    c.nodes["win-1"]["metadata"]["uid"] = "uid-win-1"
+    c.add_node("win-2")
+    c.nodes["win-2"]["metadata"]["uid"] = "uid-win-2"
+    return c
+
+
+@pytest.fixture
+def run(monkeypatch, capsys, cluster):
+    runner = make_runner(mod, monkeypatch, capsys)
+
+    def _run(args, check=False, at=None):
+        cluster.clock = at or T0
+        monkeypatch.setattr(mod, "now", lambda: cluster.clock)
+        cluster.calls = []
+        return runner(dict({"node_name": "win-1"}, **args), cluster, check=check)
+
+    return _run
+
+
+def files_holding(result):
+    return {c: nc.token_sha512(t) for c, t in result["tokens"].items()}
+
+
+def test_first_run_makes_per_node_accounts_rbac_and_node_bound_tokens(run, cluster):
+    r = run({})
+    assert r["_rc"] == 0 and r["changed"] is True and r["bound"] is True
+    assert set(r["tokens"]) == {"kube-proxy", "flanneld"}
+    assert r["accounts"] == {"kube-proxy": "kube-system/kubewin-kube-proxy-win-1",
+                             "flanneld": "kube-flannel/kubewin-flanneld-win-1"}
+    assert set(cluster.accounts) == {("kube-system", "kubewin-kube-proxy-win-1"),
+                                     ("kube-flannel", "kubewin-flanneld-win-1")}
+    assert set(cluster.bindings) == {"kubewin-kube-proxy-win-1", "kubewin-flanneld-win-1"}
+    assert cluster.roles["kubewin-flanneld-win-1"]["rules"][1]["resourceNames"] == ["win-1"]
+    for _ns, _name, body in cluster.token_requests:
+        assert body["spec"]["boundObjectRef"] == {"kind": "Node", "apiVersion": "v1", "name": "win-1",
+                                                  "uid": "uid-win-1"}
+        assert body["spec"]["expirationSeconds"] == 604800
+    notes = cluster.accounts[("kube-system", "kubewin-kube-proxy-win-1")]["metadata"]["annotations"]
+    assert notes[nc.EXPIRES_ANNOTATION] == "2026-12-03T09:00:00Z"
+    assert r["tokens"]["kube-proxy"] not in str(notes)
+    assert r["ca_data"]
+
+
+def test_two_nodes_get_different_identities_and_tokens(run, cluster):
+    a = run({})
+    b = run({"node_name": "win-2"})
+    assert set(a["accounts"].values()).isdisjoint(b["accounts"].values())
+    assert set(a["tokens"].values()).isdisjoint(b["tokens"].values())
+
+
+def test_rerun_with_the_tokens_on_the_node_changes_nothing(run, cluster):
+    first = run({})
+    again = run({"token_files_sha512": files_holding(first)}, at=T0 + datetime.timedelta(days=1))
+    assert again["changed"] is False and again["tokens"] == {}
+    assert cluster.writes() == []
+    assert again["expires"] == first["expires"]
+
+
+def test_a_token_near_expiry_is_renewed_and_recorded(run, cluster):
+    first = run({})
+    later = T0 + datetime.timedelta(days=4)
+    again = run({"token_files_sha512": files_holding(first)}, at=later)
+    assert again["changed"] is True and set(again["tokens"]) == {"kube-proxy", "flanneld"}
+    assert again["tokens"]["flanneld"] != first["tokens"]["flanneld"]
+    assert again["expires"]["flanneld"] == "2026-12-07T09:00:00Z"
+    assert "less than 50%" in again["renewed"]["flanneld"]
+    third = run({"token_files_sha512": files_holding(again)}, at=later + datetime.timedelta(hours=1))
+    assert third["changed"] is False
+
+
+def test_a_missing_token_file_gets_a_new_token_for_that_component_only(run, cluster):
+    first = run({})
+    files = files_holding(first)
+    files["flanneld"] = None
+    again = run({"token_files_sha512": files})
+    assert set(again["tokens"]) == {"flanneld"}
+
+
+def test_the_expiry_the_api_server_grants_is_used(run, cluster):
+    cluster.max_seconds = 3600
+    first = run({})
+    assert first["expires"]["kube-proxy"] == "2026-11-26T10:00:00Z"
+    assert run({"token_files_sha512": files_holding(first)}, at=T0 + datetime.timedelta(minutes=40))["changed"]
+
+
+def test_without_node_binding_the_token_is_unbound_and_the_run_says_so(run, cluster):
+    cluster.node_binding = False
+    r = run({})
+    assert r["_rc"] == 0 and r["bound"] is False and set(r["tokens"]) == {"kube-proxy", "flanneld"}
+    assert all("boundObjectRef" not in body["spec"] for _n, _a, body in cluster.token_requests)
+    assert any("ServiceAccountTokenNodeBinding" in str(w) for w in r.get("warnings", []))
+
+
+def test_check_mode_writes_nothing_and_issues_no_token(run, cluster):
+    r = run({}, check=True)
+    assert r["changed"] is True and r["tokens"] == {}
+    assert cluster.writes() == [] and cluster.accounts == {}
+
+
+def test_a_node_that_has_not_joined(run, cluster):
+    r = run({"node_name": "win-9"}, check=True)
+    assert r["_rc"] == 0 and r["changed"] is True and r["tokens"] == {}
+    r = run({"node_name": "win-9"})
+    assert r["_rc"] == 1 and "Node win-9 does not exist" in r["msg"] and "scale_up.yml" in r["msg"]
+
+
+def test_an_account_of_that_name_not_made_by_the_collection_is_not_taken_over(run, cluster):
+    cluster.accounts[("kube-system", "kubewin-kube-proxy-win-1")] = {
+        "metadata": {"name": "kubewin-kube-proxy-win-1", "namespace": "kube-system"}}
+    r = run({})
+    assert r["_rc"] == 1 and "not made by kubewin.nodes" in r["msg"] and "kubewin_node_name" in r["msg"]
+    assert cluster.token_requests == []
+
+
+def test_reset_deletes_what_it_made_and_the_old_shared_secrets(run, cluster):
+    run({})
+    run({"node_name": "win-2"})
+    cluster.secrets[("kube-system", "kubewin-kube-proxy-token")] = {
+        "metadata": {"name": "kubewin-kube-proxy-token", "labels": {"kubewin.nodes/managed": "true"}}}
+    cluster.secrets[("kube-system", "someone-elses")] = {"metadata": {"name": "someone-elses"}}
+    r = run({"state": "absent", "shared_secrets": ["kube-system/kubewin-kube-proxy-token",
+                                                   "kube-system/someone-elses"]})
+    assert r["_rc"] == 0 and r["changed"] is True
+    assert set(cluster.accounts) == {("kube-system", "kubewin-kube-proxy-win-2"),
+                                     ("kube-flannel", "kubewin-flanneld-win-2")}
+    assert set(cluster.bindings) == {"kubewin-kube-proxy-win-2", "kubewin-flanneld-win-2"}
+    assert set(cluster.roles) == {"kubewin-flanneld-win-2"}
+    assert set(cluster.secrets) == {("kube-system", "someone-elses")}
+    assert run({"state": "absent"})["changed"] is False
+
+
+def test_secrets_never_in_the_module_arguments_log(run, cluster):
+    # the result holds tokens (the roles run it with no_log); the ServiceAccount annotations never do
+    first = run({})
+    for obj in cluster.accounts.values():
+        for token in first["tokens"].values():
+            assert token not in str(obj)
