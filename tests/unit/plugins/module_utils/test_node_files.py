@@ -343,8 +343,8 @@ def test_json_content_decoded_by_the_templating_is_written_as_the_filter_wrote_i
     path = "C:\\etc\\kube-flannel\\net-conf.json"
     as_text = [{"path": path, "content": text, "restricted": False, "secret": False}]
     as_dict = [dict(as_text[0], content=json.loads(text))]
-    params, _ = nfiles.plan([], [], as_dict, {"files": {}, "dirs": {}})
-    assert base64.b64decode(params["Files"][0]["content"]).decode() == text
+    params, report = nfiles.plan([], [], as_dict, {"files": {}, "dirs": {}})
+    assert base64.b64decode(params["Files"][0]["content"]).decode() == text and report["after"][path] == text
     live = {"files": {path: hashlib.sha512(text.encode()).hexdigest()}, "dirs": {},
             "acls": {path: "O:BAD:AI(A;ID;FA;;;BU)"}}
     assert nfiles.plan([], [], as_dict, live)[0] is None
