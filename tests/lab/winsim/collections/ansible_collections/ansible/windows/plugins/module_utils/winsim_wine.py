@@ -180,11 +180,21 @@ def host_files(host, paths):
 
 
 def _tail(output, n=6):
-    """The program's own error line (klog's "command failed", cobra's "Error:", a Go "panic:") if any,
-    else its last lines (e.g. a Go panic's)."""
+    """The program's own error (klog's "command failed", with its multi-line ``err=<`` block, cobra's
+    "Error:", a Go "panic:") if it printed one, else its last lines."""
     lines = [ln for ln in output.replace("\r\n", "\n").split("\n") if ln.strip()]
-    errors = [ln for ln in lines if '"command failed"' in ln or ln.startswith(("Error: ", "panic: "))]
-    return "\n".join(errors[-2:] if errors else lines[-n:])
+    for i in range(len(lines) - 1, -1, -1):
+        ln = lines[i]
+        if '"command failed"' in ln and ln.rstrip().endswith("err=<"):
+            block = [ln.rstrip()[:-1]]
+            for more in lines[i + 1:]:
+                if more.strip() == ">":
+                    break
+                block.append(more.strip())
+            return " ".join(block)
+        if '"command failed"' in ln or ln.startswith(("Error: ", "panic: ")):
+            return ln
+    return "\n".join(lines[-n:])
 
 
 def kubelet_validate(cache, version, argv, files):
