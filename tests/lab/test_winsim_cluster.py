@@ -135,7 +135,8 @@ def test_kubelet_that_exits_after_running_is_a_failed_start_with_its_log(lab):
           ansible.windows.win_file: {path: 'C:\\var\\log\\kubelet', state: directory}
         - name: config
           ansible.windows.win_copy:
-            {content: "kind: KubeletConfiguration\\n", dest: 'C:\\var\\lib\\kubelet\\config.yaml'}
+            {content: "apiVersion: kubelet.config.k8s.io/v1beta1\\nkind: KubeletConfiguration\\n",
+             dest: 'C:\\var\\lib\\kubelet\\config.yaml'}
         - name: start
           kubewin.nodes.win_kubelet_service: {kubelet_version: %s, state: started, dependencies: []}
           ignore_errors: true

@@ -23,13 +23,16 @@ import time
 
 import yaml
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries as binaries
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_wine
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
 ETC = "C:\\etc\\kubernetes"
 KUBELET_DIR = "C:\\var\\lib\\kubelet"
 CRI_CONTAINERD = "npipe:////./pipe/containerd-containerd"
 # Flags only the Windows kubelet registers (cmd/kubelet/app/options/osflags_windows.go): the
-# lab's flag list comes from a Linux kubelet's --help, which lacks them.
+# lab's flag list comes from a Linux kubelet's --help, which lacks them. Used only for a version
+# that has no Windows kubelet.exe in the lab cache (lab-build builds it for VERSION and
+# UPGRADE_FROM); otherwise the real kubelet.exe under Wine decides (winsim_wine).
 WINDOWS_ONLY_FLAGS = {"windows-service", "windows-priorityclass"}
 
 
@@ -668,7 +671,57 @@ def kubelet_flag_spec(host, version):
     return spec or None
 
 
+def kubelet_input_files(host, args):
+    """What the kubelet reads before Run (cmd/kubelet/app/server.go v1.37.2): --config, the
+    --config-dir drop-ins (*.conf), and the files InitializeTLS opens: the client CA bundle
+    (dynamiccertificates.NewDynamicCAContentFromFile) and the serving certificate and key."""
+    config_path = winsim_wine.flag_value(args, "config")
+    paths = [config_path] + [winsim_wine.flag_value(args, n)
+                             for n in ("client-ca-file", "tls-cert-file", "tls-private-key-file")]
+    files = winsim_wine.host_files(host, paths)
+    if config_path in files:
+        try:
+            config = yaml.safe_load(files[config_path]) or {}
+        except yaml.YAMLError:
+            config = {}
+        if isinstance(config, dict):
+            x509 = ((config.get("authentication") or {}).get("x509") or {})
+            files.update(winsim_wine.host_files(host, [x509.get("clientCAFile"), config.get("tlsCertFile"),
+                                            config.get("tlsPrivateKeyFile")]))
+    dropins = winsim_wine.flag_value(args, "config-dir")
+    if dropins:
+        try:
+            local = host.local_path(dropins)
+        except SimError:
+            local = None
+        if local and os.path.isdir(local):
+            names = sorted(os.listdir(local))
+            files.update(winsim_wine.host_files(host, [dropins.rstrip("\\") + "\\" + n for n in names]))
+    return files
+
+
+def _kubelet_real_check(host, version, args):
+    """Run the command line through the real kubelet.exe of this version under Wine (winsim_wine):
+    True when it did, raising the failed start when the kubelet refused it; False when the lab
+    has no Windows kubelet of this version."""
+    cache = host.config().get("lab_cache")
+    if not winsim_wine.binary(cache, version, "kubelet"):
+        return False
+    argv = list(args)
+    if winsim_wine.flag_value(argv, "windows-service") is None and "--windows-service" not in argv:
+        # The stop point is initForOS's service dispatcher (winsim_wine); without the flag the
+        # service times out below anyway (1053).
+        argv.append("--windows-service")
+    err = winsim_wine.kubelet_validate(cache, version, argv, kubelet_input_files(host, args))
+    if err:
+        # The kubelet exits before initForOS reports SERVICE_RUNNING: the start fails.
+        raise SimError("1067: The process terminated unexpectedly. (kubelet %s, real kubelet.exe under Wine: %s)"
+                       % (version, err))
+    return True
+
+
 def _kubelet_service_start(host, version, svc, args):
+    real = _kubelet_real_check(host, version, args)
     spec = kubelet_flag_spec(host, version)
     flags = {}
     i = 0
@@ -677,7 +730,7 @@ def _kubelet_service_start(host, version, svc, args):
         if not a.startswith("-"):
             raise SimError("1067: The process terminated unexpectedly. (kubelet: unexpected argument %r)" % a)
         name, sep, value = a.lstrip("-").partition("=")
-        if spec is not None and name not in spec and name not in WINDOWS_ONLY_FLAGS:
+        if not real and spec is not None and name not in spec and name not in WINDOWS_ONLY_FLAGS:
             raise SimError("1067: The process terminated unexpectedly. (kubelet %s: unknown flag: --%s)"
                            % (version, name))
         if not sep and spec is not None and spec.get(name):
@@ -687,7 +740,7 @@ def _kubelet_service_start(host, version, svc, args):
             i += 1
         flags[name] = value if (sep or (spec and spec.get(name))) else "true"
         i += 1
-    if spec is None:
+    if spec is None and not real:
         host.state.setdefault("notes", []).append("kubelet flags not checked: no kubelet-flags.txt for %s" % version)
     if flags.get("windows-service") not in ("true",):
         # Without --windows-service the kubelet never reports to the SCM.

@@ -38,7 +38,7 @@ import os
 import re
 
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries as binaries
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns, winsim_wine
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
 NOT_FOUND = "The system cannot find the file specified."
@@ -80,8 +80,9 @@ def go_stat_error(path):
 
 # --- command lines ------------------------------------------------------------------------------
 def pflag_parse(args, bools):
-    """spf13/pflag as kube-proxy uses it: --name=value, --name value, boolean --name. winsim has no
-    list of kube-proxy's flags (only the kubelet's is saved by lab-build), so unknown names pass."""
+    """spf13/pflag as kube-proxy uses it: --name=value, --name value, boolean --name, to read the
+    values the simulation needs. Unknown names pass here: the real kube-proxy.exe of the version
+    under Wine (_kube_proxy_real_check) is what refuses an unknown flag or feature gate."""
     flags, i = {}, 0
     while i < len(args):
         a = args[i]
@@ -190,7 +191,50 @@ def network_ready(state, record):
     return any(n.get("Name") == name for n in ((state.get("hns") or {}).get("networks") or []))
 
 
+# Where the real kube-proxy (cmd/kube-proxy/app/server.go v1.37.2 RunE) stops on a bad command
+# line: pflag/cobra errors (unknown flag, bad value) come before initForOS, i.e. before the service
+# reports Running; "failed complete" (reading --config, and the feature gates: v1.37.2 checks
+# --feature-gates there, "failed complete: unrecognized feature gate: X", seen under Wine),
+# "initialize logging" and "failed validate" come after it.
+KUBE_PROXY_AFTER_INIT = ("failed complete:", "initialize logging:", "failed validate:")
+
+
+def _kube_proxy_real_check(host, version, args):
+    """Run the command line through the real kube-proxy.exe of this version under Wine
+    (winsim_wine.kube_proxy_validate). Raises ProcessExit (``after_init``: the failure came after
+    initForOS) when it refuses the command line; does nothing when the lab has no Windows
+    kube-proxy of that version."""
+    cache = host.config().get("lab_cache")
+    if not winsim_wine.binary(cache, version, "kube-proxy"):
+        return
+    files = winsim_wine.host_files(host, [winsim_wine.flag_value(args, "config")])
+    err, _effective = winsim_wine.kube_proxy_validate(cache, version, args, files)
+    if err:
+        e = binaries.ProcessExit("kube-proxy %s, real kube-proxy.exe under Wine: %s" % (version, err), 1)
+        e.after_init = any(m in err for m in KUBE_PROXY_AFTER_INIT)
+        raise e
+
+
+def _bool_flag(args, name):
+    """pflag's value of a boolean flag: the last --name / --name=value wins."""
+    value = False
+    for a in args:
+        if a in ("-" + name, "--" + name):
+            value = True
+        elif a.startswith(("-%s=" % name, "--%s=" % name)):
+            value = a.split("=", 1)[1] in ("1", "t", "T", "TRUE", "true", "True")
+    return value
+
+
 def _kube_proxy_service_start(host, version, svc, args):
+    try:
+        _kube_proxy_real_check(host, version, args)
+    except binaries.ProcessExit as e:
+        if e.after_init and _bool_flag(args, "windows-service"):
+            # initForOS reported Running first: Start-Service succeeds, the service stops later.
+            raise binaries.ExitsAfterRunning(str(e)) from None
+        # It exited before it told the SCM anything.
+        raise SimError("%s (%s)" % (PROCESS_ABORTED, e)) from None
     flags = pflag_parse(args, KUBE_PROXY_BOOLS)
     if flags.get("windows-service") != "true":
         raise SimError(SERVICE_TIMEOUT)
@@ -204,6 +248,7 @@ def _kube_proxy_service_start(host, version, svc, args):
 
 
 def _kube_proxy_process(host, version, args, env, cwd, svc):
+    _kube_proxy_real_check(host, version, args)
     _kube_proxy_run(host, version, pflag_parse(args, KUBE_PROXY_BOOLS), env, svc["name"])
 
 
