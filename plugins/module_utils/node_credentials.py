@@ -265,13 +265,14 @@ def token_files(tokens, paths):
 
 def token_file_hashes(paths, state):
     """{component: SHA-512 of its token file} from ``win_node_credential_state`` (``state``) for the token
-    files ``paths`` ({component: path}). None when the file is missing; OPEN_ACL when its access rules
-    are not Administrators and SYSTEM only: such a token may have been read, so it is replaced."""
+    files ``paths`` ({component: path}). None when the file is missing; OPEN_ACL when its owner is not
+    trusted or its access rules are not Administrators and SYSTEM only: such a token may have been read,
+    so it is replaced."""
     out = {}
     for component, path in (paths or {}).items():
         sha = ((state or {}).get("sha512") or {}).get(path)
         acl = ((state or {}).get("acls") or {}).get(path)
-        if sha and not nfiles.access_matches(acl or "", nfiles.RESTRICTED_FILE_SDDL):
+        if sha and not nfiles.restricted_file_secured(acl):
             sha = OPEN_ACL
         out[component] = sha
     return out
@@ -285,6 +286,6 @@ def credential_files_in_sync(state, files):
     for f in files or []:
         if hashes.get(f["path"]) != hashlib.sha512(f["content"].encode("utf-8")).hexdigest():
             return False
-        if f.get("restricted") and not nfiles.access_matches(acls.get(f["path"]) or "", nfiles.RESTRICTED_FILE_SDDL):
+        if f.get("restricted") and not nfiles.restricted_file_secured(acls.get(f["path"])):
             return False
     return True

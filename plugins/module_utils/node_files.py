@@ -183,6 +183,13 @@ def trusted_owner(owner):
     return owner is not None and owner.upper() in [o.upper() for o in TRUSTED_OWNERS]
 
 
+def restricted_file_secured(security):
+    """Whether a file's security descriptor ('O:..D:...' as files_state reads it) is what a restricted
+    file gets: a trusted owner and Administrators-and-SYSTEM-only access rules."""
+    owner, acl = split_security(security)
+    return trusted_owner(owner) and access_matches(acl, RESTRICTED_FILE_SDDL)
+
+
 def access_matches(live, want):
     """Whether the access rules (SDDL 'Access' section) a file or directory has are the ones wanted.
 

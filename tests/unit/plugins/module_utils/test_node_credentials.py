@@ -142,7 +142,9 @@ def test_token_files_only_for_the_tokens_issued():
         {"path": "C:\\etc\\kube-flannel\\token", "content": "t", "restricted": True, "secret": True}]
 
 
-RESTRICTED = "D:PAI(A;;FA;;;SY)(A;;FA;;;BA)"
+# Owner and access rules, as files_state reads them (GetSecurityDescriptorSddlForm('Owner, Access')).
+RESTRICTED = "O:BAD:PAI(A;;FA;;;SY)(A;;FA;;;BA)"
+A_USER = "S-1-5-21-1004336348-1177238915-682003330-1001"
 PATHS = {"kube-proxy": "C:\\etc\\kube-proxy\\token", "flanneld": "C:\\etc\\kube-flannel\\token"}
 
 
@@ -154,16 +156,25 @@ def test_token_file_hashes_from_the_node_state():
 
 def test_a_token_file_others_can_read_is_replaced():
     state = {"sha512": {PATHS["kube-proxy"]: "ab" * 64},
-             "acls": {PATHS["kube-proxy"]: "D:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)(A;ID;0x1200a9;;;BU)"}}
+             "acls": {PATHS["kube-proxy"]: "O:BAD:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)(A;ID;0x1200a9;;;BU)"}}
     hashes = nc.token_file_hashes(PATHS, state)
     assert hashes["kube-proxy"] == nc.OPEN_ACL
     renew, reason = nc.renewal(issued("tok"), T0, "uid-1", hashes["kube-proxy"], 0.5)
     assert renew is True and "read by others" in reason
 
 
+def test_a_token_file_a_user_owns_is_replaced_even_with_the_right_access_rules():
+    # its owner can always read the rules back and give itself access (READ_CONTROL, WRITE_DAC)
+    state = {"sha512": {PATHS["kube-proxy"]: "ab" * 64},
+             "acls": {PATHS["kube-proxy"]: "O:%sD:PAI(A;;FA;;;SY)(A;;FA;;;BA)" % A_USER}}
+    assert nc.token_file_hashes(PATHS, state)["kube-proxy"] == nc.OPEN_ACL
+
+
 def test_kubeconfigs_in_sync_only_with_their_content_and_access_rules():
     f = {"path": "C:\\etc\\kube-proxy\\kubeconfig", "content": "x", "restricted": True}
     sha = nc.hashlib.sha512(b"x").hexdigest()
     assert nc.credential_files_in_sync({"sha512": {f["path"]: sha}, "acls": {f["path"]: RESTRICTED}}, [f])
-    assert not nc.credential_files_in_sync({"sha512": {f["path"]: sha}, "acls": {f["path"]: "D:AI"}}, [f])
+    assert not nc.credential_files_in_sync({"sha512": {f["path"]: sha}, "acls": {f["path"]: "O:BAD:AI"}}, [f])
+    assert not nc.credential_files_in_sync(
+        {"sha512": {f["path"]: sha}, "acls": {f["path"]: RESTRICTED.replace("O:BA", "O:" + A_USER)}}, [f])
     assert not nc.credential_files_in_sync({"sha512": {f["path"]: None}, "acls": {}}, [f])
