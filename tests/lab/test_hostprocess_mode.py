@@ -25,9 +25,23 @@ def _managed(apps, rbac):
             + [b.metadata.name for b in rbac.list_cluster_role_binding(label_selector=selector).items])
 
 
+def _clear_leftovers(core, apps, rbac):
+    """The lab is shared: scenarios of other test modules leave their managed Windows Nodes (and with them
+    the HostProcess DaemonSets, which reset keeps while any managed Windows node is left). This test starts
+    from a cluster without them, as a cluster that never had kubewin.nodes."""
+    selector = "kubewin.nodes/managed=true"
+    for node in core.list_node(label_selector="kubernetes.io/os=windows," + selector).items:
+        core.delete_node(node.metadata.name)
+    for ds in apps.list_daemon_set_for_all_namespaces(label_selector=selector).items:
+        apps.delete_namespaced_daemon_set(ds.metadata.name, ds.metadata.namespace)
+    for binding in rbac.list_cluster_role_binding(label_selector=selector).items:
+        rbac.delete_cluster_role_binding(binding.metadata.name)
+
+
 def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path, api):
     core, apps = api
     rbac = client.RbacAuthorizationV1Api(config.new_client_from_config(config_file=scenario.ADMIN_CONF))
+    _clear_leftovers(core, apps, rbac)
     # flannel's namespace enforces baseline before kubewin.nodes comes (HostProcess pods need privileged)
     core.patch_namespace("kube-flannel", {"metadata": {"labels": {ENFORCE: "baseline"}}})
     system_before = _labels(core, "kube-system")
