@@ -356,7 +356,8 @@ def test_a_directory_administrators_cannot_read_stops_with_takeown_not_taken_for
     files_state says so, and neither the ancestor check nor the restricted directory treat it as absent."""
     dirs = [{"path": "C:\\var\\lib\\kubelet", "restricted": True}]
     live = {"dirs": {"C:\\var": nfiles.UNREADABLE, "C:\\var\\lib": "O:BAD:AI(A;OICIID;FA;;;BA)"}}
-    with pytest.raises(nfiles.NodeFilesError, match=r'C:\\var cannot be read by Administrators.*takeown /F "C:\\var" /A'):
+    with pytest.raises(nfiles.NodeFilesError,
+                       match=r'C:\\var cannot be read by Administrators.*takeown /F "C:\\var" /A'):
         nfiles.plan(dirs, [], [], live)
     live = {"dirs": {"C:\\k": nfiles.UNREADABLE}}
     assert nfiles.scan_needed([DIRS[0]], live) == []  # nothing to list in what cannot be read
