@@ -231,11 +231,28 @@ def _guarded_ancestors(directories):
     return out
 
 
+# What files_state reports for a path it could not read (Get-Item, the security descriptor or the content):
+# never "absent", and an owner no check accepts (split_security gives None).
+UNREADABLE = "unreadable"
+# What files_state reports in "files" for a directory at a file's destination.
+DIRECTORY = "directory"
+
+
 def _link_error(path):
     return NodeFilesError(
         "%s is a junction or symbolic link (a reparse point), so what is written there would land wherever it "
         "points: someone planted it. Remove the link itself (cmd /c rmdir \"%s\" for a directory link, del for a "
-        "file link: neither touches the target), check the target, and re-run" % (path, path))
+        "file link: neither touches the target), check the target, and re-run. A volume mount point (a disk "
+        "mounted on this folder) is a reparse point too and cannot be told apart: kubewin.nodes does not protect "
+        "what lies on another volume there; remove the mount point (mountvol \"%s\" /D: the volume and its data "
+        "stay), give the volume a drive letter or mount it elsewhere, and re-run" % (path, path, path))
+
+
+def _unreadable_error(path):
+    return NodeFilesError(
+        "%s cannot be read by Administrators (its owner took away their access), so kubewin.nodes cannot tell who "
+        "controls it. Run takeown /F \"%s\" /A as an administrator (Administrators become its owner, nothing "
+        "below it changes), check what it holds, then re-run" % (path, path))
 
 
 def scan_needed(directories, state):
@@ -246,7 +263,7 @@ def scan_needed(directories, state):
     out = []
     for d in directories:
         live = live_dirs.get(d["path"])
-        if not d["restricted"] or live is None or d["path"] in links:
+        if not d["restricted"] or live in (None, UNREADABLE) or d["path"] in links:
             continue
         owner, dacl = split_security(live)
         if not trusted_owner(owner) or not access_matches(dacl, RESTRICTED_DIR_SDDL):
@@ -276,6 +293,8 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
     for path in _guarded_ancestors(directories):
         if path in links:
             raise _link_error(path)
+        if live_dirs.get(path) == UNREADABLE:
+            raise _unreadable_error(path)
         owner = split_security(live_dirs.get(path))[0]
         if live_dirs.get(path) is not None and not trusted_owner(owner):
             who = owner or "an unknown owner"
@@ -283,6 +302,9 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
                 "%s belongs to %s, not to Administrators or SYSTEM: its owner can rename the directories kubewin.nodes "
                 "protects below it and put their own in place. Make Administrators its owner (takeown /F %s /A) and "
                 "remove other users' write access, or delete it, then re-run" % (path, who, path))
+    for d in directories:
+        if d["restricted"] and d["path"] not in links and live_dirs.get(d["path"]) == UNREADABLE:
+            raise _unreadable_error(d["path"])
     for root, found in sorted((state.get("scan") or {}).items()):
         if found:
             shown = ", ".join("%s (%s)" % (f["path"], "link" if f.get("link") else "owner %s" % f.get("owner"))
@@ -308,18 +330,34 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
         """An existing destination another user owns (or a link): replaced, not reused."""
         return path in links or not trusted_owner(split_security(live_acls.get(path))[0])
 
+    def taken(path, have):
+        """A link (files_state never reads through one, so ``have`` is None) or a file another user owns (or
+        that cannot be read) at a destination: discarded first. A directory there is never deleted."""
+        if path in links:
+            return True
+        if have == DIRECTORY:
+            raise NodeFilesError(
+                "%s is a directory, where kubewin.nodes puts a file; it does not delete directories it did not make: "
+                "move it away (or delete it if it is yours to delete), then re-run" % path)
+        return have is not None and foreign(path)
+
+    def was(path, have):
+        if path in links:
+            return "link"
+        return "absent" if have is None else UNREADABLE if have == UNREADABLE else "sha512:%s" % have
+
     for entry in downloads:
         want = expected_file_hash(entry)
         have = live_files.get(entry["dest"])
-        taken = have is not None and foreign(entry["dest"])
-        if have != want or taken:
+        discarded = taken(entry["dest"], have)
+        if have != want or discarded:
             fetches.append(entry)
-            if taken:
+            if discarded:
                 discard.append(entry["dest"])
             report["downloads"].append(entry["dest"])
-            report["before"][entry["dest"]] = "sha512:%s" % have if have else "absent"
+            report["before"][entry["dest"]] = was(entry["dest"], have)
             report["after"][entry["dest"]] = "sha512:%s from %s" % (want, entry["url"])
-            if taken:
+            if discarded:
                 report["before"][entry["dest"]] += ", owner: %s" % split_security(live_acls.get(entry["dest"]))[0]
                 report["after"][entry["dest"]] += ", owner: %s" % RESTRICTED_OWNER
     for f in files:
@@ -332,21 +370,21 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
         # A restricted file whose access rules drifted (or were never set) is written again: the
         # rewrite sets them before the content lands. One another user owns is discarded first.
         owner, acl = split_security(live_acls.get(f["path"]))
-        taken = have is not None and foreign(f["path"])
+        discarded = taken(f["path"], have)
         drifted = bool(sddl) and have is not None and not access_matches(acl, sddl)
-        if have != want or drifted or taken:
+        if have != want or drifted or discarded:
             writes.append({"path": f["path"], "content": base64.b64encode(data).decode("ascii"),
                            "sddl": owned(sddl) if sddl else ""})
-            if taken:
+            if discarded:
                 discard.append(f["path"])
             report["files"].append(f["path"])
             if f["secret"]:
-                report["before"][f["path"]] = "(secret)" if have else "absent"
+                report["before"][f["path"]] = "(secret)" if have else was(f["path"], have)
                 report["after"][f["path"]] = "(secret, changed)" if have != want else "(secret)"
             else:
-                report["before"][f["path"]] = "sha512:%s" % have if have else "absent"
+                report["before"][f["path"]] = was(f["path"], have)
                 report["after"][f["path"]] = f["content"]
-            if drifted or taken:
+            if drifted or discarded:
                 report["before"][f["path"]] += ", owner: %s, access: %s" % (owner, acl or "unknown")
                 report["after"][f["path"]] += ", owner: %s, access: %s" % (RESTRICTED_OWNER, sddl or "inherited")
     remove = [p for p in absent if live_paths.get(p)]

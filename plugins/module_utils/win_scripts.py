@@ -308,13 +308,17 @@ $Ansible.Result = @{
 
 # Contract: parameters Files (paths), Dirs (paths), Paths (paths), Acls (paths of files whose owner and
 # access rules matter), Scan (directories to list) and Owners (SDDL owners Scan leaves out). Result:
-# {files: {path: sha512 hex or null}, dirs: {path: SDDL of the owner and access rules ('O:BAD:P(...)') or
-# null}, paths: {path: "file", "dir", "empty-dir" or null}, acls: {path: SDDL of the file's owner and
-# access rules or null}, links: [paths of Files, Dirs, Paths and Acls that are junctions or symbolic links],
-# scan: {directory: [{path, owner, link}]}}: everything below a Scan directory that is a link (never
-# followed) or whose owner is not in Owners ("unreadable" when its owner cannot be read), at most 20 each.
-# A reparse point is what FileAttributes.ReparsePoint marks: junctions and symbolic links (Microsoft Learn,
-# System.IO.FileAttributes).
+# {files: {path: sha512 hex, "directory" (a directory is here), "unreadable" or null (absent, or a link:
+# never read through)}, dirs: {path: SDDL of the owner and access rules ('O:BAD:P(...)'), "unreadable" or
+# null}, paths: {path: "file", "dir", "empty-dir", "unreadable" or null}, acls: {path: SDDL of the file's
+# owner and access rules, "unreadable" or null}, links: [paths of Files, Dirs, Paths and Acls that are
+# reparse points], scan: {directory: [{path, owner, link}]}}: everything below a Scan directory that is a
+# link (never followed) or whose owner is not in Owners ("unreadable" when its owner cannot be read), at
+# most 20 each. "unreadable": Get-Item failed for another reason than ItemNotFoundException, or reading the
+# security descriptor or the content failed (an owner who denies Administrators READ_CONTROL or read
+# access); it is never taken for "absent". A reparse point is what FileAttributes.ReparsePoint marks:
+# junctions, symbolic links and volume mount points (Microsoft Learn, System.IO.FileAttributes; "Determining
+# Whether a Directory Is a Volume Mount Point": same IO_REPARSE_TAG_MOUNT_POINT tag as a junction).
 FILES_STATE = HEADER_PREFIX + "files_state" + r"""
 [CmdletBinding(SupportsShouldProcess)]
 param(
@@ -329,19 +333,23 @@ $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
 $links = [System.Collections.Generic.List[string]]::new()
 function Get-Entry([string]$Path) {
-    $item = Get-Item -LiteralPath $Path -Force -ErrorAction SilentlyContinue
-    if ($item -and ($item.Attributes -band [System.IO.FileAttributes]::ReparsePoint) -and -not $links.Contains($Path)) {
+    # $null when absent; the string 'unreadable' when Get-Item fails otherwise (never taken for absent)
+    try { $item = Get-Item -LiteralPath $Path -Force -ErrorAction Stop }
+    catch [System.Management.Automation.ItemNotFoundException] { return $null }
+    catch { return 'unreadable' }
+    if (($item.Attributes -band [System.IO.FileAttributes]::ReparsePoint) -and -not $links.Contains($Path)) {
         $links.Add($Path)
     }
     $item
 }
 function Get-Security($Item) {
-    try { $Item.GetAccessControl('Owner, Access').GetSecurityDescriptorSddlForm('Owner, Access') } catch { $null }
+    try { $Item.GetAccessControl('Owner, Access').GetSecurityDescriptorSddlForm('Owner, Access') }
+    catch { 'unreadable' }
 }
 $pathKinds = @{}
 foreach ($path in $Paths) {
     $item = Get-Entry $path
-    $pathKinds[$path] = if (-not $item) { $null }
+    $pathKinds[$path] = if ($item -is [string]) { $item } elseif (-not $item) { $null }
         elseif (-not $item.PSIsContainer) { 'file' }
         elseif (Get-ChildItem -LiteralPath $path -Force | Select-Object -First 1) { 'dir' }
         else { 'empty-dir' }
@@ -349,19 +357,26 @@ foreach ($path in $Paths) {
 $fileHashes = @{}
 foreach ($path in $Files) {
     $item = Get-Entry $path
-    $fileHashes[$path] = if ($item -and -not $item.PSIsContainer) {
-        (Get-FileHash -LiteralPath $path -Algorithm SHA512).Hash.ToLowerInvariant()
-    } else { $null }
+    # a link is never read through (a dangling one cannot be); Get-FileHash's errors are non-terminating
+    $fileHashes[$path] = if ($item -is [string]) { $item }
+        elseif (-not $item -or $links.Contains($path)) { $null }
+        elseif ($item.PSIsContainer) { 'directory' }
+        else {
+            try { (Get-FileHash -LiteralPath $path -Algorithm SHA512 -ErrorAction Stop).Hash.ToLowerInvariant() }
+            catch { 'unreadable' }
+        }
 }
 $dirAccess = @{}
 foreach ($path in $Dirs) {
     $item = Get-Entry $path
-    $dirAccess[$path] = if ($item -and $item.PSIsContainer) { Get-Security $item } else { $null }
+    $dirAccess[$path] = if ($item -is [string]) { $item }
+        elseif ($item -and $item.PSIsContainer) { Get-Security $item } else { $null }
 }
 $fileAccess = @{}
 foreach ($path in $Acls) {
     $item = Get-Entry $path
-    $fileAccess[$path] = if ($item -and -not $item.PSIsContainer) { Get-Security $item } else { $null }
+    $fileAccess[$path] = if ($item -is [string]) { $item }
+        elseif ($item -and -not $item.PSIsContainer) { Get-Security $item } else { $null }
 }
 $found = @{}
 foreach ($root in $Scan) {
@@ -374,6 +389,7 @@ foreach ($root in $Scan) {
             $hits.Add(@{ path = $dir; owner = 'unreadable'; link = $false }); continue
         }
         foreach ($child in $children) {
+            if ($hits.Count -ge 20) { break }
             $isLink = [bool]($child.Attributes -band [System.IO.FileAttributes]::ReparsePoint)
             $owner = try { $child.GetAccessControl('Owner').GetSecurityDescriptorSddlForm('Owner').Substring(2) }
                 catch { 'unreadable' }
@@ -427,13 +443,16 @@ $ErrorActionPreference = 'Stop'
 function Set-Security([string]$Path, [string]$Sddl) {
     if (-not $Sddl) { return }
     $item = Get-Item -LiteralPath $Path -Force
-    $security = $item.GetAccessControl('Owner, Access')
+    # a new descriptor, not the one on disk: reading that needs READ_CONTROL, which its owner may deny
+    $security = if ($item.PSIsContainer) { New-Object System.Security.AccessControl.DirectorySecurity }
+        else { New-Object System.Security.AccessControl.FileSecurity }
     $security.SetSecurityDescriptorSddlForm($Sddl, 'Owner, Access')
     try {
         $item.SetAccessControl($security)
     } catch [System.UnauthorizedAccessException] {
+        # not /R: Administrators would own what others planted below, and the next check would accept it
         throw ("cannot make Administrators the owner of $Path (another user took away their access): run " +
-            "takeown /F `"$Path`" /A /R /D Y as an administrator, then re-run")
+            "takeown /F `"$Path`" /A as an administrator, then re-run")
     }
 }
 
@@ -464,9 +483,12 @@ foreach ($dir in $Dirs) {
     if (-not $dir.sddl) {
         New-Item -ItemType Directory -Path $dir.path -Force | Out-Null
     } elseif (Test-Path -LiteralPath $dir.path) {
-        if ((Get-Item -LiteralPath $dir.path -Force).Attributes -band [System.IO.FileAttributes]::ReparsePoint) {
-            throw "$($dir.path) is a junction or symbolic link: not following it"
+        $item = Get-Item -LiteralPath $dir.path -Force
+        if ($item.Attributes -band [System.IO.FileAttributes]::ReparsePoint) {
+            throw ("$($dir.path) is a junction, symbolic link or volume mount point (a reparse point): not " +
+                "following it")
         }
+        if (-not $item.PSIsContainer) { throw "$($dir.path) is a file, not a directory: move it away, then re-run" }
         Set-Security $dir.path $dir.sddl
     } else {
         $security = New-Object System.Security.AccessControl.DirectorySecurity
@@ -475,7 +497,8 @@ foreach ($dir in $Dirs) {
     }
 }
 foreach ($path in $Discard) {
-    if (Test-Path -LiteralPath $path) { Remove-Tree $path }
+    # Get-Item, as files_state found it: a dangling link is there too
+    if (Get-Item -LiteralPath $path -Force -ErrorAction SilentlyContinue) { Remove-Tree $path }
 }
 foreach ($download in $Downloads) {
     $tmp = "$($download.dest).kubewin-download"

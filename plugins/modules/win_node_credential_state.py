@@ -38,11 +38,15 @@ EXAMPLES = r"""
 
 RETURN = r"""
 sha512:
-  description: SHA-512 (lower-case hex) of each file, V(null) when it does not exist.
+  description:
+    - SHA-512 (lower-case hex) of each file, V(null) when it does not exist or is a junction or symbolic link
+      (never read through).
+    - V(unreadable) when Administrators cannot read it, V(directory) when a directory is there.
   returned: success
   type: dict
 acls:
-  description: Access rules (SDDL) of each file, V(null) when it does not exist.
+  description: Owner and access rules (SDDL) of each file, V(null) when it does not exist, V(unreadable)
+    when Administrators cannot read them.
   returned: success
   type: dict
 """

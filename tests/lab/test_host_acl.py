@@ -167,3 +167,34 @@ def test_the_simulated_remove_item_recurse_follows_junctions_like_windows_powers
         os.symlink(host.local_path("C:\\Users\\bob\\data"), host.local_path("C:\\k\\link"))
         winsim_scripts.node_sync(host, {"Remove": ["C:\\k"]}, False)
         assert os.listdir(host.local_path("C:\\Users\\bob\\data")) == ["a.txt"]
+
+
+def test_a_parent_whose_owner_denies_administrators_reading_it_stops_the_run_with_takeown(lab):
+    """ACL review finding 1: the owner (a user) of C:\\var grants only themselves access, so Administrators
+    cannot read its security descriptor; that is never taken for 'C:\\var does not exist'."""
+    _plant_user_dir(lab, "C:\\var", sddl="D:PAI(A;OICI;FA;;;%s)" % USER)
+    rc, _, res = lab.play(_task(directories=[{"path": "C:\\var\\lib\\kubelet"}]))
+    r = res["files"]["win-1"]
+    assert rc != 0 and "C:\\var cannot be read by Administrators" in r["msg"], r
+    assert 'takeown /F "C:\\var" /A' in r["msg"]
+    assert not os.path.exists(os.path.join(lab.root, "hosts", "win-1", "C", "var", "lib"))
+
+
+def test_a_dangling_file_link_at_a_file_destination_is_replaced_by_the_file_never_followed(lab):
+    """ACL review findings 3 and 5: a user's symbolic link where a configuration file goes, pointing nowhere
+    (yet): the link itself is removed and the file written in its place; nothing appears at its target."""
+    conf = "C:\\etc\\cni\\net.d\\10-flannel.conf"
+    with core.Host(lab.root, "win-1").open() as h:
+        os.makedirs(h.local_path("C:\\etc\\cni\\net.d"))
+        os.makedirs(h.local_path("C:\\Users\\bob"))
+        os.symlink(h.local_path("C:\\Users\\bob\\stolen.conf"), h.local_path(conf))
+        target, local = h.local_path("C:\\Users\\bob\\stolen.conf"), h.local_path(conf)
+    task = _task(files=[{"path": conf, "content": '{"name": "cbr0"}'}])
+    rc, _, res = lab.play(task, extra=["--diff"])
+    r = res["files"]["win-1"]
+    assert rc == 0 and r["changed"], r
+    assert r["diff"]["before"][conf].startswith("link")
+    assert not os.path.islink(local) and open(local).read() == '{"name": "cbr0"}'
+    assert not os.path.lexists(target)
+    rc, _, res = lab.play(task)
+    assert rc == 0 and not res["files"]["win-1"]["changed"]

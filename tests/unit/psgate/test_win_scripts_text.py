@@ -73,3 +73,58 @@ def test_restart_starts_the_dependents_that_were_running():
     assert "$service.DependentServices | Where-Object Status -eq 'Running'" in apply
     start = apply.split("if ($Run -in @('start', 'restart')) {", 1)[1]
     assert start.index("Start-Service -Name $Name") < start.index("foreach ($dependent in $dependentsToStart)")
+
+
+def test_files_state_never_takes_what_it_cannot_read_for_absent():
+    """Review finding 1: Get-Item -ErrorAction SilentlyContinue and catch { $null } made an unreadable
+    directory look missing."""
+    state = win_scripts.FILES_STATE
+    entry = _function(state, "Get-Entry")
+    assert "SilentlyContinue" not in entry
+    assert "-ErrorAction Stop }" in entry
+    assert "catch [System.Management.Automation.ItemNotFoundException] { return $null }" in entry
+    assert "catch { return 'unreadable' }" in entry
+    assert "catch { 'unreadable' }" in _function(state, "Get-Security")
+    for name in ("$pathKinds[$path]", "$fileHashes[$path]", "$dirAccess[$path]", "$fileAccess[$path]"):
+        assert "%s = if ($item -is [string]) { $item }" % name in state
+
+
+def test_files_state_never_hashes_a_link_and_survives_a_file_it_cannot_read():
+    """Review findings 3 and 5: Get-FileHash on a dangling link wrote a non-terminating error and returned
+    nothing, then .Hash on null stopped files_state; a directory at a file destination reads as 'directory'."""
+    loop = win_scripts.FILES_STATE.split("foreach ($path in $Files) {", 1)[1].split("\n}\n", 1)[0]
+    assert loop.index("$links.Contains($path)) { $null }") < loop.index("(Get-FileHash")
+    assert "elseif ($item.PSIsContainer) { 'directory' }" in loop
+    assert re.search(r"try \{ \(Get-FileHash -LiteralPath \$path -Algorithm SHA512 -ErrorAction Stop\)"
+                     r"\.Hash\.ToLowerInvariant\(\) \}\s+catch \{ 'unreadable' \}", loop)
+
+
+def test_the_scan_stops_at_20_hits_inside_a_directory_too():
+    """Review finding 9: the cap was checked only between directories."""
+    inner = win_scripts.FILES_STATE.split("foreach ($child in $children) {", 1)[1]
+    assert inner.lstrip().startswith("if ($hits.Count -ge 20) { break }")
+
+
+def test_set_security_writes_a_new_descriptor_without_reading_the_old_one():
+    """Review findings 2 and 6: reading the descriptor first failed before the takeown hint could be given,
+    and takeown /R would make what others planted below Administrators' own."""
+    body = _function(win_scripts.NODE_SYNC, "Set-Security")
+    assert "GetAccessControl" not in body
+    assert ("if ($item.PSIsContainer) { New-Object System.Security.AccessControl.DirectorySecurity }\n"
+            "        else { New-Object System.Security.AccessControl.FileSecurity }") in body
+    assert body.index("SetSecurityDescriptorSddlForm($Sddl, 'Owner, Access')") < body.index("try {")
+    assert "takeown /F `\"$Path`\" /A as an administrator" in body
+    assert "/R" not in body.split("throw", 1)[1]
+
+
+def test_a_file_where_a_restricted_directory_goes_is_refused_before_any_rule_is_set():
+    """Review finding 10: Set-Security gave a file the directory's OICI rules."""
+    loop = win_scripts.NODE_SYNC.split("foreach ($dir in $Dirs) {", 1)[1].split("\n}\n", 1)[0]
+    refuse = loop.index("if (-not $item.PSIsContainer) { throw")
+    assert refuse < loop.index("Set-Security $dir.path $dir.sddl")
+    assert "volume mount point" in loop
+
+
+def test_discard_removes_a_dangling_link_too():
+    loop = win_scripts.NODE_SYNC.split("foreach ($path in $Discard) {", 1)[1].split("\n}\n", 1)[0]
+    assert "if (Get-Item -LiteralPath $path -Force -ErrorAction SilentlyContinue) { Remove-Tree $path }" in loop

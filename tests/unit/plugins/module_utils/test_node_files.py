@@ -349,3 +349,54 @@ def test_json_content_decoded_by_the_templating_is_written_as_the_filter_wrote_i
             "acls": {path: "O:BAD:AI(A;ID;FA;;;BU)"}}
     assert nfiles.plan([], [], as_dict, live)[0] is None
     assert nfiles.plan([], [], as_text, live)[0] is None
+
+
+def test_a_directory_administrators_cannot_read_stops_with_takeown_not_taken_for_absent():
+    """Review finding 1: an owner who denies Administrators READ_CONTROL makes the descriptor unreadable;
+    files_state says so, and neither the ancestor check nor the restricted directory treat it as absent."""
+    dirs = [{"path": "C:\\var\\lib\\kubelet", "restricted": True}]
+    live = {"dirs": {"C:\\var": nfiles.UNREADABLE, "C:\\var\\lib": "O:BAD:AI(A;OICIID;FA;;;BA)"}}
+    with pytest.raises(nfiles.NodeFilesError,
+                       match=r'C:\\var cannot be read by Administrators.*takeown /F "C:\\var" /A'):
+        nfiles.plan(dirs, [], [], live)
+    live = {"dirs": {"C:\\k": nfiles.UNREADABLE}}
+    assert nfiles.scan_needed([DIRS[0]], live) == []  # nothing to list in what cannot be read
+    with pytest.raises(nfiles.NodeFilesError, match=r'C:\\k cannot be read by Administrators.*takeown /F "C:\\k" /A'):
+        nfiles.plan([DIRS[0]], [], [], live)
+
+
+def test_a_file_that_cannot_be_read_is_discarded_and_written_again():
+    """Review finding 3: files_state's hash and owner of an unreadable file are 'unreadable'."""
+    live = {"files": {FILES[0]["path"]: nfiles.UNREADABLE}, "acls": {FILES[0]["path"]: nfiles.UNREADABLE}}
+    params, report = nfiles.plan([], [], [FILES[0]], live)
+    assert params["Discard"] == [FILES[0]["path"]] and [f["path"] for f in params["Files"]] == [FILES[0]["path"]]
+    assert report["before"][FILES[0]["path"]].startswith("unreadable, owner: None")
+
+
+def test_a_link_at_a_destination_is_discarded_even_when_it_leads_nowhere():
+    """Review findings 3 and 5: files_state never hashes a link (a dangling one reads as null), yet the link is
+    in the way of File.Move; it is discarded (the link itself) and the diff says it was a link."""
+    live = {"files": {"C:\\k\\kubelet.exe": None, FILES[0]["path"]: None},
+            "links": ["C:\\k\\kubelet.exe", FILES[0]["path"]]}
+    params, report = nfiles.plan([], resolved(), [FILES[0]], live)
+    assert params["Discard"] == ["C:\\k\\kubelet.exe", FILES[0]["path"]]
+    assert report["before"]["C:\\k\\kubelet.exe"].startswith("link")
+    assert report["before"][FILES[0]["path"]].startswith("link")
+
+
+@pytest.mark.parametrize("kind", ["download", "file"])
+def test_a_directory_at_a_file_destination_stops_the_run_and_is_never_deleted(kind):
+    """Review finding 5: File.Move would fail 'Cannot create a file when that file already exists'."""
+    path = "C:\\k\\kubelet.exe" if kind == "download" else FILES[0]["path"]
+    live = {"files": {path: nfiles.DIRECTORY}}
+    args = (resolved(), []) if kind == "download" else ([], [FILES[0]])
+    with pytest.raises(nfiles.NodeFilesError, match=r"%s is a directory, where kubewin.nodes puts a file.*move it"
+                       % re.escape(path)):
+        nfiles.plan([], *args, live)
+
+
+def test_the_link_message_says_a_volume_mount_point_looks_the_same_and_what_to_do():
+    """Review finding 4: a disk mounted on C:\\var\\lib\\kubelet carries the junctions' reparse tag."""
+    live = {"dirs": {"C:\\k": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}, "links": ["C:\\k"]}
+    with pytest.raises(nfiles.NodeFilesError, match=r'volume mount point.*mountvol "C:\\k" /D'):
+        nfiles.plan([DIRS[0]], [], [], live)

@@ -186,6 +186,56 @@ def security_sddl(host, win_path):
     return "O:%s%s" % (owner_of(host, win_path), effective_sddl(host, win_path))
 
 
+# READ_CONTROL and what includes it: the generic rights and FILE_GENERIC_READ/WRITE/EXECUTE all include a
+# STANDARD_RIGHTS_* that is READ_CONTROL (Microsoft Learn, "File Security and Access Rights", "Standard
+# Access Rights"; SDDL ACE strings: "ACE Strings" rights codes).
+_READ_CONTROL = 0x20000
+_READ_CONTROL_CODES = ("FA", "FR", "FW", "FX", "GA", "GR", "GW", "GX", "RC")
+_READ_CONTROL_HEX = _READ_CONTROL | 0x10000000 | 0x20000000 | 0x40000000 | 0x80000000
+# The groups of an elevated administrator's token an ACE may name (Administrators, Everyone, Authenticated
+# Users, Users), by SDDL alias or SID.
+_ADMIN_TOKEN = ("BA", "S-1-5-32-544", "WD", "S-1-1-0", "AU", "S-1-5-11", "BU", "S-1-5-32-545")
+
+
+def _ace_has_read_control(rights):
+    if rights.lower().startswith("0x"):
+        return bool(int(rights, 16) & _READ_CONTROL_HEX)
+    return any(code in _READ_CONTROL_CODES for code in re.findall("..", rights.upper()))
+
+
+def readable_security(host, win_path):
+    """Whether an elevated administrator may read the security descriptor (GetAccessControl opens it for
+    READ_CONTROL). The owner gets READ_CONTROL whatever the DACL says (Microsoft Learn, "Ownership of
+    objects"), and BA is in the token; otherwise the DACL must grant it to a group of the token. Stricter
+    than Windows on purpose: any deny ACE naming such a group with READ_CONTROL makes it unreadable, wherever
+    it stands (Windows honours only the deny ACEs before the first granting allow ACE; canonical order puts
+    them all first). SeBackupPrivilege would open anything but is disabled in the token and nothing enables it."""
+    if owner_of(host, win_path).upper() in ("BA", "S-1-5-32-544"):
+        return True
+    allowed = False
+    for ace in _ACE.findall(effective_sddl(host, win_path)):
+        fields = ace.split(";")
+        if len(fields) < 6 or fields[5].upper() not in _ADMIN_TOKEN or "IO" in re.findall("..", fields[1]):
+            continue
+        if not _ace_has_read_control(fields[2]):
+            continue
+        if fields[0] == "D":
+            return False
+        if fields[0] == "A":
+            allowed = True
+    return allowed
+
+
+def read_security(host, win_path):
+    """files_state's Get-Security: the SDDL, or 'unreadable' when GetAccessControl fails."""
+    return security_sddl(host, win_path) if readable_security(host, win_path) else "unreadable"
+
+
+def read_owner(host, win_path):
+    """files_state's scan: GetAccessControl('Owner') needs READ_CONTROL too."""
+    return owner_of(host, win_path) if readable_security(host, win_path) else "unreadable"
+
+
 def _grants_write_owner_to_admins(dacl):
     for ace in _ACE.findall(dacl):
         fields = ace.split(";")
@@ -208,7 +258,7 @@ def set_security(host, win_path, sddl):
     check_sddl(dacl)
     if owner != owner_of(host, win_path) and not _grants_write_owner_to_admins(effective_sddl(host, win_path)):
         raise SimError("cannot make Administrators the owner of %s (another user took away their access): run "
-                       "takeown /F \"%s\" /A /R /D Y as an administrator, then re-run" % (win_path, win_path))
+                       "takeown /F \"%s\" /A as an administrator, then re-run" % (win_path, win_path))
     set_sddl(host, win_path, dacl)
     set_owner(host, win_path, owner)
 

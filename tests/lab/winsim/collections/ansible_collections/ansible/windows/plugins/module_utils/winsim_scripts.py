@@ -71,13 +71,27 @@ def files_state(host, params, check_mode):
     links = []
 
     def entry(path):
-        """Get-Entry: Get-Item -Force -ErrorAction SilentlyContinue, noting a reparse point."""
+        """Get-Entry: Get-Item -Force -ErrorAction Stop, null on ItemNotFoundException, noting a reparse
+        point. Get-Item reads a link itself (GetFileAttributesEx does not follow it), so a dangling link is
+        found too. (Get-Item's other failures, 'unreadable', are not simulated.)"""
         local = winsim_files.resolve(host, path)
         if local is None or not os.path.lexists(local):
             return None
         if os.path.islink(local) and path not in links:
             links.append(path)
-        return local if os.path.exists(local) else None
+        return local
+
+    def security(path, local, want_dir):
+        """Get-Security on a directory (want_dir) or a file; through a link GetAccessControl opens the target,
+        so a dangling one cannot be read. A POSIX link does not say whether it was a file or directory link:
+        a dangling one answers 'unreadable' for both, which no check accepts."""
+        if not local:
+            return None
+        if not os.path.exists(local):
+            return "unreadable"
+        if os.path.isdir(local) != want_dir:
+            return None
+        return winsim_files.read_security(host, path)
 
     paths = {}
     for path in _string_list(params, "Paths"):
@@ -86,15 +100,19 @@ def files_state(host, params, check_mode):
     files = {}
     for path in _string_list(params, "Files"):
         local = entry(path)
-        files[path] = winsim_files.sha512_file(local) if local and os.path.isfile(local) else None
+        # a link is never hashed (Get-FileHash cannot read a dangling one); a directory is reported as such
+        if not local or path in links:
+            files[path] = None
+        elif os.path.isdir(local):
+            files[path] = "directory"
+        else:
+            files[path] = winsim_files.sha512_file(local)
     dirs = {}
     for path in _string_list(params, "Dirs"):
-        local = entry(path)
-        dirs[path] = winsim_files.security_sddl(host, path) if local and os.path.isdir(local) else None
+        dirs[path] = security(path, entry(path), True)
     acls = {}
     for path in _string_list(params, "Acls"):
-        local = entry(path)
-        acls[path] = winsim_files.security_sddl(host, path) if local and os.path.isfile(local) else None
+        acls[path] = security(path, entry(path), False)
     owners = _string_list(params, "Owners")
     scan = {}
     for root in _string_list(params, "Scan"):
@@ -103,9 +121,11 @@ def files_state(host, params, check_mode):
             current = pending.pop()
             local = host.local_path(current)
             for name in sorted(os.listdir(local), key=lambda n: n.upper()):
+                if len(hits) >= 20:
+                    break
                 child = current.rstrip("\\") + "\\" + name
                 link = os.path.islink(os.path.join(local, name))
-                owner = winsim_files.owner_of(host, child)
+                owner = winsim_files.read_owner(host, child)
                 if link or owner not in owners:
                     hits.append({"path": child, "owner": owner, "link": link})
                 if os.path.isdir(os.path.join(local, name)) and not link:
@@ -149,12 +169,16 @@ def node_sync(host, params, check_mode):
             winsim_files.new_directory(host, d["path"])
         elif _test_path(host, d["path"]):
             if winsim_files.is_link(host, d["path"]):
-                raise SimError("%s is a junction or symbolic link: not following it" % d["path"])
+                raise SimError("%s is a junction, symbolic link or volume mount point (a reparse point): not "
+                               "following it" % d["path"])
+            if not os.path.isdir(winsim_files.resolve(host, d["path"])):
+                raise SimError("%s is a file, not a directory: move it away, then re-run" % d["path"])
             winsim_files.set_security(host, d["path"], d["sddl"])
         else:
             winsim_files.create_directory_secured(host, d["path"], d["sddl"])
     for path in _string_list(params, "Discard"):
-        if _test_path(host, path):
+        local = winsim_files.resolve(host, path)
+        if local is not None and os.path.lexists(local):  # Get-Item: a dangling link is there too
             _remove_tree(host, path)
     for dl in _entries(params, "Downloads", "url, dest, sha512, extract_dir"):
         url, dest = dl["url"], dl["dest"]
@@ -230,7 +254,9 @@ def _install_file(host, local_tmp, win_dest):
     access rules: ReplaceFile preserves the replaced file's DACL), else [IO.File]::Move (a rename on
     the same volume keeps the new file's access rules)."""
     local = host.local_path(win_dest)
-    if os.path.isdir(local):
+    # a directory, or a link that leads nowhere (Test-Path -PathType Leaf is false, and MoveFileW refuses an
+    # existing name: Microsoft Learn, MoveFileW, ERROR_ALREADY_EXISTS)
+    if os.path.isdir(local) or (os.path.islink(local) and not os.path.exists(local)):
         raise SimError('Exception calling "Move" with "2" argument(s): "Cannot create a file when that file already '
                        'exists."')
     if os.path.isfile(local):
