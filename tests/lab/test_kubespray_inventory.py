@@ -20,8 +20,11 @@ from mirror import ForwardProxy, layout
 
 # The lab cluster's networks (not kubespray's defaults), where kubespray keeps them: group_vars/k8s_cluster,
 # which the Windows hosts do not see (they take them from the cluster; these are only compared with it).
+# The lab's controlPlaneEndpoint is loopback, like kubespray's with its local load balancer: the Windows hosts
+# join through the first control-plane host's `ip` and kube_apiserver_port, as kubespray's own join does.
 CLUSTER = {"kube_pods_subnet": "10.244.0.0/16", "kube_service_addresses": "10.96.0.0/12",
-           "kube_network_plugin": "flannel"}
+           "kube_network_plugin": "flannel",
+           "kube_apiserver_port": scenario.lab_vars()["kube_apiserver_port"]}
 FLANNEL = {"flannel_backend_type": "vxlan", "flannel_vxlan_vni": 4096, "flannel_vxlan_port": 4789}
 # A proxy nothing listens on: a download sent there fails.
 DEAD_PROXY = "http://127.0.0.1:9"
@@ -60,7 +63,7 @@ def windows_group(sc, extra=None):
 def ini(sc, static_k8s_cluster):
     hosts, dummy = windows_group(sc)
     lines = ["[kube_control_plane]",
-             "localhost ansible_connection=local ansible_python_interpreter=%s" % sys.executable, "",
+             "localhost ansible_connection=local ansible_python_interpreter=%s ip=127.0.0.1" % sys.executable, "",
              "[etcd:children]", "kube_control_plane", "", "[kube_node]", ""]
     if static_k8s_cluster:
         lines += ["[k8s_cluster:children]", "kube_control_plane", "kube_node", ""]
