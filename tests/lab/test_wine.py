@@ -13,7 +13,8 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from winsim import core  # noqa: E402,I001
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube, winsim_scripts, winsim_wine  # noqa: E402
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube, winsim_wine  # noqa: E402
+from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402  (the real script text, interpreted)
 from ansible_collections.kubewin.nodes.plugins.module_utils import kubelet_service, node_network  # noqa: E402
 
 LAB = os.path.dirname(os.path.abspath(__file__))
@@ -142,7 +143,7 @@ def test_a_kubelet_config_the_real_kubelet_refuses_fails_the_start(host):
     core.write_binary(host.local_path("C:\\k\\kubelet.exe"), "kubelet", version)
     with host.open():
         with pytest.raises(core.SimError) as e:
-            winsim_scripts.service_apply(host, {
+            run_ps(host, "service_apply", {
                 "Name": "kubelet", "Action": "create", "Run": "start",
                 "CommandLine": "C:\\k\\kubelet.exe " + " ".join(_kubelet_args(version))}, False)
     assert "real kubelet.exe under Wine" in str(e.value)
@@ -176,8 +177,8 @@ def _start_kube_proxy(host, version, args):
     core.write_binary(host.local_path("C:\\k\\kube-proxy.exe"), "kube-proxy", version)
     _put(host, "C:\\etc\\kube-proxy\\kubeconfig", "{}")
     with host.open():
-        winsim_scripts.service_apply(host, {"Name": "kube-proxy", "Action": "create", "Run": "start",
-                                            "CommandLine": "C:\\k\\kube-proxy.exe " + " ".join(args)}, False)
+        run_ps(host, "service_apply", {"Name": "kube-proxy", "Action": "create", "Run": "start",
+                                       "CommandLine": "C:\\k\\kube-proxy.exe " + " ".join(args)}, False)
 
 
 def test_an_unknown_kube_proxy_flag_fails_the_service_start(host):
