@@ -5,8 +5,8 @@
 
 Every script is run through ``ansible.windows.win_powershell`` with user values passed only as
 ``parameters`` (never spliced into the text). Each one starts with a header line naming a stable
-identifier (``# kubewin.nodes script: <id>``) that the test lab uses to dispatch the script to a
-Python implementation of the same contract. Scripts only fetch or apply; every decision is made on
+identifier (``# kubewin.nodes script: <id>``) that the test lab uses to name the script it runs as
+written through its PowerShell interpreter. Scripts only fetch or apply; every decision is made on
 the controller. Read-only scripts declare ``SupportsShouldProcess`` so win_powershell runs them in
 check mode too. Each script sets ``$Ansible.Result``; the contract of each is documented next to it.
 """

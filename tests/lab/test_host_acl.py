@@ -12,11 +12,12 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from winsim import core  # noqa: E402  (puts the lab's ansible.windows and kubewin.nodes on sys.path)
+from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402  (the real script text, interpreted)
 from winsim.testing import Lab  # noqa: E402
 
 SIM = core.COLLECTIONS  # the imports below need core first
 
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_files, winsim_scripts  # noqa: E402
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_files  # noqa: E402
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_files  # noqa: E402
 
@@ -165,7 +166,7 @@ def test_the_simulated_remove_item_recurse_follows_junctions_like_windows_powers
             f.write("x")
         os.makedirs(host.local_path("C:\\k"))
         os.symlink(host.local_path("C:\\Users\\bob\\data"), host.local_path("C:\\k\\link"))
-        winsim_scripts.node_sync(host, {"Remove": ["C:\\k"]}, False)
+        run_ps(host, "node_sync", {"Remove": ["C:\\k"]}, False)
         assert os.listdir(host.local_path("C:\\Users\\bob\\data")) == ["a.txt"]
 
 

@@ -142,3 +142,20 @@ def test_win_powershell_runs_the_real_script_text(tmp_path):
         assert state["result"]["exists"] and state["result"]["status"] == "Running"
         assert state["result"]["image_path"] == '"C:\\Program Files\\containerd\\containerd.exe" --run-service'
         assert typo["failed"] and "matches parameter name 'Nmae'" in typo["error"][0]["exception"]["message"]
+
+
+def test_files_state_and_node_sync_run_as_written_and_a_wrong_catch_type_is_caught(host):
+    # files_state tells "absent" (ItemNotFoundException) from "could not read": catching another type
+    # makes a missing path 'unreadable', which the controller refuses
+    sd = "O:BAD:P(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)"
+    params = {"Dirs": [{"path": "C:\\etc\\kubernetes\\pki", "sddl": sd}],
+              "Files": [{"path": "C:\\etc\\kubernetes\\pki\\ca.crt", "content": "aGk=", "sddl": sd}]}
+    assert not _run(host, "node_sync", params)["failed"]
+    state = {"Dirs": ["C:\\etc\\kubernetes\\pki", "C:\\nope"], "Acls": ["C:\\etc\\kubernetes\\pki\\ca.crt"]}
+    good = _run(host, "files_state", state)
+    assert not good["failed"], good["error"]
+    assert good["result"]["dirs"] == {"C:\\etc\\kubernetes\\pki": sd, "C:\\nope": None}
+    assert good["result"]["acls"] == {"C:\\etc\\kubernetes\\pki\\ca.crt": sd}
+    text = _mutate("files_state", "catch [System.Management.Automation.ItemNotFoundException]",
+                   "catch [System.IO.FileNotFoundException]")
+    assert _run(host, "files_state", state, text)["result"]["dirs"]["C:\\nope"] == "unreadable"

@@ -576,16 +576,17 @@ def test_files_state_paths_and_node_sync_remove_prune(tmp_path):
     _put(host, "C:\\k\\a\\b.txt", "C:\\k\\c.txt", "C:\\var\\log\\kubelet\\x.log", "C:\\etc\\other\\keep.txt")
     os.makedirs(host.local_path("C:\\run\\flannel"))
     with host.open():
-        paths = winsim_scripts.files_state(host, {"Paths": ["C:\\k", "C:\\run\\flannel", "C:\\K\\C.TXT", "C:\\nope",
-                                                            "D:\\x"]}, False)["result"]["paths"]
+        paths = run_ps(host, "files_state", {"Paths": ["C:\\k", "C:\\run\\flannel", "C:\\K\\C.TXT", "C:\\nope",
+                                                     "D:\\x"]}, False)["result"]["paths"]
+        # a drive the host does not have is no "absent": Get-Item fails with DriveNotFoundException
         assert paths == {"C:\\k": "dir", "C:\\run\\flannel": "empty-dir", "C:\\K\\C.TXT": "file", "C:\\nope": None,
-                         "D:\\x": None}
-        winsim_scripts.node_sync(host, {
+                         "D:\\x": "unreadable"}
+        run_ps(host, "node_sync", {
             "Remove": ["C:\\k", "C:\\missing", "C:\\var\\log\\kubelet", "C:\\run\\flannel"],
             # in order: C:\var\log first, then C:\var (empty by then); C:\etc keeps what others put there
             "Prune": ["C:\\var\\log", "C:\\var", "C:\\etc", "C:\\run", "C:\\missing"]}, False)
-        paths = winsim_scripts.files_state(host, {"Paths": ["C:\\k", "C:\\var", "C:\\etc", "C:\\run"]},
-                                           False)["result"]["paths"]
+        paths = run_ps(host, "files_state", {"Paths": ["C:\\k", "C:\\var", "C:\\etc", "C:\\run"]},
+                       False)["result"]["paths"]
     assert paths == {"C:\\k": None, "C:\\var": None, "C:\\etc": "dir", "C:\\run": None}
 
 
@@ -598,12 +599,12 @@ def test_node_sync_remove_stops_at_the_program_of_a_running_service(tmp_path):
                                        "C:\\k\\kube-proxy.exe --windows-service "
                                        "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig --network-name=cbr0"}, False)
         with pytest.raises(core.SimError) as e:
-            winsim_scripts.node_sync(host, {"Remove": ["C:\\k"]}, False)
+            run_ps(host, "node_sync", {"Remove": ["C:\\k"]}, False)
         assert "Cannot remove item C:\\k\\kube-proxy.exe: Access to the path" in str(e.value)
         # subdirectories go first, then files in name order: a\ is gone, kube-proxy.exe and z.txt stay
         assert sorted(os.listdir(host.local_path("C:\\k"))) == ["kube-proxy.exe", "z.txt"]
         run_ps(host, "service_apply", {"Name": "kube-proxy", "Action": "none", "Run": "stop"}, False)
-        winsim_scripts.node_sync(host, {"Remove": ["C:\\k"]}, False)
+        run_ps(host, "node_sync", {"Remove": ["C:\\k"]}, False)
     assert not os.path.exists(host.local_path("C:\\k"))
 
 
@@ -828,10 +829,10 @@ def test_node_sync_cannot_replace_the_program_of_a_running_service(tmp_path):
                                        "C:\\k\\kube-proxy.exe --windows-service "
                                        "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig --network-name=cbr0"}, False)
         with pytest.raises(core.SimError, match="Unable to remove the file to be replaced"):
-            winsim_scripts.node_sync(host, new, False)
+            run_ps(host, "node_sync", new, False)
         assert not os.path.exists(host.local_path("C:\\k\\kube-proxy.exe.kubewin-new"))
         run_ps(host, "service_apply", {"Name": "kube-proxy", "Action": "none", "Run": "stop"}, False)
-        winsim_scripts.node_sync(host, new, False)
+        run_ps(host, "node_sync", new, False)
     with open(host.local_path("C:\\k\\kube-proxy.exe"), "rb") as f:
         assert f.read() == b"new"
 

@@ -251,3 +251,39 @@ def test_native_program_stderr_is_an_error_record_and_stop_makes_it_fatal():
         _native("& tool.exe 2>&1", error_action="Stop")
     with pytest.raises(PSError, match="The term 'nope.exe' is not recognized"):
         _native("try { & nope.exe 2>&1 } catch { throw }")
+
+
+def test_elseif_and_else_on_the_next_lines_belong_to_the_if():
+    # spec §8.3 (if-statement: new-lines are allowed before "elseif" and "else"); tree-sitter-powershell
+    # reads such a line as a command named elseif, which the interpreter joins back to the if statement
+    script = ("param($n)\n$x = if ($n -eq 1) { 'one' }\n    elseif ($n -eq 2) { 'two' } elseif ($n -eq 3) { 'three' }\n"
+              "    else { 'many' }\n$x")
+    assert [out(script, {"n": n})[0] for n in (1, 2, 3, 4)] == ["one", "two", "three", "many"]
+    # without an else: nothing, and the statement after the if still runs
+    assert out("$x = if ($false) { 1 }\n  elseif ($false) { 2 }\n$x; 'after'") == [None, "after"]
+
+
+def test_catch_on_the_next_line_of_an_assigned_try():
+    # spec §8.10 (try-statement: new-lines allowed before catch); about_Try_Catch_Finally
+    assert out("$o = try { throw 'x' }\n    catch { 'caught' }\n$o") == ["caught"]
+    assert out("$o = try { 'fine' }\n    catch { 'caught' }\n$o") == ["fine"]
+
+
+def test_typed_catch_takes_the_first_clause_whose_type_matches_or_is_a_base():
+    # about_Try_Catch_Finally: catch [type] handles that exception type and the types derived from it;
+    # a thrown string is a RuntimeException (about_Throw)
+    script = ("try { throw 'x' } catch [System.Management.Automation.ItemNotFoundException] { 'notfound' }\n"
+              "catch [System.Management.Automation.RuntimeException] { 'runtime' } catch { 'any' }")
+    assert out(script) == ["runtime"]
+    # no clause matches: the error goes on to the enclosing try
+    script = ("try { try { throw 'x' } catch [System.UnauthorizedAccessException] { 'inner' } }\n"
+              "catch { 'outer' }")
+    assert out(script) == ["outer"]
+
+
+def test_generic_stack_pops_last_pushed_first():
+    # Microsoft Learn, System.Collections.Generic.Stack<T>: Push/Pop are last in, first out; Pop on an
+    # empty stack throws InvalidOperationException
+    script = ("$s = [System.Collections.Generic.Stack[string]]::new(); $s.Push('a'); $s.Push(2); $s.Count\n"
+              "$s.Pop(); $s.Pop(); try { $s.Pop() } catch { 'empty' }")
+    assert out(script) == [2, "2", "a", "empty"]

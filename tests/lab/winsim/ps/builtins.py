@@ -203,6 +203,50 @@ class GenericList(NetObject):
     def m_toarray(self, interp, node):
         return list(self.items)
 
+    def m_contains(self, interp, node, value):
+        # List<T>.Contains: EqualityComparer<T>.Default, so ordinal (case-sensitive) for strings
+        return self.ltype.element.convert(interp, value, node) in self.items
+
+
+class StackType(TypeInfo):
+    def __init__(self, element):
+        TypeInfo.__init__(self, "Stack[%s]" % element.name, "System.Collections.Generic.Stack`1[[%s]]" % element.full)
+        self.element = element
+        self.statics = {"new": self._new}
+
+    def _new(self, interp, node, *args):
+        if args:
+            interp.unsupported("Stack[T]::new(arguments)", node)
+        return GenericStack(self)
+
+    def is_instance(self, value):
+        return isinstance(value, GenericStack)
+
+
+class GenericStack(NetObject):
+    """Stack<T>: Push, Pop (InvalidOperationException when empty), Count; enumerates last pushed first."""
+
+    def __init__(self, stype):
+        self.stype = stype
+        self.items = []
+        self.type_name = stype.full
+
+    def ps_enumerate(self):
+        return list(reversed(self.items))
+
+    def prop_count(self):
+        return len(self.items)
+
+    def m_push(self, interp, node, value):
+        self.items.append(self.stype.element.convert(interp, value, node))
+        return VOID
+
+    def m_pop(self, interp, node):
+        if not self.items:
+            raise interp.error('Exception calling "Pop" with "0" argument(s): "Stack empty."', node,
+                               "System.Management.Automation.MethodInvocationException", "InvalidOperationException")
+        return self.items.pop()
+
 
 class _Void(object):
     pass

@@ -50,6 +50,30 @@ range_argument_expression pipeline_chain while_condition
 PREFERENCES = ("stop", "continue", "silentlycontinue", "ignore")
 
 
+# The exception types the scripts catch or raise, each with its base class (Microsoft Learn, the class's
+# "Inheritance" line).
+EXCEPTION_BASES = {
+    "system.systemexception": "system.exception",
+    "system.management.automation.runtimeexception": "system.systemexception",
+    "system.management.automation.sessionstateexception": "system.management.automation.runtimeexception",
+    "system.management.automation.itemnotfoundexception": "system.management.automation.sessionstateexception",
+    "system.management.automation.methodexception": "system.management.automation.runtimeexception",
+    "system.management.automation.methodinvocationexception": "system.management.automation.methodexception",
+    "system.management.automation.parameterbindingexception": "system.management.automation.runtimeexception",
+    "system.unauthorizedaccessexception": "system.systemexception",
+    "system.io.ioexception": "system.systemexception",
+    "system.io.filenotfoundexception": "system.io.ioexception",
+    "system.io.directorynotfoundexception": "system.io.ioexception",
+    "system.argumentexception": "system.systemexception",
+    "system.invalidoperationexception": "system.systemexception",
+    "system.formatexception": "system.systemexception",
+    "system.notsupportedexception": "system.systemexception",
+    "system.security.cryptography.cryptographicexception": "system.systemexception",
+    "system.runtime.interopservices.externalexception": "system.systemexception",
+    "system.runtime.interopservices.comexception": "system.runtime.interopservices.externalexception",
+}
+
+
 class PSError(Exception):
     """A terminating error. ``script_terminating``: throw / -ErrorAction Stop (ends the script unless
     caught); otherwise statement-terminating (spec §8.3, about_Throw, about_Preference_Variables)."""
@@ -170,6 +194,7 @@ class Interpreter(object):
         self.cmdlet_binding = False
         self._command_action = None
         self.in_catch = 0
+        self._extra_clauses = {}
         self.set_var("ErrorActionPreference", error_action)
         self.set_var("LASTEXITCODE", None)
         self.set_var("OFS", " ")
@@ -268,6 +293,11 @@ class Interpreter(object):
             if m:
                 from .builtins import ListType
                 t = ListType(self.resolve_type(m.group(1), node))
+        if t is None:
+            m = re.match(r"^(?:system\.collections\.generic\.)?stack\[(.+)\]$", key)
+            if m:
+                from .builtins import StackType
+                t = StackType(self.resolve_type(m.group(1), node))
         if t is None:
             raise self.error("Unable to find type [%s]." % name, node, "System.Management.Automation.RuntimeException",
                              "TypeNotFound", "InvalidOperation")
@@ -481,11 +511,100 @@ class Interpreter(object):
     # -- statements ---------------------------------------------------------------------------------
     def exec_list(self, node):
         out = []
-        for c in node.children:
-            if c.type in ("comment", ";", "{", "}", "\n"):
-                continue
+        kids = [c for c in node.children if c.type not in ("comment", ";", "{", "}", "\n")]
+        i = 0
+        while i < len(kids):
+            c = kids[i]
+            i += 1
+            head = self._trailing_if(c)
+            if head is not None:
+                i = self._attach_clauses(head, kids, i)
             self.exec_statement(c, out)
         return out
+
+    # The PowerShell parser reads an elseif or else clause after new lines (spec §8.3, if-statement:
+    # "new-lines_opt elseif"; the language grammar allows new lines before each clause), while
+    # tree-sitter-powershell ends the if statement at the line break and reads "elseif (...) {...}" /
+    # "else {...}" as a command of that name. Those commands are joined back to the if statement before them.
+    def _trailing_if(self, stmt):
+        if stmt.type == "if_statement":
+            return stmt
+        if stmt.type == "pipeline":
+            kids = [k for k in stmt.children if k.type != "comment"]
+            if len(kids) == 1 and kids[0].type == "assignment_expression" and kids[0].children[-1].type in \
+                    ("if_statement", "try_statement"):
+                return kids[0].children[-1]
+        return None
+
+    def _attach_clauses(self, head, kids, i):
+        if head.type == "try_statement":
+            # the same for a catch clause on the line after "$x = try {...}" (spec §8.10, try-statement)
+            if _child(head, "catch_clauses") is None and _child(head, "finally_clause") is None and \
+                    i < len(kids):
+                cmd = self._clause_command(kids[i], ("catch",))
+                if cmd is not None:
+                    if len(cmd[1]) != 1 or cmd[1][0].type != "script_block_expression":
+                        self.unsupported("catch clause of this form", kids[i])
+                    self._extra_clauses[head.id] = cmd[1][0]
+                    return i + 1
+            return i
+        extra = []
+        has_else = head.child_by_field_name("else_clause") is not None
+        while i < len(kids) and not has_else:
+            cmd = self._clause_command(kids[i])
+            if cmd is None:
+                break
+            name, elements = cmd
+            clauses = self._clauses(name, elements)
+            if clauses is None:
+                self.unsupported("%s clause of this form" % name, kids[i])
+            extra.extend(clauses)
+            has_else = clauses[-1][0] is None
+            i += 1
+        if extra:
+            self._extra_clauses[head.id] = extra
+        return i
+
+    @staticmethod
+    def _clauses(name, elements):
+        """'elseif (c) {b} [elseif (c) {b}]... [else {b}]' read as command arguments -> [(cond, block)]."""
+        out, words = [], [name] + elements
+        i = 0
+        while i < len(words):
+            word = words[i] if isinstance(words[i], str) else words[i].text.decode().lower()
+            rest = words[i + 1:]
+            if word == "elseif" and len(rest) >= 2 and rest[0].type == "parenthesized_expression" and \
+                    rest[1].type == "script_block_expression":
+                out.append((rest[0], rest[1]))
+                i += 3
+            elif word == "else" and len(rest) == 1 and rest[0].type == "script_block_expression":
+                out.append((None, rest[0]))
+                i += 2
+            else:
+                return None
+        return out
+
+    def _clause_command(self, stmt, words=("elseif", "else")):
+        if stmt.type != "pipeline":
+            return None
+        kids = [k for k in stmt.children if k.type != "comment"]
+        if len(kids) != 1 or kids[0].type != "pipeline_chain":
+            return None
+        chain = [k for k in kids[0].children if k.type != "comment"]
+        if len(chain) != 1 or chain[0].type != "command":
+            return None
+        name_node = chain[0].child_by_field_name("command_name") or _child(chain[0], "command_name")
+        if name_node is None or name_node.text.decode().lower() not in words:
+            return None
+        elements = []
+        ce = _child(chain[0], "command_elements")
+        for e in (ce.children if ce is not None else []):
+            if e.type == "command_argument_sep" or e.type == "comment":
+                continue
+            while e.type in ("array_literal_expression", "unary_expression") and len(e.children) == 1:
+                e = e.children[0]
+            elements.append(e)
+        return name_node.text.decode().lower(), elements
 
     def exec_statement(self, n, out):
         try:
@@ -545,6 +664,10 @@ class Interpreter(object):
         els = n.child_by_field_name("else_clause")
         if els is not None:
             return self.exec_block(next(c for c in els.children if c.type == "statement_block"))
+        for cond, sbe in self._extra_clauses.get(n.id, ()):
+            if cond is None or is_true(self.eval(cond)):
+                inner = next(c for c in sbe.children if c.type == "script_block")
+                return self._exec_script_block_body(inner)
         return []
 
     def exec_foreach(self, n, out):
@@ -590,9 +713,8 @@ class Interpreter(object):
         catches = next((c for c in n.children if c.type == "catch_clauses"), None)
         fin = next((c for c in n.children if c.type == "finally_clause"), None)
         clauses = [c for c in (catches.children if catches is not None else []) if c.type == "catch_clause"]
-        for c in clauses:
-            if any(ch.type in ("catch_type_list", "type_literal") for ch in c.children):
-                self.unsupported("typed catch", c)
+        if n.id in self._extra_clauses:
+            clauses = [self._extra_clauses[n.id]]  # a catch-all clause read as a command (see exec_list)
         try:
             self.try_depth += 1 if clauses else 0
             try:
@@ -600,13 +722,17 @@ class Interpreter(object):
             finally:
                 self.try_depth -= 1 if clauses else 0
         except PSError as e:
-            if not clauses:
+            clause = next((c for c in clauses if self._catches(c, e.record)), None)
+            if clause is None:
                 raise
             saved = self._lookup("_")
             self.scope.vars["_"] = Variable(e.record)
             self.in_catch += 1
             try:
-                out.extend(self.exec_block(next(c for c in clauses[0].children if c.type == "statement_block")))
+                if clause.type == "script_block_expression":
+                    out.extend(self._exec_script_block_body(_child(clause, "script_block")))
+                else:
+                    out.extend(self.exec_block(next(c for c in clause.children if c.type == "statement_block")))
             finally:
                 self.in_catch -= 1
                 if saved is not None:
@@ -616,6 +742,31 @@ class Interpreter(object):
         finally:
             if fin is not None:
                 out.extend(self.exec_block(next(c for c in fin.children if c.type == "statement_block")))
+
+    def _catches(self, clause, record):
+        """about_Try_Catch_Finally: a catch clause with types handles an exception of one of them or of a
+        type derived from one; PowerShell also tries the inner exception of a MethodInvocationException
+        (a .NET method's exception; PowerShell source, ExceptionHandlingOps.FindMatchingHandler)."""
+        if clause.type == "script_block_expression":
+            return True
+        tlist = _child(clause, "catch_type_list")
+        if tlist is None:
+            return True
+        names = []
+        for tl in tlist.children:
+            if tl.type == "type_literal":
+                spec = next(c for c in tl.children if c.type == "type_spec").text.decode().lower()
+                spec = spec if spec.startswith("system.") else "system." + spec
+                if spec not in EXCEPTION_BASES and spec != "system.exception":
+                    self.unsupported("catch [%s] (an exception type the interpreter does not know)" % spec, tl)
+                names.append(spec)
+        for thrown in (record.exception_type, getattr(record, "inner_type", None)):
+            t = (thrown or "").lower()
+            while t:
+                if t in names:
+                    return True
+                t = EXCEPTION_BASES.get(t)
+        return False
 
     def exec_flow(self, n, out):
         kw = n.children[0].type
@@ -858,6 +1009,11 @@ class Interpreter(object):
                 args.append(("arg", c.text.decode()))
             elif c.type == "stop_parsing":
                 self.unsupported("--%", c)
+            elif c.type == "argument_list":
+                # "New-Object T(a, b)": the parenthesized list right after a word is one array argument
+                ael = c.child_by_field_name("argument_expression_list") or _child(c, "argument_expression_list")
+                args.append(("arg", [self.eval(a) for a in (ael.children if ael is not None else [])
+                                     if a.type == "argument_expression"]))
             else:
                 inner = self._unwrap(c)
                 if inner.type == "variable" and inner.text.decode().startswith("@"):
@@ -1232,8 +1388,10 @@ class Interpreter(object):
                 if c.type == "argument_expression":
                     args.append(self.eval(c))
         if op == "::":
+            from .builtins import VOID
             t = self.eval(target)
-            return t.static_call(self, name, args, n)
+            result = t.static_call(self, name, args, n)
+            return _NoOutput() if result is VOID else result
         obj = self.eval(target)
         return self.call_method(obj, name, args, n)
 

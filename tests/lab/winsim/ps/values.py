@@ -89,6 +89,7 @@ class ErrorRecord(object):
         self.category = category
         self.target = target
         self.where = where
+        self.inner_type = None  # a MethodInvocationException's inner .NET exception type
 
     def __str__(self):
         return self.message

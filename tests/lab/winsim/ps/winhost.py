@@ -20,6 +20,7 @@ from ansible_collections.ansible.windows.plugins.module_utils import (
 )
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError, is_pipe
 
+from . import winfiles
 from .builtins import VOID, Cmdlet, TypeInfo
 from .interp import ExceptionObject, Interpreter, PSError, SwitchValue, is_true
 from .values import ErrorRecord, Hashtable, NetObject, PSEnum, PSObject, RefValue, to_str, type_name
@@ -58,6 +59,8 @@ class WinHost(object):
         are the stand-in binaries found like Windows finds them (winsim_binaries.resolve_executable)."""
         if name.lower() in ("sc.exe", "sc"):
             return lambda argv: sc_exe(self.host, argv)
+        if name.lower() in ("tar.exe", "tar"):
+            return lambda argv: winfiles.tar_exe(self.host, argv)
         win, local = winsim_binaries.resolve_executable(self.host, name)
         if local is None:
             return None
@@ -483,7 +486,9 @@ def _get_item(interp, b, items, node):
     if path is None or set(b) - {"LiteralPath", "Force"}:
         interp.unsupported("Get-Item without -LiteralPath", node)
     if not _is_registry(path):
-        interp.unsupported("Get-Item of a file system path (not in this interpreter stage)", node)
+        if "Force" not in b:
+            interp.unsupported("Get-Item of a file system path without -Force", node)
+        return winfiles.get_item(interp, b, items, node)
     kind, svc = _registry_target(interp, path, node)
     if kind is None:
         _not_found(interp, path, node, "Get-Item")
@@ -579,6 +584,8 @@ def _remove_item_property(interp, b, items, node):
 
 def _new_item(interp, b, items, node):
     path = b.get("Path")
+    if path is not None and not _is_registry(path):
+        return winfiles.new_directory(interp, b, node)
     if path is None or set(b) != {"Path"} or not _is_registry(path):
         interp.unsupported("New-Item other than -Path of a registry key", node)
     low = to_str(path).lower().rstrip("\\")
@@ -829,6 +836,7 @@ def register(interp):
     host = interp.host.host
     t = interp.types
     t["io.file"] = TypeInfo("File", "System.IO.File", statics={"ReadAllText": _read_all_text})
+    winfiles.register(interp)
     t["net.dns"] = TypeInfo("Dns", "System.Net.Dns", statics={"GetHostName": _host_name})
     t["environment"] = TypeInfo("Environment", "System.Environment", statics={"GetEnvironmentVariable": _get_env})
     t["runtime.interopservices.marshal"] = TypeInfo("Marshal", "System.Runtime.InteropServices.Marshal",

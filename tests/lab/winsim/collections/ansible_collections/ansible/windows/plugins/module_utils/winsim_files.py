@@ -247,6 +247,21 @@ def _grants_write_owner_to_admins(dacl):
     return False
 
 
+class AccessDenied(SimError):
+    """SetAccessControl's UnauthorizedAccessException (no WRITE_OWNER for a new owner)."""
+
+
+def split_security_sddl(sddl):
+    """The owner and DACL of an 'O:..D:..' SDDL (SetSecurityDescriptorSddlForm with 'Owner, Access');
+    anything else is the invalid form .NET rejects."""
+    m = re.match(r"^O:([A-Z]{2}|S-1-[0-9-]+)(D:.*)$", sddl or "")
+    if not m:
+        raise SimError('Exception calling "SetSecurityDescriptorSddlForm" with "2" argument(s): "The SDDL form of '
+                       'a security descriptor object is invalid."')
+    check_sddl(m.group(2))
+    return m.group(1), m.group(2)
+
+
 def set_security(host, win_path, sddl):
     """$item.SetAccessControl with the 'Owner, Access' sections of an 'O:..D:..' SDDL (Set-Security)."""
     m = re.match(r"^O:([A-Z]{2}|S-1-[0-9-]+)(D:.*)$", sddl or "")
@@ -257,7 +272,7 @@ def set_security(host, win_path, sddl):
     owner, dacl = m.group(1), m.group(2)
     check_sddl(dacl)
     if owner != owner_of(host, win_path) and not _grants_write_owner_to_admins(effective_sddl(host, win_path)):
-        raise SimError("cannot make Administrators the owner of %s (another user took away their access): run "
+        raise AccessDenied("cannot make Administrators the owner of %s (another user took away their access): run "
                        "takeown /F \"%s\" /A as an administrator, then re-run" % (win_path, win_path))
     set_sddl(host, win_path, dacl)
     set_owner(host, win_path, owner)

@@ -1,9 +1,9 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Test-lab stand-in for ansible.windows.win_powershell: the kubewin.nodes scripts listed in INTERPRETED
-# run as written, through the lab's PowerShell interpreter (tests/lab/winsim/ps, found through
-# KUBEWIN_SIM_LIB set by the winsim connection); the others are still dispatched by their header line
-# to Python implementations (module_utils/winsim_scripts.py).
+# (all eight) run as written, through the lab's PowerShell interpreter (tests/lab/winsim/ps, found
+# through KUBEWIN_SIM_LIB set by the winsim connection); any other script fails loudly
+# (module_utils/winsim_scripts.py).
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
@@ -11,12 +11,21 @@ import os
 import re
 import sys
 
+# The state layer the interpreter (tests/lab/winsim/ps) runs the scripts over: imported here so that
+# Ansible ships these module_utils with the module.
+from ansible_collections.ansible.windows.plugins.module_utils import (  # noqa: F401
+    winsim_binaries,
+    winsim_files,
+    winsim_hns,
+    winsim_scm,
+)
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_module import run
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_scripts import run_script, script_id
 
 # Scripts the lab runs as written (their Python re-implementations are gone).
-INTERPRETED = frozenset(["hns_state", "hns_calls", "service_state", "service_apply", "service_watch", "node_facts"])
+INTERPRETED = frozenset(["hns_state", "hns_calls", "service_state", "service_apply", "service_watch", "node_facts",
+                         "files_state", "node_sync"])
 # win_powershell's error_action option -> $ErrorActionPreference
 _ERROR_ACTION = {"stop": "Stop", "continue": "Continue", "silently_continue": "SilentlyContinue"}
 
