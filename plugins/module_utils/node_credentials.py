@@ -248,12 +248,12 @@ def token_file_kubeconfig(server, ca_data_b64, user, token_file):
     reloads the file once a minute (transport/token_source.go, transport/round_trippers.go
     NewBearerAuthWithRefreshRoundTripper). So a renewed token is used without restarting the service.
     The kubeconfig itself holds no secret."""
-    return json.dumps({
+    return nfiles.json_text({
         "apiVersion": "v1", "kind": "Config", "current-context": "default",
         "clusters": [{"name": "default", "cluster": {"server": server, "certificate-authority-data": ca_data_b64}}],
         "users": [{"name": user, "user": {"tokenFile": token_file}}],
         "contexts": [{"name": "default", "context": {"cluster": "default", "user": user}}],
-    }, indent=2) + "\n"
+    })
 
 
 def token_files(tokens, paths):
@@ -284,7 +284,7 @@ def credential_files_in_sync(state, files):
     hashes = (state or {}).get("sha512") or {}
     acls = (state or {}).get("acls") or {}
     for f in files or []:
-        if hashes.get(f["path"]) != hashlib.sha512(f["content"].encode("utf-8")).hexdigest():
+        if hashes.get(f["path"]) != hashlib.sha512(nfiles.file_text(f["content"]).encode("utf-8")).hexdigest():
             return False
         if f.get("restricted") and not nfiles.restricted_file_secured(acls.get(f["path"])):
             return False

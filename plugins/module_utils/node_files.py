@@ -183,6 +183,13 @@ def trusted_owner(owner):
     return owner is not None and owner.upper() in [o.upper() for o in TRUSTED_OWNERS]
 
 
+def file_text(content):
+    """The text a file entry's content stands for: itself, or for a JSON document the templating decoded on
+    the way (ansible-core 2.18 turns a filter's JSON text without true/false/null into a dict) the text
+    node_network.json_text writes, which every JSON-producing filter uses."""
+    return content if isinstance(content, str) else json_text(content)
+
+
 def restricted_file_secured(security):
     """Whether a file's security descriptor ('O:..D:...' as files_state reads it) is what a restricted
     file gets: a trusted owner and Administrators-and-SYSTEM-only access rules."""
@@ -361,8 +368,7 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
                 report["before"][entry["dest"]] += ", owner: %s" % split_security(live_acls.get(entry["dest"]))[0]
                 report["after"][entry["dest"]] += ", owner: %s" % RESTRICTED_OWNER
     for f in files:
-        if not isinstance(f["content"], str):
-            f = dict(f, content=json_text(f["content"]))
+        f = dict(f, content=file_text(f["content"]))
         data = f["content"].encode("utf-8")
         want = hashlib.sha512(data).hexdigest()
         have = live_files.get(f["path"])

@@ -178,3 +178,13 @@ def test_kubeconfigs_in_sync_only_with_their_content_and_access_rules():
     assert not nc.credential_files_in_sync(
         {"sha512": {f["path"]: sha}, "acls": {f["path"]: RESTRICTED.replace("O:BA", "O:" + A_USER)}}, [f])
     assert not nc.credential_files_in_sync({"sha512": {f["path"]: None}, "acls": {}}, [f])
+
+
+def test_a_kubeconfig_the_templating_decoded_is_still_in_sync():
+    # ansible-core 2.18 hands the token_file_kubeconfig filter's JSON text (no true/false/null) over as a dict:
+    # the re-run must see the file it wrote as in sync, not fail or rewrite it.
+    text = nc.token_file_kubeconfig("https://10.0.0.1:6443", "Q0E=", "kubewin-flanneld-n1",
+                                    "C:\\etc\\kube-flannel\\token")
+    f = {"path": "C:\\etc\\kube-flannel\\kubeconfig", "content": nc.json.loads(text), "restricted": True}
+    state = {"sha512": {f["path"]: nc.hashlib.sha512(text.encode()).hexdigest()}, "acls": {f["path"]: RESTRICTED}}
+    assert nc.credential_files_in_sync(state, [f])
