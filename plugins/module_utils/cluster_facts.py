@@ -283,13 +283,7 @@ def parse_kubeadm_config(configmap):
     if not text:
         raise ClusterFactsError("ConfigMap kube-system/kubeadm-config has no %s key"
                                 % KUBEADM_CLUSTER_CONFIGURATION_KEY)
-    try:
-        doc = yaml.safe_load(text) if HAS_YAML else json.loads(text)
-    except Exception as exc:  # yaml.YAMLError or ValueError
-        raise ClusterFactsError("the ClusterConfiguration in kube-system/kubeadm-config cannot be parsed: %s"
-                                % exc) from None
-    if not isinstance(doc, dict):
-        raise ClusterFactsError("the ClusterConfiguration in kube-system/kubeadm-config is not a mapping")
+    doc = _config_document(text, "the ClusterConfiguration in kube-system/kubeadm-config")
     networking = doc.get("networking") or {}
     result.update(
         found=True,
@@ -301,6 +295,17 @@ def parse_kubeadm_config(configmap):
         cluster_name=doc.get("clusterName") or None,
     )
     return result
+
+
+def _config_document(text, what):
+    """The mapping a ConfigMap key holds (YAML, or JSON without PyYAML); ``what`` names it in the error."""
+    try:
+        doc = yaml.safe_load(text) if HAS_YAML else json.loads(text)
+    except Exception as exc:  # yaml.YAMLError or ValueError
+        raise ClusterFactsError("%s cannot be parsed: %s" % (what, exc)) from None
+    if not isinstance(doc, dict):
+        raise ClusterFactsError("%s is not a mapping" % what)
+    return doc
 
 
 def kubelet_config_names(major=None, minor=None):
@@ -327,13 +332,7 @@ def parse_kubelet_config(configmap):
     text = ((configmap or {}).get("data") or {}).get(KUBELET_CONFIG_KEY)
     if not text:
         return result
-    try:
-        doc = yaml.safe_load(text) if HAS_YAML else json.loads(text)
-    except Exception as exc:  # yaml.YAMLError or ValueError
-        raise ClusterFactsError("the KubeletConfiguration in the kubelet-config ConfigMap cannot be parsed: %s"
-                                % exc) from None
-    if not isinstance(doc, dict):
-        raise ClusterFactsError("the KubeletConfiguration in the kubelet-config ConfigMap is not a mapping")
+    doc = _config_document(text, "the KubeletConfiguration in the kubelet-config ConfigMap")
     dns = doc.get("clusterDNS") or []
     if isinstance(dns, str):
         dns = [dns]
