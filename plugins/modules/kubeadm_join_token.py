@@ -211,7 +211,7 @@ token:
   sample: abcdef.0123456789abcdef
 join_args:
   description:
-    - The arguments of C(kubeadm join) for a worker node, after C(kubeadm join) itself: the API server
+    - The arguments of C(kubeadm join) for a worker node (after C(kubeadm join) itself) - the API server
       endpoint, C(--token) and the token, and one C(--discovery-token-ca-cert-hash) per CA pin. A node
       adds its own (C(--node-name), C(--cri-socket)), or passes the list to the
       C(kubewin.nodes.join_configuration) filter, which keeps the token off the command line.
@@ -236,7 +236,7 @@ expiration:
   sample: "2025-01-31T12:00:00Z"
 api_server_endpoint:
   description:
-    - C(host:port) of the API server: O(api_server_endpoint) if set, else as published in
+    - C(host:port) of the API server - O(api_server_endpoint) if set, else as published in
       C(kube-public/cluster-info), else of the configured connection.
   returned: state is present or discovery
   type: str
