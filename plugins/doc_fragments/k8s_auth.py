@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 class ModuleDocFragment(object):
-    """Connection options of the modules that talk to the Kubernetes API (module_utils/k8s_client.py)."""
+    """Connection options of the modules that talk to the Kubernetes API (module_utils/k8s/client.py)."""
 
     DOCUMENTATION = r"""
 options:

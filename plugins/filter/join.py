@@ -12,9 +12,11 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.kubewin.nodes.plugins.module_utils import bootstrap_token as bt
 
 
-def join_configuration(token, endpoint, ca_hashes, node_name, cri_socket):
-    """``token | kubewin.nodes.join_configuration(endpoint, pins, node_name, cri_socket)``."""
+def join_configuration(join_args, node_name, cri_socket):
+    """``kubeadm_join_token_result.join_args | kubewin.nodes.join_configuration(node_name, cri_socket)``:
+    the token module's join arguments (endpoint, token, CA pins) plus what is this node's own."""
     try:
+        endpoint, token, ca_hashes = bt.parse_join_args(join_args)
         return bt.join_configuration(endpoint, token, ca_hashes, node_name, cri_socket)
     except bt.BootstrapTokenError as e:
         # The message never contains the token: parse_token's error names only the expected form.

@@ -27,8 +27,6 @@ import json
 import re
 import secrets
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import k8s_client
-
 try:
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
@@ -651,27 +649,37 @@ def jws_key(token_id):
 
 # --- kubeadm join -----------------------------------------------------------------------------
 
-def join_command(endpoint, token, ca_hashes):
-    """``kubeadm join <endpoint> --token <token> --discovery-token-ca-cert-hash <pin>...``."""
+def join_args(endpoint, token, ca_hashes):
+    """The arguments of ``kubeadm join`` for token discovery with CA pins:
+    ``[<endpoint>, --token, <token>, --discovery-token-ca-cert-hash, <pin>, ...]``, one flag per pin."""
     parse_token(token)
     if not endpoint:
         raise BootstrapTokenError("the API server endpoint is unknown")
     if not ca_hashes:
         raise BootstrapTokenError(
-            "no CA certificate pins: refusing to build a join command without "
+            "no CA certificate pins: refusing to build join arguments without "
             "--discovery-token-ca-cert-hash (that would need --discovery-token-unsafe-skip-ca-verification)"
         )
-    parts = ["kubeadm", "join", endpoint, "--token", token]
+    args = [endpoint, "--token", token]
     for pin in ca_hashes:
-        parts.extend(["--discovery-token-ca-cert-hash", pin])
-    return " ".join(parts)
+        args.extend(["--discovery-token-ca-cert-hash", pin])
+    return args
 
 
-# --- error messages for Kubernetes API failures: shared with the other Kubernetes modules ---------
-
-describe_target = k8s_client.describe_target
-api_error_message = k8s_client.api_error_message
-unreachable_message = k8s_client.unreachable_message
+def parse_join_args(args):
+    """``(endpoint, token, ca_hashes)`` from what ``join_args`` returns; anything else is refused."""
+    args = list(args or [])
+    if len(args) < 5 or len(args) % 2 == 0 or args[1] != "--token":
+        raise BootstrapTokenError("the join arguments are not <endpoint> --token <token> "
+                                  "--discovery-token-ca-cert-hash <pin>... (kubeadm_join_token's join_args)")
+    pins = []
+    for position in range(3, len(args), 2):
+        # Never quote an argument: a misplaced one may be the token.
+        if args[position] != "--discovery-token-ca-cert-hash":
+            raise BootstrapTokenError("join argument %d is not --discovery-token-ca-cert-hash (only CA pins may "
+                                      "follow the token)" % position)
+        pins.append(args[position + 1])
+    return args[0], args[2], pins
 
 
 # --- kubeadm join --config ----------------------------------------------------------------------

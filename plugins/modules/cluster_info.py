@@ -238,15 +238,10 @@ dns:
       sample: {namespace: kube-system, name: coredns, cluster_ip: 10.233.0.3}
 """
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
 from ansible_collections.kubewin.nodes.plugins.module_utils import cluster_facts as cf
-from ansible_collections.kubewin.nodes.plugins.module_utils import k8s_client as kc
-
-
-def build_apis(params):
-    """The API objects for the connection options. Tests replace this with fakes."""
-    return kc.build_apis(params)
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.client import build_apis
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.runner import run_module
 
 
 def gather(module, apis):
@@ -320,17 +315,7 @@ def argument_spec():
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    if not kc.HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=kc.K8S_IMPORT_ERROR)
-    failure = None
-    try:
-        result = gather(module, build_apis(module.params))
-    except kc.K8sError as exc:
-        failure = exc
-    if failure is not None:
-        module.fail_json(msg=failure.msg, changed=False)
-    module.exit_json(**result)
+    run_module(argument_spec(), gather, build_apis=build_apis)
 
 
 if __name__ == "__main__":

@@ -252,21 +252,15 @@ skipped_pods:
   sample: [kube-system/kube-proxy-windows-7xk2p]
 """
 
-import time
-
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
-from ansible_collections.kubewin.nodes.plugins.module_utils import k8s_client as kc
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_state as ns
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import waiter
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.client import build_apis
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.runner import run_module
 
 POLL_INTERVAL = 2.0
 EVICTION_RETRY_INTERVAL = 5.0
 PATCH_ATTEMPTS = 5
-
-
-def build_apis(params):
-    """The API objects for the connection options. Tests replace this with fakes."""
-    return kc.build_apis(params)
 
 
 class NodeTask(object):
@@ -276,8 +270,8 @@ class NodeTask(object):
         self.params = module.params
         self.name = module.params["name"]
         self.check = module.check_mode
-        self.timeout = max(0, module.params["wait_timeout"])
-        self.deadline = time.monotonic() + self.timeout
+        self.deadline = waiter.Deadline(module.params["wait_timeout"])
+        self.timeout = self.deadline.timeout
         self.changed = False
         self.diff_before = {}
         self.diff_after = {}
@@ -286,9 +280,6 @@ class NodeTask(object):
     def fail(self, msg, **extra):
         extra.setdefault("changed", self.changed)
         raise kc.K8sError(msg, **extra)
-
-    def left(self):
-        return self.deadline - time.monotonic()
 
     def get_node(self):
         return kc.call(self.apis, "get", "nodes", None, self.name, self.apis.core.read_node, self.name)
@@ -301,15 +292,8 @@ class NodeTask(object):
     # -- waits ------------------------------------------------------------------------------------
 
     def wait_for(self, predicate):
-        """Poll the Node until predicate(node) or the deadline; returns the last Node read."""
-        while True:
-            node = self.get_node()
-            if predicate(node):
-                return node, True
-            left = self.left()
-            if left <= 0:
-                return node, False
-            time.sleep(min(POLL_INTERVAL, left))
+        """Poll the Node until predicate(node) or the deadline; returns ``(last Node read, done)``."""
+        return waiter.poll(self.deadline, POLL_INTERVAL, self.get_node, predicate)
 
     # -- labels, taints, unschedulable ------------------------------------------------------------
 
@@ -347,44 +331,52 @@ class NodeTask(object):
             self.changed = True
         if self.check:
             return
-        pending = list(to_evict)
-        refused = {}
-        while pending:
-            still = []
-            for pod in pending:
-                metadata = pod["metadata"]
-                try:
-                    kc.call(self.apis, "create", "pods/eviction", metadata["namespace"], metadata["name"],
-                            self.apis.core.create_namespaced_pod_eviction, metadata["name"], metadata["namespace"],
-                            ns.eviction_body(pod, self.params["grace_period"]), not_found_ok=True)
-                    refused.pop(ns.pod_ref(pod), None)
-                except kc.K8sError as exc:
-                    if exc.status == 429:
-                        refused[ns.pod_ref(pod)] = exc.detail or "Too Many Requests"
-                        still.append(pod)
-                    elif exc.status == 409:  # the UID precondition: the pod was replaced, which is done
-                        refused.pop(ns.pod_ref(pod), None)
-                    else:
-                        raise
-            pending = still
-            if not pending:
-                break
-            left = self.left()
-            if left <= 0:
-                self.fail(ns.drain_timeout_message(self.name, self.timeout, refused, [ns.pod_ref(p) for p in pending]),
-                          evicted_pods=[r for r in result["evicted_pods"] if r not in refused])
-            time.sleep(min(EVICTION_RETRY_INTERVAL, left))
+        refused = {}  # pod -> why the API refused its eviction for now (429)
+        pending = to_evict
+
+        def evict_pending():
+            nonlocal pending
+            pending = self.evict(pending, refused)
+            return pending
+
+        _pending, done = waiter.poll(self.deadline, EVICTION_RETRY_INTERVAL, evict_pending, lambda left: not left)
+        if not done:
+            self.fail(ns.drain_timeout_message(self.name, self.timeout, refused, [ns.pod_ref(p) for p in pending]),
+                      evicted_pods=[r for r in result["evicted_pods"] if r not in refused])
+
         waiting = to_evict + sorted_pods["terminating"]
-        while waiting:
-            current = self.list_pods()
-            waiting = [p for p in waiting if ns.pod_still_there(p, current)]
-            if not waiting:
-                break
-            left = self.left()
-            if left <= 0:
-                self.fail(ns.drain_timeout_message(self.name, self.timeout, {}, [ns.pod_ref(p) for p in waiting]),
-                          evicted_pods=result["evicted_pods"])
-            time.sleep(min(POLL_INTERVAL, left))
+
+        def still_there():
+            nonlocal waiting
+            if waiting:
+                current = self.list_pods()
+                waiting = [p for p in waiting if ns.pod_still_there(p, current)]
+            return waiting
+
+        _waiting, done = waiter.poll(self.deadline, POLL_INTERVAL, still_there, lambda left: not left)
+        if not done:
+            self.fail(ns.drain_timeout_message(self.name, self.timeout, {}, [ns.pod_ref(p) for p in waiting]),
+                      evicted_pods=result["evicted_pods"])
+
+    def evict(self, pods, refused):
+        """Ask for the eviction of each pod; returns those the API refused for now (HTTP 429)."""
+        still = []
+        for pod in pods:
+            metadata = pod["metadata"]
+            try:
+                kc.call(self.apis, "create", "pods/eviction", metadata["namespace"], metadata["name"],
+                        self.apis.core.create_namespaced_pod_eviction, metadata["name"], metadata["namespace"],
+                        ns.eviction_body(pod, self.params["grace_period"]), not_found_ok=True)
+                refused.pop(ns.pod_ref(pod), None)
+            except kc.K8sError as exc:
+                if exc.status == 429:
+                    refused[ns.pod_ref(pod)] = exc.detail or "Too Many Requests"
+                    still.append(pod)
+                elif exc.status == 409:  # the UID precondition: the pod was replaced, which is done
+                    refused.pop(ns.pod_ref(pod), None)
+                else:
+                    raise
+        return still
 
     # -- states -----------------------------------------------------------------------------------
 
@@ -509,25 +501,21 @@ def argument_spec():
     return spec
 
 
-def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    if not kc.HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=kc.K8S_IMPORT_ERROR)
-    failure = None
-    task = None
+def run(module, apis):
+    task = NodeTask(module, apis)
     try:
-        task = NodeTask(module, build_apis(module.params))
         result = task.run()
     except kc.K8sError as exc:
-        failure = exc
-    if failure is not None:
-        extra = dict(failure.extra)
-        extra.setdefault("changed", bool(task and task.changed))
-        module.fail_json(msg=failure.msg, **extra)
+        exc.extra.setdefault("changed", task.changed)
+        raise
     result["changed"] = task.changed
-    if module._diff and task.changed:
+    if task.changed:
         result["diff"] = dict(before=task.diff_before, after=task.diff_after)
-    module.exit_json(**result)
+    return result
+
+
+def main():
+    run_module(argument_spec(), run, build_apis=build_apis)
 
 
 if __name__ == "__main__":

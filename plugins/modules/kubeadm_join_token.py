@@ -12,8 +12,8 @@ short_description: Create, reuse or delete kubeadm bootstrap tokens and build th
 version_added: 0.1.0
 description:
   - Ensures a bootstrap token exists that a new node can use with C(kubeadm join), and returns it
-    together with the API server endpoint, the cluster CA public key pins and the complete
-    C(kubeadm join) command line.
+    together with the API server endpoint, the cluster CA public key pins and the arguments of
+    C(kubeadm join) (RV(join_args), also as one command line in RV(join_command)).
   - Tokens are created through the Kubernetes API exactly as C(kubeadm token create) creates them
     (Secret C(kube-system/bootstrap-token-<id>) of type C(bootstrap.kubernetes.io/token)), so no
     C(kubeadm) binary is needed where the module runs. Secrets created by this module carry the
@@ -25,7 +25,7 @@ description:
     published in the C(kube-public/cluster-info) ConfigMap, as C(kubeadm token create --print-join-command) does.
   - Runs where the Kubernetes API is reachable with a kubeconfig, usually on the controller or
     delegated to a control-plane host.
-  - The returned RV(token) and RV(join_command) are secrets. Ansible cannot hide individual return
+  - The returned RV(token), RV(join_args) and RV(join_command) are secrets. Ansible cannot hide individual return
     values of a module, so set C(no_log) to V(true) on the task if its result could be logged or shown.
     The token never appears in messages, warnings, diffs or the module invocation.
 author:
@@ -38,8 +38,8 @@ attributes:
   check_mode:
     support: full
     details:
-      - A token that would be created has no id yet, so RV(token_id), RV(token) and RV(join_command)
-        are V(null) in check mode in that case.
+      - A token that would be created has no id yet, so RV(token_id), RV(token), RV(join_args) and
+        RV(join_command) are V(null) in check mode in that case.
   diff_mode:
     support: full
     details:
@@ -113,6 +113,12 @@ options:
   token_id:
     description:
       - Id (the 6 characters before the dot) of the token to delete. Only with O(state=absent).
+    type: str
+  api_server_endpoint:
+    description:
+      - C(host:port) the joining nodes use, for example a load balancer's, instead of the server
+        published in C(kube-public/cluster-info). Returned in RV(api_server_endpoint) and RV(join_args).
+      - Unset, the server of C(kube-public/cluster-info), else of the configured connection.
     type: str
   wait_for_signature:
     description:
@@ -203,6 +209,18 @@ token:
   returned: state is present
   type: str
   sample: abcdef.0123456789abcdef
+join_args:
+  description:
+    - The arguments of C(kubeadm join) for a worker node (after C(kubeadm join) itself) - the API server
+      endpoint, C(--token) and the token, and one C(--discovery-token-ca-cert-hash) per CA pin. A node
+      adds its own (C(--node-name), C(--cri-socket)), or passes the list to the
+      C(kubewin.nodes.join_configuration) filter, which keeps the token off the command line.
+    - Contains the token; use C(no_log) on the task.
+    - V(null) in check mode when a new token would be created.
+  returned: state is present
+  type: list
+  elements: str
+  sample: [192.0.2.10:6443, --token, abcdef.0123456789abcdef, --discovery-token-ca-cert-hash, "sha256:0f1e..."]
 join_command:
   description:
     - The C(kubeadm join) command for a worker node, one C(--discovery-token-ca-cert-hash) per CA pin.
@@ -218,8 +236,8 @@ expiration:
   sample: "2025-01-31T12:00:00Z"
 api_server_endpoint:
   description:
-    - C(host:port) of the API server as published in C(kube-public/cluster-info), else of the
-      configured connection.
+    - C(host:port) of the API server - O(api_server_endpoint) if set, else as published in
+      C(kube-public/cluster-info), else of the configured connection.
   returned: state is present or discovery
   type: str
   sample: 192.0.2.10:6443
@@ -256,147 +274,73 @@ deleted_token_ids:
 """
 
 import hmac
-import json
-import time
-
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible.module_utils.common.parameters import remove_values
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import bootstrap_token as bt
-from ansible_collections.kubewin.nodes.plugins.module_utils import k8s_client as kc
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s_client import (
-    K8S_IMPORT_ERROR,
-    ApiException,
-    Urllib3HTTPError,
-)
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import waiter
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.client import build_apis
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.runner import run_module
 
-# Seconds for one API request (connect, read): an unreachable server must not hang the play.
-REQUEST_TIMEOUT = (10, 30)
 POLL_INTERVAL = 2.0
+CREATE_ATTEMPTS = 3
 
 
-class ModuleFailure(Exception):
-    """Raised with a user-facing message; turned into fail_json outside any except block."""
+# --- the Secrets and the ConfigMap, through the shared client -------------------------------------
 
-    def __init__(self, msg, **extra):
-        super(ModuleFailure, self).__init__(msg)
-        self.msg = msg
-        self.extra = extra
+def get_cluster_info(apis):
+    return kc.call(apis, "get", "configmaps", bt.CLUSTER_INFO_NAMESPACE, bt.CLUSTER_INFO_NAME,
+                   apis.core.read_namespaced_config_map, bt.CLUSTER_INFO_NAME, bt.CLUSTER_INFO_NAMESPACE)
 
 
-def build_core_v1_api(params):
-    """Return ``(CoreV1Api, configured_host)`` for the connection options.
+def get_secret(apis, name):
+    return kc.call(apis, "get", "secrets", bt.SECRET_NAMESPACE, name,
+                   apis.core.read_namespaced_secret, name, bt.SECRET_NAMESPACE)
 
-    Tests replace this function with one returning a fake API.
-    """
+
+def list_managed_secrets(apis):
+    result = kc.call(apis, "list", "secrets", bt.SECRET_NAMESPACE, None, apis.core.list_namespaced_secret,
+                     bt.SECRET_NAMESPACE, label_selector=bt.MANAGED_LABEL_SELECTOR)
+    return (result or {}).get("items") or []
+
+
+def create_secret(apis, body):
+    """The created Secret, or False when one of that name exists already (HTTP 409)."""
     try:
-        api_client, host = kc.build_api_client(params)
+        return kc.call(apis, "create", "secrets", bt.SECRET_NAMESPACE, body["metadata"]["name"],
+                       apis.core.create_namespaced_secret, bt.SECRET_NAMESPACE, body, not_found_ok=False)
     except kc.K8sError as exc:
-        raise ModuleFailure(exc.msg) from None
-    return kc.k8s_client.CoreV1Api(api_client), host
+        if exc.status == 409:
+            return False
+        raise
 
 
-def _api_detail(exc):
-    """The ``message`` of a Kubernetes Status body, else the HTTP reason."""
-    body = getattr(exc, "body", None)
-    if body:
-        try:
-            doc = json.loads(body)
-            if isinstance(doc, dict) and doc.get("message"):
-                return str(doc["message"])
-        except ValueError:
-            pass
-    return getattr(exc, "reason", None) or None
+def replace_secret(apis, body):
+    name = body["metadata"]["name"]
+    return kc.call(apis, "update", "secrets", bt.SECRET_NAMESPACE, name,
+                   apis.core.replace_namespaced_secret, name, bt.SECRET_NAMESPACE, body, not_found_ok=False)
 
 
-class Cluster(object):
-    """Thin wrapper over CoreV1Api: dict results, clean errors, 404 as None/False."""
-
-    def __init__(self, core, host):
-        self.core = core
-        self.host = host
-
-    def _to_dict(self, obj):
-        if obj is None or isinstance(obj, dict):
-            return obj
-        api_client = getattr(self.core, "api_client", None)
-        if api_client is not None:
-            return api_client.sanitize_for_serialization(obj)
-        return obj.to_dict()
-
-    def _call(self, verb, resource, namespace, name, func, *args, **kwargs):
-        kwargs["_request_timeout"] = REQUEST_TIMEOUT
-        error = None
-        try:
-            return self._to_dict(func(*args, **kwargs))
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            error = bt.api_error_message(exc.status, verb, resource, namespace, name, _api_detail(exc))
-            status = exc.status
-        except (Urllib3HTTPError, OSError) as exc:
-            error = bt.unreachable_message(self.host, getattr(exc, "reason", None) or exc)
-            status = None
-        raise ModuleFailure(error, api_status=status)
-
-    def get_cluster_info(self):
-        return self._call(
-            "get", "configmaps", bt.CLUSTER_INFO_NAMESPACE, bt.CLUSTER_INFO_NAME,
-            self.core.read_namespaced_config_map, bt.CLUSTER_INFO_NAME, bt.CLUSTER_INFO_NAMESPACE,
-        )
-
-    def get_secret(self, name):
-        return self._call(
-            "get", "secrets", bt.SECRET_NAMESPACE, name,
-            self.core.read_namespaced_secret, name, bt.SECRET_NAMESPACE,
-        )
-
-    def list_managed_secrets(self):
-        result = self._call(
-            "list", "secrets", bt.SECRET_NAMESPACE, None,
-            self.core.list_namespaced_secret, bt.SECRET_NAMESPACE, label_selector=bt.MANAGED_LABEL_SELECTOR,
-        )
-        return (result or {}).get("items") or []
-
-    def create_secret(self, body):
-        name = body["metadata"]["name"]
-        try:
-            return self._call(
-                "create", "secrets", bt.SECRET_NAMESPACE, name,
-                self.core.create_namespaced_secret, bt.SECRET_NAMESPACE, body,
-            )
-        except ModuleFailure as exc:
-            if exc.extra.get("api_status") == 409:
-                return False
-            raise
-
-    def replace_secret(self, body):
-        name = body["metadata"]["name"]
-        return self._call(
-            "update", "secrets", bt.SECRET_NAMESPACE, name,
-            self.core.replace_namespaced_secret, name, bt.SECRET_NAMESPACE, body,
-        )
-
-    def delete_secret(self, name):
-        return self._call(
-            "delete", "secrets", bt.SECRET_NAMESPACE, name,
-            self.core.delete_namespaced_secret, name, bt.SECRET_NAMESPACE,
-        ) is not None
+def delete_secret(apis, name):
+    """True if deleted, False if it was gone already."""
+    return kc.call(apis, "delete", "secrets", bt.SECRET_NAMESPACE, name,
+                   apis.core.delete_namespaced_secret, name, bt.SECRET_NAMESPACE) is not None
 
 
-def _cluster_details(cluster):
-    """``(endpoint, ca_pins)`` from kube-public/cluster-info."""
-    cm = cluster.get_cluster_info()
+# --- discovery --------------------------------------------------------------------------------------
+
+def _cluster_details(module, apis):
+    """``(endpoint, ca_pins)`` from kube-public/cluster-info; O(api_server_endpoint) overrides its server."""
+    cm = get_cluster_info(apis)
     if cm is None:
-        raise ModuleFailure(
+        raise kc.K8sError(
             "ConfigMap kube-public/cluster-info does not exist, so nodes cannot discover this cluster with "
             "a token. It is created by 'kubeadm init' (phase bootstrap-token); run "
             "'kubeadm init phase bootstrap-token' on a control-plane node to create it."
         )
     kubeconfig_text = (cm.get("data") or {}).get(bt.CLUSTER_INFO_KUBECONFIG_KEY)
     if not kubeconfig_text:
-        raise ModuleFailure("ConfigMap kube-public/cluster-info has no 'kubeconfig' key; recreate it with "
-                            "'kubeadm init phase bootstrap-token' on a control-plane node.")
+        raise kc.K8sError("ConfigMap kube-public/cluster-info has no 'kubeconfig' key; recreate it with "
+                          "'kubeadm init phase bootstrap-token' on a control-plane node.")
     try:
         server, ca_pem = bt.cluster_info_details(kubeconfig_text)
         if not ca_pem:
@@ -404,194 +348,242 @@ def _cluster_details(cluster):
                 "its kubeconfig has no certificate-authority-data, so no CA pin can be computed"
             )
         pins = bt.ca_cert_hashes(ca_pem)
-        endpoint = bt.endpoint_from_server(server) or bt.endpoint_from_server(cluster.host)
+        endpoint = bt.endpoint_from_server(server) or bt.endpoint_from_server(apis.host)
     except bt.BootstrapTokenError as exc:
-        raise ModuleFailure("ConfigMap kube-public/cluster-info is not usable: %s" % exc) from None
+        raise kc.K8sError("ConfigMap kube-public/cluster-info is not usable: %s" % exc) from None
+    endpoint = module.params["api_server_endpoint"] or endpoint
     if not endpoint:
-        raise ModuleFailure("The API server endpoint is unknown: cluster-info has no server and no host is configured.")
+        raise kc.K8sError("The API server endpoint is unknown: cluster-info has no server and no host is configured.")
     return endpoint, pins
 
 
-def _wait_for_signature(module, cluster, token_id, token_secret, expiration):
-    timeout = max(0, module.params["wait_timeout"])
-    deadline = time.monotonic() + timeout
-    seen = False
-    while True:
-        cm = cluster.get_cluster_info() or {}
-        data = cm.get("data") or {}
-        signature = data.get(bt.jws_key(token_id))
-        if signature:
-            seen = True
-            content = data.get(bt.CLUSTER_INFO_KUBECONFIG_KEY) or ""
-            if bt.verify_detached_jws(signature, content, token_id, token_secret):
-                return True
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        time.sleep(min(POLL_INTERVAL, left))
-    lifetime = ("it expires at %s" % expiration) if expiration else "it does not expire"
+# --- state=present: resolve the parameters, choose the token, write it, report -----------------------
+
+def _resolve(module):
+    """The validated parameters of state=present."""
+    params = module.params
+    try:
+        wanted = dict(
+            ttl=bt.parse_duration(params["ttl"]),
+            min_remaining=bt.parse_duration(params["min_remaining_ttl"]),
+            usages=bt.validate_usages(params["usages"]),
+            groups=bt.validate_groups(params["groups"]),
+            supplied=bt.parse_token(params["token"]) if params["token"] else None,
+        )
+    except bt.BootstrapTokenError as exc:
+        raise kc.K8sError(str(exc)) from None
+    if params["token_id"]:
+        raise kc.K8sError("token_id is only used with state=absent; to use a token of your choice set token.")
+    if wanted["ttl"] and wanted["min_remaining"] >= wanted["ttl"] and params["reuse"]:
+        module.warn("min_remaining_ttl (%s) is not shorter than ttl (%s), so a new token is created on every run."
+                    % (bt.format_duration(wanted["min_remaining"]), bt.format_duration(wanted["ttl"])))
+    return wanted
+
+
+class _Token(object):
+    """The token a run hands out: its id and secret (None in check mode before creation), its expiration,
+    and what has to be written (``action``: None, "create" or "replace")."""
+
+    def __init__(self, token_id=None, token_secret=None, expiration=None, action=None, reused=False, before=None):
+        self.token_id = token_id
+        self.token_secret = token_secret
+        self.expiration = expiration
+        self.action = action
+        self.reused = reused
+        self.before = before or {}
+
+    def set(self, module, token_id, token_secret):
+        self.token_id, self.token_secret = token_id, token_secret
+        module.add_result_secrets(token_secret, "%s.%s" % (token_id, token_secret))
+
+    @property
+    def value(self):
+        return "%s.%s" % (self.token_id, self.token_secret) if self.token_id else None
+
+
+def _supplied_token(module, apis, wanted, now):
+    """The caller's token: used if valid and the same, renewed if expired, created if missing."""
+    token_id, token_secret = wanted["supplied"]
+    token = _Token()
+    token.set(module, token_id, token_secret)
+    name = bt.secret_name(token_id)
+    existing = get_secret(apis, name)
+    if existing is None:
+        token.action = "create"
+        return token
+    info = bt.token_info_from_secret(existing)
+    if not info["valid"]:
+        raise kc.K8sError(
+            "Secret kube-system/%s exists but is not a valid bootstrap token (%s). Delete it or choose "
+            "another token." % (name, info["problem"]), token_id=token_id)
+    if not hmac.compare_digest(info["token_secret"], token_secret):
+        raise kc.K8sError(
+            "A bootstrap token with id %s already exists in the cluster with a different secret. Choose "
+            "another token, or delete the existing one (state=absent, token_id=%s) first."
+            % (token_id, token_id), token_id=token_id)
+    missing = [u for u in wanted["usages"] if u not in info["usages"]]
+    if missing:
+        raise kc.K8sError(
+            "Bootstrap token %s exists but lacks usage(s) %s, which were requested (kubeadm join needs "
+            "signing and authentication). Delete it (state=absent, token_id=%s) so it can be recreated, "
+            "or use another token." % (token_id, ", ".join(missing), token_id), token_id=token_id)
+    if set(info["groups"]) != set(wanted["groups"]):
+        module.warn("Bootstrap token %s exists with groups %s, not the requested %s; it is used unchanged."
+                    % (token_id, ",".join(info["groups"]) or "(none)", ",".join(wanted["groups"]) or "(none)"))
+    if bt.is_expired(info["expiration"], now):
+        token.action = "replace"
+        token.before = bt.redacted_secret(existing)
+    else:
+        token.expiration = info["expiration"]
+        token.reused = True
+    return token
+
+
+def _choose_token(module, apis, wanted, now):
+    """The caller's token, else a reusable one this module made, else a new one (no id in check mode)."""
+    if wanted["supplied"]:
+        return _supplied_token(module, apis, wanted, now)
+    token = _Token()
+    info = None
+    if module.params["reuse"]:
+        info = bt.select_reusable_token(list_managed_secrets(apis), wanted["ttl"], wanted["min_remaining"],
+                                        wanted["usages"], wanted["groups"], now)
+    if info:
+        token.set(module, info["token_id"], info["token_secret"])
+        token.expiration = info["expiration"]
+        token.reused = True
+    else:
+        token.action = "create"
+        if not module.check_mode:
+            token.set(module, *bt.parse_token(bt.generate_token()))
+    return token
+
+
+def _write(module, apis, wanted, token, expiration):
+    """Create or renew the token's Secret (a new id when a generated one is taken); returns the diff."""
+    token.expiration = expiration
+
+    def body():
+        return bt.build_secret(token.token_id, token.token_secret, expiration, wanted["usages"], wanted["groups"],
+                               module.params["description"])
+
+    if token.token_id:
+        after = bt.redacted_secret(body())
+    else:
+        after = {"metadata": {"name": bt.SECRET_NAME_PREFIX + "<generated>", "namespace": bt.SECRET_NAMESPACE},
+                 "type": bt.SECRET_TYPE}
+    diff = dict(before=token.before, after=after)
+    if module.check_mode:
+        return diff
+    if token.action == "replace":
+        replace_secret(apis, body())
+        return diff
+    attempts = 1
+    while create_secret(apis, body()) is False:
+        if wanted["supplied"] or attempts >= CREATE_ATTEMPTS:
+            raise kc.K8sError("Secret kube-system/%s was created by someone else at the same time; run the task "
+                              "again." % bt.secret_name(token.token_id), token_id=token.token_id)
+        attempts += 1
+        token.set(module, *bt.parse_token(bt.generate_token()))
+    return diff
+
+
+def _message(check, token):
+    done = "created" if token.action == "create" else "renewed"
+    if check and not token.token_id:
+        return ("Check mode: a new bootstrap token would be created; its id and secret are not known "
+                "until it is really created.")
+    if check and token.action:
+        return "Check mode: bootstrap token %s would be %s." % (token.token_id, done)
+    if token.action:
+        return "Bootstrap token %s %s." % (token.token_id, done)
+    return "Existing bootstrap token %s is used." % token.token_id
+
+
+def _wait_for_signature(module, apis, token):
+    """True once cluster-info carries a signature for the token that verifies with its secret."""
+    deadline = waiter.Deadline(module.params["wait_timeout"])
+    seen = []
+
+    def signed(cm):
+        data = (cm or {}).get("data") or {}
+        signature = data.get(bt.jws_key(token.token_id))
+        if not signature:
+            return False
+        seen.append(True)
+        content = data.get(bt.CLUSTER_INFO_KUBECONFIG_KEY) or ""
+        return bt.verify_detached_jws(signature, content, token.token_id, token.token_secret)
+
+    _cm, ok = waiter.poll(deadline, POLL_INTERVAL, lambda: get_cluster_info(apis), signed)
+    if ok:
+        return True
+    lifetime = ("it expires at %s" % token.expiration) if token.expiration else "it does not expire"
     if seen:
         why = (
             "kube-public/cluster-info has %s, but that signature does not verify with token %s's secret "
             "(a stale signature from an earlier token with the same id?). The bootstrapsigner controller of "
             "kube-controller-manager should replace it; check that kube-controller-manager is running and healthy"
-            % (bt.jws_key(token_id), token_id)
+            % (bt.jws_key(token.token_id), token.token_id)
         )
     else:
         why = (
             "no signature %s appeared in ConfigMap kube-public/cluster-info: kube-controller-manager's "
             "bootstrapsigner controller is not running or not enabled. Run kube-controller-manager with "
             "--controllers=*,bootstrapsigner,tokencleaner (kubeadm's default) and check that it is healthy"
-            % bt.jws_key(token_id)
+            % bt.jws_key(token.token_id)
         )
-    raise ModuleFailure(
+    raise kc.K8sError(
         "Timed out after %ss waiting for the cluster-info signature of bootstrap token %s: %s. Without it "
         "'kubeadm join' cannot discover the cluster. The token exists (%s); set wait_for_signature=false "
-        "to skip this check." % (timeout, token_id, why, lifetime),
-        token_id=token_id,
-        secret_name=bt.secret_name(token_id),
+        "to skip this check." % (deadline.timeout, token.token_id, why, lifetime),
+        token_id=token.token_id,
+        secret_name=bt.secret_name(token.token_id),
     )
 
 
-def _present(module, cluster, secret_values):
-    params = module.params
-    check = module.check_mode
-    try:
-        ttl = bt.parse_duration(params["ttl"])
-        min_remaining = bt.parse_duration(params["min_remaining_ttl"])
-        usages = bt.validate_usages(params["usages"])
-        groups = bt.validate_groups(params["groups"])
-        supplied = None
-        if params["token"]:
-            supplied = bt.parse_token(params["token"])
-    except bt.BootstrapTokenError as exc:
-        raise ModuleFailure(str(exc)) from None
-    if params["token_id"]:
-        raise ModuleFailure("token_id is only used with state=absent; to use a token of your choice set token.")
-    if ttl and min_remaining >= ttl and params["reuse"]:
-        module.warn("min_remaining_ttl (%s) is not shorter than ttl (%s), so a new token is created on every run."
-                    % (bt.format_duration(min_remaining), bt.format_duration(ttl)))
-
-    endpoint, pins = _cluster_details(cluster)
+def _present(module, apis):
+    wanted = _resolve(module)
+    endpoint, pins = _cluster_details(module, apis)
     now = bt.utcnow()
-    new_expiration = bt.expiration_for_ttl(ttl, now)
-    result = dict(changed=False, reused=False, signed=False, api_server_endpoint=endpoint, ca_cert_hashes=pins)
-    token_id = token_secret = expiration = None
-    action = None  # None, "create" or "replace"
-    before = {}
+    token = _choose_token(module, apis, wanted, now)
+    result = dict(changed=bool(token.action), reused=token.reused, signed=False,
+                  api_server_endpoint=endpoint, ca_cert_hashes=pins)
+    if token.action:
+        result["diff"] = _write(module, apis, wanted, token, bt.expiration_for_ttl(wanted["ttl"], now))
+    result["msg"] = _message(module.check_mode, token)
 
-    if supplied:
-        token_id, token_secret = supplied
-        secret_values.update([token_secret, "%s.%s" % (token_id, token_secret)])
-        name = bt.secret_name(token_id)
-        existing = cluster.get_secret(name)
-        if existing is None:
-            action = "create"
-        else:
-            info = bt.token_info_from_secret(existing)
-            if not info["valid"]:
-                raise ModuleFailure(
-                    "Secret kube-system/%s exists but is not a valid bootstrap token (%s). Delete it or choose "
-                    "another token." % (name, info["problem"]), token_id=token_id)
-            if not hmac.compare_digest(info["token_secret"], token_secret):
-                raise ModuleFailure(
-                    "A bootstrap token with id %s already exists in the cluster with a different secret. Choose "
-                    "another token, or delete the existing one (state=absent, token_id=%s) first."
-                    % (token_id, token_id), token_id=token_id)
-            missing = [u for u in usages if u not in info["usages"]]
-            if missing:
-                raise ModuleFailure(
-                    "Bootstrap token %s exists but lacks usage(s) %s, which were requested (kubeadm join needs "
-                    "signing and authentication). Delete it (state=absent, token_id=%s) so it can be recreated, "
-                    "or use another token." % (token_id, ", ".join(missing), token_id), token_id=token_id)
-            if set(info["groups"]) != set(groups):
-                module.warn("Bootstrap token %s exists with groups %s, not the requested %s; it is used unchanged."
-                            % (token_id, ",".join(info["groups"]) or "(none)", ",".join(groups) or "(none)"))
-            if bt.is_expired(info["expiration"], now):
-                action = "replace"
-                before = bt.redacted_secret(existing)
-            else:
-                expiration = info["expiration"]
-                result["reused"] = True
-    else:
-        info = None
-        if params["reuse"]:
-            info = bt.select_reusable_token(cluster.list_managed_secrets(), ttl, min_remaining, usages, groups, now)
-        if info:
-            token_id, token_secret, expiration = info["token_id"], info["token_secret"], info["expiration"]
-            result["reused"] = True
-        else:
-            action = "create"
-            if not check:
-                token_id, token_secret = bt.parse_token(bt.generate_token())
-
-    if token_secret:
-        secret_values.update([token_secret, "%s.%s" % (token_id, token_secret)])
-
-    if action:
-        expiration = new_expiration
-        result["changed"] = True
-        if token_id:
-            body = bt.build_secret(token_id, token_secret, expiration, usages, groups, params["description"])
-            after = bt.redacted_secret(body)
-        else:
-            after = {"metadata": {"name": bt.SECRET_NAME_PREFIX + "<generated>", "namespace": bt.SECRET_NAMESPACE},
-                     "type": bt.SECRET_TYPE}
-        result["diff"] = dict(before=before, after=after)
-        if not check:
-            if action == "replace":
-                cluster.replace_secret(body)
-            else:
-                attempts = 0
-                while cluster.create_secret(body) is False:
-                    attempts += 1
-                    if supplied or attempts >= 3:
-                        raise ModuleFailure(
-                            "Secret kube-system/%s was created by someone else at the same time; run the task again."
-                            % bt.secret_name(token_id), token_id=token_id)
-                    token_id, token_secret = bt.parse_token(bt.generate_token())
-                    secret_values.update([token_secret, "%s.%s" % (token_id, token_secret)])
-                    body = bt.build_secret(token_id, token_secret, expiration, usages, groups, params["description"])
-
-    if check and not token_id:
-        result["msg"] = ("Check mode: a new bootstrap token would be created; its id and secret are not known "
-                         "until it is really created.")
-    elif check and action:
-        result["msg"] = "Check mode: bootstrap token %s would be %s." % (
-            token_id, "created" if action == "create" else "renewed")
-    elif action:
-        result["msg"] = "Bootstrap token %s %s." % (token_id, "created" if action == "create" else "renewed")
-    else:
-        result["msg"] = "Existing bootstrap token %s is used." % token_id
-
-    if token_id and params["wait_for_signature"] and "signing" in usages and not check:
+    if token.token_id and module.params["wait_for_signature"] and "signing" in wanted["usages"] \
+            and not module.check_mode:
         try:
-            result["signed"] = _wait_for_signature(module, cluster, token_id, token_secret, expiration)
-        except ModuleFailure as exc:
+            result["signed"] = _wait_for_signature(module, apis, token)
+        except kc.K8sError as exc:
             exc.extra["changed"] = result["changed"]
             raise
 
-    token = "%s.%s" % (token_id, token_secret) if token_id else None
+    join_args = bt.join_args(endpoint, token.value, pins) if token.value else None
     result.update(
-        token_id=token_id,
-        token=token,
-        secret_name=bt.secret_name(token_id) if token_id else None,
-        expiration=expiration,
-        join_command=bt.join_command(endpoint, token, pins) if token else None,
+        token_id=token.token_id,
+        token=token.value,
+        secret_name=bt.secret_name(token.token_id) if token.token_id else None,
+        expiration=token.expiration,
+        join_args=join_args,
+        join_command=" ".join(["kubeadm", "join"] + join_args) if join_args else None,
     )
     return result
 
 
-def _discovery(module, cluster):
+# --- state=discovery and state=absent ---------------------------------------------------------------
+
+def _discovery(module, apis):
     if module.params["token"] or module.params["token_id"]:
-        raise ModuleFailure("state=discovery reads only the cluster's endpoint and CA pins; leave token and "
-                            "token_id unset.")
-    endpoint, pins = _cluster_details(cluster)
+        raise kc.K8sError("state=discovery reads only the cluster's endpoint and CA pins; leave token and "
+                          "token_id unset.")
+    endpoint, pins = _cluster_details(module, apis)
     return dict(changed=False, api_server_endpoint=endpoint, ca_cert_hashes=pins,
                 msg="API server %s, %d CA pin(s)." % (endpoint, len(pins)))
 
 
-def _absent(module, cluster, secret_values):
+def _absent(module, apis):
     params = module.params
     check = module.check_mode
     given_secret = None
@@ -603,25 +595,24 @@ def _absent(module, cluster, secret_values):
         else:
             token_id = None
     except bt.BootstrapTokenError as exc:
-        raise ModuleFailure(str(exc)) from None
-    if given_secret:
-        secret_values.add(given_secret)
+        raise kc.K8sError(str(exc)) from None
+    module.add_result_secrets(given_secret)
 
     victims = []
     if token_id:
-        existing = cluster.get_secret(bt.secret_name(token_id))
+        existing = get_secret(apis, bt.secret_name(token_id))
         if existing is not None:
             info = bt.token_info_from_secret(existing)
             if existing.get("type") != bt.SECRET_TYPE:
-                raise ModuleFailure("Secret kube-system/%s is not of type %s; not deleting it."
-                                    % (bt.secret_name(token_id), bt.SECRET_TYPE))
+                raise kc.K8sError("Secret kube-system/%s is not of type %s; not deleting it."
+                                  % (bt.secret_name(token_id), bt.SECRET_TYPE))
             if given_secret and not hmac.compare_digest(info["token_secret"] or "", given_secret):
-                raise ModuleFailure(
+                raise kc.K8sError(
                     "Bootstrap token %s in the cluster has a different secret than the given token; not deleting "
                     "it. Use token_id=%s to delete it regardless." % (token_id, token_id))
             victims.append((token_id, existing))
     else:
-        for secret in cluster.list_managed_secrets():
+        for secret in list_managed_secrets(apis):
             info = bt.token_info_from_secret(secret)
             if info and info["managed"] and info["token_id"] and secret.get("type") == bt.SECRET_TYPE \
                     and info["name"] == bt.secret_name(info["token_id"]):
@@ -630,7 +621,7 @@ def _absent(module, cluster, secret_values):
 
     deleted = []
     for victim_id, _secret in victims:
-        if check or cluster.delete_secret(bt.secret_name(victim_id)):
+        if check or delete_secret(apis, bt.secret_name(victim_id)):
             deleted.append(victim_id)
     result = dict(changed=bool(deleted), deleted_token_ids=deleted)
     if deleted:
@@ -644,6 +635,15 @@ def _absent(module, cluster, secret_values):
     return result
 
 
+def run(module, apis):
+    state = module.params["state"]
+    if state == "present":
+        return _present(module, apis)
+    if state == "discovery":
+        return _discovery(module, apis)
+    return _absent(module, apis)
+
+
 def argument_spec():
     spec = dict(
         state=dict(type="str", choices=["present", "absent", "discovery"], default="present"),
@@ -655,6 +655,7 @@ def argument_spec():
         description=dict(type="str", default=bt.DEFAULT_DESCRIPTION),
         token=dict(type="str", no_log=True),
         token_id=dict(type="str", no_log=False),
+        api_server_endpoint=dict(type="str"),
         wait_for_signature=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=60),
     )
@@ -663,47 +664,10 @@ def argument_spec():
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=argument_spec(),
-        mutually_exclusive=[("token", "token_id")],
-        supports_check_mode=True,
-    )
-    if K8S_IMPORT_ERROR:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
-    if not bt.HAS_CRYPTOGRAPHY:
-        module.fail_json(msg=missing_required_lib("cryptography"), exception=str(bt.CRYPTOGRAPHY_IMPORT_ERROR))
-
-    # Token values that must never be shown except in the token/join_command results.
-    secret_values = set()
-    failure = None
-    try:
-        core, host = build_core_v1_api(module.params)
-        cluster = Cluster(core, host)
-        if module.params["state"] == "present":
-            result = _present(module, cluster, secret_values)
-        elif module.params["state"] == "discovery":
-            result = _discovery(module, cluster)
-        else:
-            result = _absent(module, cluster, secret_values)
-    except ModuleFailure as exc:
-        failure = exc
-    if failure is not None:
-        # Fail outside the except block: no traceback; mask any token value anywhere in the result.
-        module.no_log_values.update(secret_values)
-        extra = dict((k, v) for k, v in failure.extra.items() if k != "api_status")
-        extra.setdefault("changed", False)
-        module.fail_json(msg=failure.msg, **extra)
-
-    if not module._diff:
-        result.pop("diff", None)
-    # The invocation echo keeps every no_log value masked, including a caller-supplied token.
-    invocation = {"module_args": remove_values(module.params, module.no_log_values | secret_values)}
-    # AnsibleModule masks every no_log value anywhere in the result, which would turn the returned
-    # token and join command into '********'. Unmask the token values for the two keys that carry them.
-    # secret_values holds the full token (also a caller-supplied one) and its secret half.
-    for value in secret_values:
-        module.no_log_values.discard(value)
-    module.exit_json(invocation=invocation, **result)
+    # The token values are returned in token/join_args/join_command on purpose and masked everywhere else
+    # (module.add_result_secrets).
+    run_module(argument_spec(), run, build_apis=build_apis, mutually_exclusive=[("token", "token_id")],
+               required_libs=[("cryptography", bt.HAS_CRYPTOGRAPHY, bt.CRYPTOGRAPHY_IMPORT_ERROR)])
 
 
 if __name__ == "__main__":

@@ -125,28 +125,10 @@ ca_data:
 import base64
 import datetime
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
-from ansible_collections.kubewin.nodes.plugins.module_utils import k8s_client as kc
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_credentials as nc
-
-try:
-    from kubernetes import client as k8s_client
-except ImportError:  # reported by main()
-    k8s_client = None
-
-
-class Apis(object):
-    def __init__(self, host, core, rbac):
-        self.host = host
-        self.core = core
-        self.rbac = rbac
-
-
-def build_apis(params):
-    """The API objects for the connection options. Tests replace this with fakes."""
-    api_client, host = kc.build_api_client(params)
-    return Apis(host, k8s_client.CoreV1Api(api_client), k8s_client.RbacAuthorizationV1Api(api_client))
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.client import build_apis
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.runner import run_module
 
 
 def now():
@@ -338,21 +320,15 @@ def argument_spec():
     return spec
 
 
-def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    if not kc.HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib("kubernetes"), exception=kc.K8S_IMPORT_ERROR)
-    failure = None
+def run(module, apis):
     try:
-        apis = build_apis(module.params)
-        result = present(module, apis) if module.params["state"] == "present" else absent(module, apis)
-    except kc.K8sError as exc:
-        failure = exc.msg
+        return present(module, apis) if module.params["state"] == "present" else absent(module, apis)
     except nc.NodeCredentialsError as exc:
-        failure = "node_credentials for node %s: %s" % (module.params["node_name"], exc)
-    if failure is not None:
-        module.fail_json(msg=failure, changed=False)
-    module.exit_json(**result)
+        raise kc.K8sError("node_credentials for node %s: %s" % (module.params["node_name"], exc)) from None
+
+
+def main():
+    run_module(argument_spec(), run, build_apis=build_apis)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ from unittest import mock
 import pytest
 from ansible.module_utils import basic
 
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import waiter
+
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes.client.exceptions import ApiException  # noqa: E402
 
@@ -44,6 +46,7 @@ class FakeCluster:
         self.daemonsets = {}
         self.pods = {}
         self.services = {}
+        self.secrets = {}  # (namespace, name) -> Secret
         self.calls = []
         self.errors = {}  # method -> exception, callable(*args) -> exception/None, or list of those
         self.git_version = version
@@ -189,6 +192,50 @@ class FakeCluster:
         del self.pods[(namespace, name)]
         return {"kind": "Status", "status": "Success"}
 
+    def read_namespaced_secret(self, name, namespace, **kwargs):
+        self._hit("read_namespaced_secret", name, namespace, **kwargs)
+        if (namespace, name) not in self.secrets:
+            raise api_error(404, "Not Found")
+        return copy.deepcopy(self.secrets[(namespace, name)])
+
+    def list_namespaced_secret(self, namespace, label_selector=None, **kwargs):
+        self._hit("list_namespaced_secret", namespace, **kwargs)
+        items = [s for (ns, _n), s in sorted(self.secrets.items()) if ns == namespace]
+        if label_selector:
+            key, value = label_selector.split("=")
+            items = [s for s in items if (s["metadata"].get("labels") or {}).get(key) == value]
+        return {"items": copy.deepcopy(items)}
+
+    def create_namespaced_secret(self, namespace, body, **kwargs):
+        self._hit("create_namespaced_secret", namespace, body, **kwargs)
+        assert namespace == body["metadata"]["namespace"]
+        if (namespace, body["metadata"]["name"]) in self.secrets:
+            raise api_error(409, "Conflict", 'secrets "%s" already exists' % body["metadata"]["name"])
+        self.put_secret(body)
+        return copy.deepcopy(body)
+
+    def replace_namespaced_secret(self, name, namespace, body, **kwargs):
+        self._hit("replace_namespaced_secret", name, namespace, body, **kwargs)
+        if (namespace, name) not in self.secrets:
+            raise api_error(404, "Not Found")
+        self.put_secret(body)
+        return copy.deepcopy(body)
+
+    def delete_namespaced_secret(self, name, namespace, **kwargs):
+        self._hit("delete_namespaced_secret", name, namespace, **kwargs)
+        if (namespace, name) not in self.secrets:
+            raise api_error(404, "Not Found")
+        self.drop_secret(namespace, name)
+        return {"status": "Success"}
+
+    def put_secret(self, secret):
+        """Store a Secret (tests that model a controller reacting to Secrets extend this)."""
+        meta = secret["metadata"]
+        self.secrets[(meta["namespace"], meta["name"])] = copy.deepcopy(secret)
+
+    def drop_secret(self, namespace, name):
+        del self.secrets[(namespace, name)]
+
     # -- AppsV1Api -------------------------------------------------------------------------------
     def read_namespaced_daemon_set(self, name, namespace, **kwargs):
         self._hit("read_namespaced_daemon_set", name, namespace, **kwargs)
@@ -245,8 +292,10 @@ def make_runner(mod, monkeypatch, capsys):
     def _run(args, cluster=None, check=False, diff=False, clock=None):
         if cluster is not None:
             monkeypatch.setattr(mod, "build_apis", lambda params: cluster)
+        clock = clock or FakeTime()
+        monkeypatch.setattr(waiter, "time", clock)
         if hasattr(mod, "time"):
-            monkeypatch.setattr(mod, "time", clock or FakeTime())
+            monkeypatch.setattr(mod, "time", clock)
         internal = importlib.import_module("ansible.module_utils._internal")
         if hasattr(internal, "is_controller"):
             monkeypatch.setattr(internal, "is_controller", False)

@@ -441,32 +441,31 @@ def test_jws_roundtrip_and_rejections():
     assert not bt.verify_detached_jws(None, content, "abcdef", "0123456789abcdef")
 
 
-# --- join command and messages -------------------------------------------------------------------
+# --- kubeadm join arguments ---------------------------------------------------------------------
 
-def test_join_command_one_flag_per_pin():
+def test_join_args_one_flag_per_pin():
     pins = ["sha256:" + "a" * 64, "sha256:" + "b" * 64]
-    cmd = bt.join_command("192.0.2.10:6443", "abcdef.0123456789abcdef", pins)
-    assert cmd == (
-        "kubeadm join 192.0.2.10:6443 --token abcdef.0123456789abcdef "
-        "--discovery-token-ca-cert-hash sha256:%s --discovery-token-ca-cert-hash sha256:%s" % ("a" * 64, "b" * 64)
-    )
+    args = bt.join_args("192.0.2.10:6443", "abcdef.0123456789abcdef", pins)
+    assert args == ["192.0.2.10:6443", "--token", "abcdef.0123456789abcdef",
+                    "--discovery-token-ca-cert-hash", pins[0], "--discovery-token-ca-cert-hash", pins[1]]
+    assert bt.parse_join_args(args) == ("192.0.2.10:6443", "abcdef.0123456789abcdef", pins)
 
 
-def test_join_command_refuses_without_pins():
+def test_join_args_refuse_without_pins():
     with pytest.raises(bt.BootstrapTokenError, match="unsafe"):
-        bt.join_command("192.0.2.10:6443", "abcdef.0123456789abcdef", [])
+        bt.join_args("192.0.2.10:6443", "abcdef.0123456789abcdef", [])
 
 
-def test_forbidden_message_names_verb_resource_and_fix():
-    msg = bt.api_error_message(403, "create", "secrets", "kube-system", "bootstrap-token-abcdef", "nope")
-    assert "Forbidden" in msg and "create secrets in namespace kube-system" in msg
-    assert "kubeconfig's user" in msg and "nope" in msg
-
-
-def test_unreachable_message():
-    msg = bt.unreachable_message("https://192.0.2.10:6443", "Connection refused")
-    assert "https://192.0.2.10:6443" in msg and "Connection refused" in msg
-    assert "ca_cert" in bt.unreachable_message("https://h", "CERTIFICATE_VERIFY_FAILED")
+@pytest.mark.parametrize("args", [
+    None,
+    ["192.0.2.10:6443", "--token", "abcdef.0123456789abcdef"],
+    ["192.0.2.10:6443", "abcdef.0123456789abcdef", "--token", "--discovery-token-ca-cert-hash", "sha256:x"],
+    ["192.0.2.10:6443", "--token", "abcdef.0123456789abcdef", "abcdef.0123456789abcdef", "sha256:x"],
+])
+def test_parse_join_args_refuses_other_lists_without_quoting_them(args):
+    with pytest.raises(bt.BootstrapTokenError) as exc:
+        bt.parse_join_args(args)
+    assert "0123456789abcdef" not in str(exc.value)
 
 
 # --- JoinConfiguration for kubeadm join --config ------------------------------------------------

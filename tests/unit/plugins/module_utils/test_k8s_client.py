@@ -1,10 +1,10 @@
-"""k8s_client: connection options, the request wrapper and its error messages."""
+"""k8s.client: connection options, the request wrapper and its error messages."""
 
 import json
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import k8s_client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import client as kc
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes.client.exceptions import ApiException  # noqa: E402
@@ -113,3 +113,15 @@ def test_build_configuration_no_credentials(monkeypatch, tmp_path):
     with pytest.raises(kc.K8sError) as err:
         kc.build_configuration({})
     assert "No Kubernetes credentials found" in err.value.msg
+
+
+def test_forbidden_message_names_verb_resource_and_fix():
+    msg = kc.api_error_message(403, "create", "secrets", "kube-system", "bootstrap-token-abcdef", "nope")
+    assert "Forbidden" in msg and "create secrets in namespace kube-system" in msg
+    assert "kubeconfig's user" in msg and "nope" in msg
+
+
+def test_unreachable_message():
+    msg = kc.unreachable_message("https://192.0.2.10:6443", "Connection refused")
+    assert "https://192.0.2.10:6443" in msg and "Connection refused" in msg
+    assert "ca_cert" in kc.unreachable_message("https://h", "CERTIFICATE_VERIFY_FAILED")

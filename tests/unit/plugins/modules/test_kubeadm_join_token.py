@@ -1,7 +1,6 @@
 """Unit tests for the kubeadm_join_token module, run end to end through main() against a fake CoreV1Api."""
 
 import base64
-import copy
 import hashlib
 import hmac
 import json
@@ -14,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from k8s_fakes import make_runner
+from k8s_fakes import FakeCluster, FakeTime, make_runner
 
 from ansible_collections.kubewin.nodes.plugins.modules import kubeadm_join_token as mod
 
@@ -41,14 +40,12 @@ def _sign(content, token_id, token_secret):
     return header + ".." + _b64u(mac.digest())
 
 
-class FakeCoreV1Api:
-    """Just enough of kubernetes.client.CoreV1Api, holding dicts as the real API returns them."""
+class TokenCluster(FakeCluster):
+    """k8s_fakes.FakeCluster with kube-public/cluster-info and kube-controller-manager's bootstrapsigner."""
 
     def __init__(self, ca_pem, signer=True, cluster_info=True):
-        self.secrets = {}
-        self.configmaps = {}
-        self.calls = []
-        self.errors = {}
+        super().__init__()
+        self.host = CLIENT_HOST
         self.signer = signer
         if cluster_info:
             kubeconfig = (
@@ -61,14 +58,10 @@ class FakeCoreV1Api:
                 "data": {"kubeconfig": kubeconfig},
             }
 
-    # helpers
-    def _maybe_fail(self, method, body=None):
-        self.calls.append(method)
-        error = self.errors.get(method)
-        if callable(error):
-            error = error(body)
-        if error is not None:
-            raise error
+    @property
+    def tokens(self):
+        """The Secrets of kube-system by name."""
+        return {name: secret for (namespace, name), secret in self.secrets.items() if namespace == "kube-system"}
 
     def _resign(self):
         """bootstrapsigner: one jws-kubeconfig-<id> per unexpired signing token."""
@@ -83,69 +76,15 @@ class FakeCoreV1Api:
             if d.get("usage-bootstrap-signing") == "true":
                 data["jws-kubeconfig-" + d["token-id"]] = _sign(data["kubeconfig"], d["token-id"], d["token-secret"])
 
-    def add_secret(self, secret):
-        self.secrets[secret["metadata"]["name"]] = copy.deepcopy(secret)
+    def put_secret(self, secret):
+        super().put_secret(secret)
         self._resign()
 
-    def writes(self):
-        return [c for c in self.calls if not c.startswith(("read_", "list_"))]
-
-    # CoreV1Api surface
-    def read_namespaced_config_map(self, name, namespace, **kwargs):
-        self._maybe_fail("read_namespaced_config_map")
-        assert "_request_timeout" in kwargs
-        try:
-            return copy.deepcopy(self.configmaps[(namespace, name)])
-        except KeyError:
-            raise ApiException(status=404, reason="Not Found") from None
-
-    def read_namespaced_secret(self, name, namespace, **kwargs):
-        self._maybe_fail("read_namespaced_secret")
-        assert namespace == "kube-system"
-        if name not in self.secrets:
-            raise ApiException(status=404, reason="Not Found")
-        return copy.deepcopy(self.secrets[name])
-
-    def list_namespaced_secret(self, namespace, label_selector=None, **kwargs):
-        self._maybe_fail("list_namespaced_secret")
-        assert namespace == "kube-system"
-        items = list(self.secrets.values())
-        if label_selector:
-            key, value = label_selector.split("=")
-            items = [s for s in items if (s["metadata"].get("labels") or {}).get(key) == value]
-        return {"items": copy.deepcopy(items)}
-
-    def create_namespaced_secret(self, namespace, body, **kwargs):
-        self._maybe_fail("create_namespaced_secret", body)
-        assert namespace == "kube-system" == body["metadata"]["namespace"]
-        if body["metadata"]["name"] in self.secrets:
-            raise ApiException(status=409, reason="Conflict")
-        self.add_secret(body)
-        return copy.deepcopy(body)
-
-    def replace_namespaced_secret(self, name, namespace, body, **kwargs):
-        self._maybe_fail("replace_namespaced_secret")
-        self.add_secret(body)
-        return copy.deepcopy(body)
-
-    def delete_namespaced_secret(self, name, namespace, **kwargs):
-        self._maybe_fail("delete_namespaced_secret")
-        if name not in self.secrets:
-            raise ApiException(status=404, reason="Not Found")
-        del self.secrets[name]
+    def drop_secret(self, namespace, name):
+        super().drop_secret(namespace, name)
         self._resign()
-        return {"status": "Success"}
 
-
-class FakeTime:
-    def __init__(self):
-        self.now = 1000.0
-
-    def monotonic(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
+    add_secret = put_secret
 
 
 def _openssl(*args, data=None):
@@ -166,7 +105,7 @@ def ca(tmp_path_factory):
 
 @pytest.fixture
 def api(ca):
-    return FakeCoreV1Api(ca[0])
+    return TokenCluster(ca[0])
 
 
 @pytest.fixture
@@ -177,7 +116,7 @@ def run(monkeypatch, capsys):
 
     def _run(args, api=None, check=False, diff=False):
         if api is not None:
-            monkeypatch.setattr(mod, "build_core_v1_api", lambda params: (api, CLIENT_HOST))
+            monkeypatch.setattr(mod, "build_apis", lambda params: api)
         return run_module(args, check=check, diff=diff, clock=FakeTime())
 
     return _run
@@ -202,12 +141,12 @@ def _kubeadm_secret(token_id, token_secret, labels=None):
 
 
 def _assert_token_only_in_token_keys(result, token):
-    """The token (and its secret half) appears only in result['token'] and result['join_command']."""
+    """The token (and its secret half) appears only in result['token'], ['join_args'] and ['join_command']."""
     secret_half = token.split(".")[1]
-    rest = {k: v for k, v in result.items() if k not in ("token", "join_command", "_raw", "_rc")}
+    rest = {k: v for k, v in result.items() if k not in ("token", "join_args", "join_command", "_raw", "_rc")}
     dumped = json.dumps(rest)
     assert secret_half not in dumped
-    assert result["_raw"].count(secret_half) == 2
+    assert result["_raw"].count(secret_half) == 3
 
 
 # --- state=present ---------------------------------------------------------------------------------
@@ -219,7 +158,7 @@ def test_create_token_like_kubeadm(run, api, ca):
     token = result["token"]
     token_id, token_secret = re.match(r"^([a-z0-9]{6})\.([a-z0-9]{16})$", token).groups()
     assert result["token_id"] == token_id
-    secret = api.secrets["bootstrap-token-" + token_id]
+    secret = api.tokens["bootstrap-token-" + token_id]
     assert secret["type"] == "bootstrap.kubernetes.io/token"
     assert secret["metadata"]["labels"] == {LABEL: "true"}
     data = _data(secret)
@@ -232,6 +171,7 @@ def test_create_token_like_kubeadm(run, api, ca):
     # endpoint and pins come from cluster-info, not from the client's configured host
     assert result["api_server_endpoint"] == "192.0.2.10:6443"
     assert result["ca_cert_hashes"] == [ca[1]]
+    assert result["join_args"] == ["192.0.2.10:6443", "--token", token, "--discovery-token-ca-cert-hash", ca[1]]
     assert result["join_command"] == (
         "kubeadm join 192.0.2.10:6443 --token %s --discovery-token-ca-cert-hash %s" % (token, ca[1]))
     assert result["signed"] is True
@@ -245,7 +185,7 @@ def test_second_run_reuses_token(run, api):
     assert second["_rc"] == 0
     assert second["changed"] is False and second["reused"] is True
     assert second["token"] == first["token"]
-    assert len(api.secrets) == 1
+    assert len(api.tokens) == 1
     assert api.writes() == ["create_namespaced_secret"]
 
 
@@ -254,14 +194,14 @@ def test_reuse_respects_min_remaining_ttl(run, api):
     second = run({"ttl": "2h", "min_remaining_ttl": "3h"}, api)
     assert second["changed"] is True and second["token"] != first["token"]
     assert "created on every run" in json.dumps(second.get("warnings", []))
-    assert len(api.secrets) == 2
+    assert len(api.tokens) == 2
 
 
 def test_unmanaged_kubeadm_token_is_not_reused(run, api):
     api.add_secret(_kubeadm_secret("kubead", "0123456789abcdef"))
     result = run({"ttl": "0"}, api)
     assert result["changed"] is True and result["token_id"] != "kubead"
-    assert "expiration" not in _data(api.secrets["bootstrap-token-" + result["token_id"]])
+    assert "expiration" not in _data(api.tokens["bootstrap-token-" + result["token_id"]])
     assert result["expiration"] is None
 
 
@@ -281,7 +221,7 @@ def test_caller_supplied_existing_token_is_honoured(run, api):
 def test_caller_supplied_missing_token_is_created(run, api):
     result = run({"token": "abcdef.0123456789abcdef", "ttl": "0"}, api)
     assert result["changed"] is True
-    data = _data(api.secrets["bootstrap-token-abcdef"])
+    data = _data(api.tokens["bootstrap-token-abcdef"])
     assert data["token-secret"] == "0123456789abcdef" and "expiration" not in data
     _assert_token_only_in_token_keys(result, "abcdef.0123456789abcdef")
 
@@ -294,7 +234,7 @@ def test_caller_supplied_expired_token_is_renewed(run, api):
     assert result["_rc"] == 0 and result["changed"] is True
     assert "renewed" in result["msg"]
     assert api.writes() == ["replace_namespaced_secret"]
-    new_expiration = _data(api.secrets["bootstrap-token-abcdef"])["expiration"]
+    new_expiration = _data(api.tokens["bootstrap-token-abcdef"])["expiration"]
     assert new_expiration == result["expiration"] and new_expiration > "2001-01-01T00:00:00Z"
 
 
@@ -317,9 +257,10 @@ def test_malformed_token_fails_cleanly_without_echo(run, api):
 def test_check_mode_creates_nothing(run, api):
     result = run({}, api, check=True, diff=True)
     assert result["changed"] is True
-    assert result["token_id"] is None and result["token"] is None and result["join_command"] is None
+    assert result["token_id"] is None and result["token"] is None
+    assert result["join_args"] is None and result["join_command"] is None
     assert "not known" in result["msg"]
-    assert api.secrets == {} and api.writes() == []
+    assert api.tokens == {} and api.writes() == []
     assert result["diff"]["before"] == {}
 
 
@@ -337,19 +278,19 @@ def test_diff_never_shows_token_secret(run, api):
 
 
 def test_wait_for_signature_times_out_with_clear_message(run, ca):
-    api = FakeCoreV1Api(ca[0], signer=False)
+    api = TokenCluster(ca[0], signer=False)
     result = run({"wait_timeout": 10}, api)
     assert result["failed"] is True
     assert result["changed"] is True  # the token was created
-    token_id = next(iter(api.secrets))[len("bootstrap-token-"):]
+    token_id = next(iter(api.tokens))[len("bootstrap-token-"):]
     assert result["token_id"] == token_id
     assert "bootstrapsigner" in result["msg"] and "--controllers=*,bootstrapsigner,tokencleaner" in result["msg"]
     assert token_id in result["msg"]
-    assert _data(api.secrets["bootstrap-token-" + token_id])["token-secret"] not in result["_raw"]
+    assert _data(api.tokens["bootstrap-token-" + token_id])["token-secret"] not in result["_raw"]
 
 
 def test_wait_for_signature_rejects_wrong_signature(run, ca):
-    api = FakeCoreV1Api(ca[0], signer=False)
+    api = TokenCluster(ca[0], signer=False)
     api.add_secret(_kubeadm_secret("abcdef", "0123456789abcdef"))
     cm = api.configmaps[("kube-public", "cluster-info")]["data"]
     cm["jws-kubeconfig-abcdef"] = _sign(cm["kubeconfig"], "abcdef", "ffffffffffffffff")
@@ -358,21 +299,21 @@ def test_wait_for_signature_rejects_wrong_signature(run, ca):
 
 
 def test_no_wait_skips_signature(run, ca):
-    api = FakeCoreV1Api(ca[0], signer=False)
+    api = TokenCluster(ca[0], signer=False)
     result = run({"wait_for_signature": False}, api)
     assert result["_rc"] == 0 and result["signed"] is False
 
 
 def test_authentication_only_token_does_not_wait_for_signature(run, ca):
-    api = FakeCoreV1Api(ca[0], signer=False)
+    api = TokenCluster(ca[0], signer=False)
     result = run({"usages": ["authentication"]}, api)
     assert result["_rc"] == 0 and result["signed"] is False
-    data = _data(api.secrets["bootstrap-token-" + result["token_id"]])
+    data = _data(api.tokens["bootstrap-token-" + result["token_id"]])
     assert "usage-bootstrap-signing" not in data and data["usage-bootstrap-authentication"] == "true"
 
 
 def test_missing_cluster_info_fails_clearly(run, ca):
-    api = FakeCoreV1Api(ca[0], cluster_info=False)
+    api = TokenCluster(ca[0], cluster_info=False)
     result = run({}, api)
     assert result["failed"] is True and "kube-public/cluster-info" in result["msg"]
     assert api.writes() == []
@@ -392,7 +333,7 @@ def test_forbidden_gives_clean_message(run, api):
 def test_api_error_echoing_the_secret_is_masked(run, api):
     """An API error that quotes the submitted Secret must not leak the token secret."""
 
-    def invalid(body):
+    def invalid(namespace, body):
         secret = base64.b64decode(body["data"]["token-secret"]).decode()
         exc = ApiException(status=422, reason="Unprocessable Entity")
         exc.body = json.dumps({"message": "Secret is invalid: data[token-secret]: Invalid value: %s" % secret})
@@ -442,7 +383,7 @@ def test_absent_deletes_only_managed_tokens(run, api):
     result = run({"state": "absent"}, api, diff=True)
     assert result["changed"] is True
     assert result["deleted_token_ids"] == sorted(created)
-    assert set(api.secrets) == {"bootstrap-token-kubead"}
+    assert set(api.tokens) == {"bootstrap-token-kubead"}
     assert "0123456789abcdef" not in result["_raw"]
     again = run({"state": "absent"}, api)
     assert again["changed"] is False and again["deleted_token_ids"] == []
@@ -452,7 +393,7 @@ def test_absent_named_token(run, api):
     api.add_secret(_kubeadm_secret("kubead", "0123456789abcdef"))
     result = run({"state": "absent", "token_id": "kubead"}, api)
     assert result["changed"] is True and result["deleted_token_ids"] == ["kubead"]
-    assert api.secrets == {}
+    assert api.tokens == {}
     assert run({"state": "absent", "token_id": "kubead"}, api)["changed"] is False
 
 
@@ -460,7 +401,7 @@ def test_absent_check_mode_deletes_nothing(run, api):
     run({}, api)
     result = run({"state": "absent"}, api, check=True)
     assert result["changed"] is True and len(result["deleted_token_ids"]) == 1
-    assert len(api.secrets) == 1 and "delete_namespaced_secret" not in api.calls
+    assert len(api.tokens) == 1 and "delete_namespaced_secret" not in api.writes()
 
 
 # --- the real kubernetes client against a local HTTP stub of the API -----------------------------
@@ -489,26 +430,27 @@ class _StubHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length)) if length else None
         api = self.api
+        fake = dict(_request_timeout=1, _preload_content=False)  # what k8s.client.call passes
         try:
             if parts[:3] != ["api", "v1", "namespaces"]:
                 raise ApiException(status=404, reason="Not Found")
             namespace, kind, name = parts[3], parts[4], (parts[5] if len(parts) > 5 else None)
             if kind == "configmaps" and method == "GET":
-                obj = dict(api.read_namespaced_config_map(name, namespace, _request_timeout=1),
+                obj = dict(api.read_namespaced_config_map(name, namespace, **fake),
                            kind="ConfigMap", apiVersion="v1")
             elif kind == "secrets" and method == "GET" and name:
-                obj = dict(api.read_namespaced_secret(name, namespace), kind="Secret", apiVersion="v1")
+                obj = dict(api.read_namespaced_secret(name, namespace, **fake), kind="Secret", apiVersion="v1")
             elif kind == "secrets" and method == "GET":
                 selector = parse_qs(url.query).get("labelSelector", [None])[0]
-                items = api.list_namespaced_secret(namespace, label_selector=selector)["items"]
+                items = api.list_namespaced_secret(namespace, label_selector=selector, **fake)["items"]
                 obj = {"kind": "SecretList", "apiVersion": "v1", "metadata": {}, "items": items}
             elif kind == "secrets" and method == "POST":
-                obj = dict(api.create_namespaced_secret(namespace, body), kind="Secret", apiVersion="v1")
+                obj = dict(api.create_namespaced_secret(namespace, body, **fake), kind="Secret", apiVersion="v1")
                 return self._send(201, obj)
             elif kind == "secrets" and method == "PUT":
-                obj = dict(api.replace_namespaced_secret(name, namespace, body), kind="Secret", apiVersion="v1")
+                obj = dict(api.replace_namespaced_secret(name, namespace, body, **fake), kind="Secret", apiVersion="v1")
             elif kind == "secrets" and method == "DELETE":
-                api.delete_namespaced_secret(name, namespace)
+                api.delete_namespaced_secret(name, namespace, **fake)
                 obj = {"kind": "Status", "apiVersion": "v1", "status": "Success"}
             else:
                 raise ApiException(status=405, reason="Method Not Allowed")
@@ -548,7 +490,7 @@ def test_real_client_create_reuse_absent(run, http_api, ca):
     assert first["_rc"] == 0, first
     assert first["changed"] is True and first["signed"] is True
     assert first["ca_cert_hashes"] == [ca[1]] and first["api_server_endpoint"] == "192.0.2.10:6443"
-    secret = api.secrets["bootstrap-token-" + first["token_id"]]
+    secret = api.tokens["bootstrap-token-" + first["token_id"]]
     assert secret["metadata"]["labels"] == {LABEL: "true"}
     assert _data(secret)["token-secret"] == first["token"].split(".")[1]
     assert set(handler.seen_auth) == {"Bearer stub-bearer-value"}
@@ -559,7 +501,7 @@ def test_real_client_create_reuse_absent(run, http_api, ca):
 
     gone = run(dict(conn, state="absent"))
     assert gone["changed"] is True and gone["deleted_token_ids"] == [first["token_id"]]
-    assert api.secrets == {}
+    assert api.tokens == {}
     assert run(dict(conn, state="absent", token_id=first["token_id"]))["changed"] is False
 
 
@@ -571,7 +513,7 @@ def test_reuse_false_always_creates_a_token_of_its_own(run, api):
     assert first["_rc"] == 0 and second["_rc"] == 0
     assert first["changed"] is True and second["changed"] is True
     assert second["reused"] is False and second["token_id"] != first["token_id"]
-    assert len(api.secrets) == 2
+    assert len(api.tokens) == 2
     assert "ttl (30m0s)" not in json.dumps(second.get("warnings", []))
 
 
@@ -580,7 +522,7 @@ def test_reuse_false_then_delete_by_id_leaves_the_other_runs_token(run, api):
     other = run({"ttl": "30m", "reuse": False}, api)
     gone = run({"state": "absent", "token_id": mine["token_id"]}, api)
     assert gone["deleted_token_ids"] == [mine["token_id"]]
-    assert list(api.secrets) == ["bootstrap-token-" + other["token_id"]]
+    assert list(api.tokens) == ["bootstrap-token-" + other["token_id"]]
 
 
 def test_discovery_returns_endpoint_and_pins_and_touches_no_token(run, api, ca):
@@ -597,3 +539,12 @@ def test_discovery_returns_endpoint_and_pins_and_touches_no_token(run, api, ca):
 def test_discovery_refuses_a_token(run, api):
     result = run({"state": "discovery", "token_id": "abcdef"}, api)
     assert result["failed"] is True and "state=discovery" in result["msg"]
+
+
+def test_api_server_endpoint_replaces_the_one_cluster_info_publishes(run, api, ca):
+    """kubespray's load balancer: the join arguments name the given endpoint, the pins stay the cluster's."""
+    result = run({"api_server_endpoint": "lb.example.com:8443"}, api)
+    assert result["_rc"] == 0, result
+    assert result["api_server_endpoint"] == "lb.example.com:8443"
+    assert result["join_args"][:2] == ["lb.example.com:8443", "--token"]
+    assert result["join_args"][3:] == ["--discovery-token-ca-cert-hash", ca[1]]

@@ -2,12 +2,13 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-"""Connection to the Kubernetes API, shared by the collection's Kubernetes modules.
+"""Connection to the Kubernetes API, shared by the collection's Kubernetes modules
+(the ``kubewin.nodes.k8s`` action group; compare kubernetes.core ``module_utils/k8s/client.py``).
 
 * ``auth_argument_spec()``: the connection options (documented by the ``kubewin.nodes.k8s_auth``
   doc fragment), with the same ``K8S_AUTH_*`` environment fallbacks as kubernetes.core.
 * ``build_api_client(params)``: a ``kubernetes.client.ApiClient`` for those options.
-* ``build_apis(params)``: CoreV1Api, AppsV1Api and VersionApi over one ApiClient.
+* ``build_apis(params)``: CoreV1Api, AppsV1Api, RbacAuthorizationV1Api and VersionApi over one ApiClient.
 * ``call(apis, verb, resource, namespace, name, func, ...)``: one API request with a timeout,
   returning the JSON document as a plain dict (404 -> ``None``), and turning every API or network
   failure into ``K8sError`` with a message that says what to do.
@@ -148,21 +149,23 @@ def build_api_client(params):
 class Apis(object):
     """The typed API objects a module uses, over one ApiClient, and the host they talk to."""
 
-    def __init__(self, host, core=None, apps=None, version=None):
+    def __init__(self, host, core=None, apps=None, version=None, rbac=None):
         self.host = host
         self.core = core
         self.apps = apps
         self.version = version
+        self.rbac = rbac
 
 
 def build_apis(params):
-    """``Apis`` with CoreV1Api, AppsV1Api and VersionApi for the connection options."""
+    """``Apis`` with CoreV1Api, AppsV1Api, VersionApi and RbacAuthorizationV1Api for the connection options."""
     api_client, host = build_api_client(params)
     return Apis(
         host,
         core=k8s_client.CoreV1Api(api_client),
         apps=k8s_client.AppsV1Api(api_client),
         version=k8s_client.VersionApi(api_client),
+        rbac=k8s_client.RbacAuthorizationV1Api(api_client),
     )
 
 
