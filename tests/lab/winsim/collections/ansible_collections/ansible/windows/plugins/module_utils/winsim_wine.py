@@ -48,6 +48,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
@@ -337,3 +338,47 @@ def flanneld_validate(cache, version, argv, files, env, cwd):
         return lines[usage - 1], res["rc"]
     errors = [ln.split("] ", 1)[1] for ln in lines if ln.startswith("E") and "] " in ln]
     return windows_text(errors[-1] if errors else _tail(out)), res["rc"]
+
+
+# --- kubeadm.exe with a CRI pipe (tests/lab/README.md, "Wine": how far the real kubeadm gets) ---
+CRI_PIPE = "\\\\.\\pipe\\containerd-containerd"
+
+
+def kubeadm_with_cri(cache, version, argv, cri=True, timeout=300):
+    """Run the real kubeadm.exe of version under Wine with kubelet.exe on PATH (C:\\k, for its
+    KubeletVersion check) and, when cri, the stand-in CRI server (_cache/bin/cripipe.exe,
+    tests/lab/controlplane/cmd/cripipe) listening on containerd's pipe in the same Wine session.
+    Returns {"rc", "output"}. Not memoised: it talks to the lab's API server."""
+    exe, kubelet = binary(cache, version, "kubeadm"), binary(cache, version, "kubelet")
+    cripipe = os.path.join(cache, "bin", "cripipe.exe")
+    if not exe or not kubelet or (cri and not os.path.isfile(cripipe)):
+        raise WineUnavailable("no Windows kubeadm/kubelet %s or cripipe.exe under %s (run tests/lab/bin/lab-build)"
+                              % (version, cache))
+    prefix, drive_c = _make_prefix(cache)
+    env = {k: os.environ[k] for k in WINE_HOST_ENV if k in os.environ}
+    env.update(WINEPREFIX=prefix, WINEPATH="C:\\k", **WINE_ENV)
+    server = None
+    try:
+        k = os.path.join(drive_c, "k")
+        os.makedirs(k)
+        os.symlink(kubelet, os.path.join(k, "kubelet.exe"))
+        if cri:
+            log = open(os.path.join(prefix, "cripipe.log"), "w+")
+            server = subprocess.Popen(["wine", cripipe, "-pipe", CRI_PIPE], cwd=drive_c, env=env,
+                                      stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                      start_new_session=True)
+            for _ in range(120):
+                log.seek(0)
+                if "serving CRI v1" in log.read() or server.poll() is not None:
+                    break
+                time.sleep(0.5)
+        proc = subprocess.run(["wine", exe] + list(argv), cwd=drive_c, env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, check=False)
+        return {"rc": proc.returncode, "output": proc.stdout.decode("utf-8", "replace")}
+    finally:
+        if server is not None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        subprocess.run(["wineserver", "-k"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
+        shutil.rmtree(prefix, ignore_errors=True)
