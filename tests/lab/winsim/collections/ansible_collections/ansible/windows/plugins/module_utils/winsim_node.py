@@ -269,8 +269,8 @@ def _kube_proxy_found_network(host, record):
                                    % node_ip)
     subnet = ((net.get("Subnets") or [{}])[0] or {}).get("AddressPrefix")
     try:
-        inside = ipaddress.ip_address(record["source_vip"]) in ipaddress.ip_network(subnet)
-    except ValueError:
+        inside = ipaddress.ip_address(record["source_vip"]) in ipaddress.ip_network(subnet, strict=False)
+    except (TypeError, ValueError):
         inside = False
     if not inside:
         record["sync_error"] = ('"Source Vip endpoint creation failed" err="%s is not in the subnet %s of HNS '
