@@ -5,11 +5,15 @@
 - ``kube-proxy``: answers the SCM only with ``--windows-service`` (pkg/windows/service, registered by
   cmd/kube-proxy/app/init_windows.go); without it SCM gives up (1053). It needs its kubeconfig and a
   network name (``--network-name`` or ``KUBE_NETWORK``); at start-up it removes the HNS policy
-  lists (load balancers) and then waits, as long as it takes, for that HNS network to exist.
+  lists (load balancers) and then waits, as long as it takes, for that HNS network to exist; on an
+  Overlay network it then checks WinOverlay, --source-vip and the host MAC (see below). Its command
+  line first goes through the real kube-proxy.exe of that version under Wine (winsim_wine).
 - ``nssm``: the service wrapper. ImagePath is nssm.exe alone; on start it reads the service's
   ``Parameters`` key (Application, AppParameters, AppDirectory, AppEnvironment, AppEnvironmentExtra,
   AppStdout, AppStderr) and runs the application as a plain process.
-- ``flanneld``: no Windows service code (started directly by SCM: 1053). Under NSSM it does what
+- ``flanneld``: no Windows service code (started directly by SCM: 1053). Its command line,
+  environment and files first go through the real flanneld.exe of that version under Wine up to its
+  first API call (winsim_wine.flanneld_validate). Under NSSM it then does what
   flanneld does on Windows with ``--kube-subnet-mgr``: reads net-conf.json, takes the node's podCIDR
   from the lab's real API server (node annotations patched like the kube subnet manager does),
   creates the HNS network (reusing winsim_hns.flannel_network) and writes subnet.env.
@@ -21,9 +25,10 @@ Sources read for this: flannel-io/flannel pkg/subnet/kube/kube.go (NODE_NAME, Ac
 not assigned", annotations patched on nodes/status), pkg/backend/vxlan/vxlan_windows.go and
 device_windows.go (VNI >= 4096, port 4789 only, network flannel.<VNI> reused when type and prefix
 match, otherwise deleted and recreated), vxlan_network_windows.go (MTU = interface MTU - 50),
-pkg/subnet WriteSubnetFile (first address of the subnet). kube-proxy and NSSM from memory of their
-sources (cmd/kube-proxy/app, pkg/proxy/winkernel; nssm 2.24 service.cpp/registry.cpp): see the
-comments where a detail is uncertain.
+pkg/subnet WriteSubnetFile (first address of the subnet); k8s.io/kubernetes v1.37.2
+pkg/proxy/winkernel/proxier.go (newProxierInternal) and cmd/kube-proxy/app/server.go. NSSM from
+memory of its sources (nssm 2.24 service.cpp/registry.cpp): see the comments where a detail is
+uncertain.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -143,6 +148,7 @@ def go_flag_parse(args, spec, prog):
 
 
 # --- kube-proxy ---------------------------------------------------------------------------------
+# pflag's boolean flags of kube-proxy, only for a version without a Windows build in the lab's cache
 KUBE_PROXY_BOOLS = {"windows-service", "masquerade-all", "cleanup", "profiling", "version", "help", "h",
                     "bind-address-hard-fail", "init-only", "enable-dsr", "logtostderr", "alsologtostderr",
                     "one-output", "skip-headers", "skip-log-headers", "add-dir-header"}
@@ -181,14 +187,113 @@ def _kube_proxy_run(host, version, flags, env, service_name):
         "source_vip": flags.get("source-vip"), "feature_gates": flags.get("feature-gates"),
         "policylists_removed": removed,
         # getNetworkInfo loops ("Unable to find HNS Network specified") until the network exists:
-        # see network_ready() for what the proxy sees now.
+        # see network_ready() for what the proxy sees now, and kube_proxy_network_found().
     }
+    record = processes(host.state)[service_name.lower()]
+    if network_ready(host.state, record):
+        try:
+            _kube_proxy_found_network(host, record)
+        except binaries.ProcessExit:
+            processes(host.state).pop(service_name.lower(), None)
+            raise
 
 
 def network_ready(state, record):
     """Whether a kube-proxy record has found its HNS network (it keeps waiting otherwise)."""
     name = record.get("network_name")
     return any(n.get("Name") == name for n in ((state.get("hns") or {}).get("networks") or []))
+
+
+# kube-proxy on an Overlay network (k8s.io/kubernetes v1.37.2, the same in v1.36.3):
+# pkg/proxy/winkernel/proxier.go newProxierInternal:763-813, once getNetworkInfo found the network
+# (and after a 10 s wait, not modelled): the WinOverlay gate must be enabled ("WinOverlay feature
+# gate not enabled"), HNS must support remote subnets (Windows Server 2019 and later: always, for
+# winsim's profiles), --source-vip must be set ("source-vip flag not set"), and the host MAC is
+# the hardware address of the interface holding the node IP (localHostMacProvider.GetHostMac,
+# proxier.go:1864): none -> "could not find host mac address for <ip>". Each error ends
+# NewProxyServer: "Error running ProxyServer", exit 1 (cmd/kube-proxy/app/server.go).
+# The node IP (cmd/kube-proxy/app/server.go detectNodeIPs:696): the Node's addresses
+# (pkg/proxy/node.go, NodeManager waits 30 s for them), else 127.0.0.1, whose Windows interface
+# (Loopback Pseudo-Interface 1) has no hardware address.
+# The source VIP becomes an HNS endpoint in the network at the first sync (proxier.go:1260
+# newSourceVIP); when that fails kube-proxy logs "Source Vip endpoint creation failed" and programs
+# no service, and keeps running. winsim: an address outside the node's pod CIDR (the network's
+# subnet) fails there (HNS's answer is not verified: the stricter choice).
+WIN_OVERLAY_DEFAULT_FROM = (1, 20)  # pkg/features/kube_features.go: Alpha 1.14 off, Beta 1.20 on, GA 1.34 locked
+
+
+def _gate_value(gates, name):
+    """A gate's value in a --feature-gates value ("A=true,B=false"), or None."""
+    for item in (gates or "").split(","):
+        k, _, v = item.partition("=")
+        if k.strip() == name:
+            return v.strip().lower() == "true"
+    return None
+
+
+def _kube_proxy_node_ip(host, record):
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube
+    name = record.get("hostname_override") or str(host.state.get("hostname") or "").lower()
+    try:
+        api = winsim_kube._api_from_kubeconfig(host, record["kubeconfig"])
+    except (OSError, KeyError, TypeError, ValueError, IndexError) as e:
+        # the node informer never syncs with a client that cannot be built (the stricter choice)
+        raise binaries.ProcessExit('"Error running ProxyServer" err="can not sync node informer: %s"' % e) from None
+    try:
+        code, node = api.request("GET", "/api/v1/nodes/" + name)
+    finally:
+        api.close()
+    if code >= 400 and code != 404:
+        raise binaries.ProcessExit('"Error running ProxyServer" err="can not sync node informer: %s"'
+                                   % node.get("message"))
+    addresses = ((node.get("status") or {}).get("addresses") or []) if code == 200 else []
+    return next((a["address"] for a in addresses if a.get("type") == "InternalIP"), "127.0.0.1")
+
+
+def _kube_proxy_found_network(host, record):
+    """newProxierInternal once the network exists (see above): raises ProcessExit."""
+    net = next(n for n in host.state["hns"]["networks"] if n.get("Name") == record["network_name"])
+    record["network_checked"] = True
+    if str(net.get("Type", "")).lower() != "overlay":
+        return
+    version = tuple(int(x) for x in re.findall(r"\d+", record["version"])[:2])
+    enabled = _gate_value(record.get("feature_gates"), "WinOverlay")
+    if enabled is False or (enabled is None and version < WIN_OVERLAY_DEFAULT_FROM):
+        raise binaries.ProcessExit('"Error running ProxyServer" err="WinOverlay feature gate not enabled"')
+    if not record.get("source_vip"):
+        raise binaries.ProcessExit('"Error running ProxyServer" err="source-vip flag not set"')
+    node_ip = _kube_proxy_node_ip(host, record)
+    record["node_ip"] = node_ip
+    if not any(a.get("ip") == node_ip and a.get("mac") for a in host.state.get("adapters") or []):
+        raise binaries.ProcessExit('"Error running ProxyServer" err="could not find host mac address for %s"'
+                                   % node_ip)
+    subnet = ((net.get("Subnets") or [{}])[0] or {}).get("AddressPrefix")
+    try:
+        inside = ipaddress.ip_address(record["source_vip"]) in ipaddress.ip_network(subnet, strict=False)
+    except (TypeError, ValueError):
+        inside = False
+    if not inside:
+        record["sync_error"] = ('"Source Vip endpoint creation failed" err="%s is not in the subnet %s of HNS '
+                                'network %s"' % (record["source_vip"], subnet, net.get("Name")))
+
+
+def kube_proxy_network_found(host):
+    """A waiting kube-proxy sees its network appear (flanneld created it): the overlay checks run
+    then, and a failure stops the service a moment later (its recovery actions apply)."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
+    for name, record in list(processes(host.state).items()):
+        if record.get("program") != "kube-proxy" or record.get("network_checked") \
+                or not network_ready(host.state, record):
+            continue
+        try:
+            _kube_proxy_found_network(host, record)
+        except binaries.ProcessExit as e:
+            svc = (host.state.get("services") or {}).get(name)
+            processes(host.state).pop(name, None)
+            if svc is not None and svc.get("status") == "Running":
+                svc["last_error"] = "kube-proxy: %s" % e
+                svc["crash"] = {"since": winsim_scm.clock(host), "kind": "exit", "error": svc["last_error"],
+                                "pid": svc.get("pid"), "restart_delay": winsim_scm.restart_delay_seconds(svc)}
 
 
 # Where the real kube-proxy (cmd/kube-proxy/app/server.go v1.37.2 RunE) stops on a bad command
@@ -206,13 +311,32 @@ def _kube_proxy_real_check(host, version, args):
     kube-proxy of that version."""
     cache = host.config().get("lab_cache")
     if not winsim_wine.binary(cache, version, "kube-proxy"):
-        return
+        return None
     files = winsim_wine.host_files(host, [winsim_wine.flag_value(args, "config")])
-    err, _effective = winsim_wine.kube_proxy_validate(cache, version, args, files)
+    err, effective = winsim_wine.kube_proxy_validate(cache, version, args, files)
     if err:
         e = binaries.ProcessExit("kube-proxy %s, real kube-proxy.exe under Wine: %s" % (version, err), 1)
         e.after_init = any(m in err for m in KUBE_PROXY_AFTER_INIT)
         raise e
+    return effective
+
+
+def _kube_proxy_flags(args, effective):
+    """The values the simulation reads: from the configuration the real kube-proxy.exe took
+    (--write-config-to, KubeProxyConfiguration v1alpha1) when there is one, else parsed here."""
+    if effective is None:
+        return pflag_parse(args, KUBE_PROXY_BOOLS)
+    import yaml
+    conf = yaml.safe_load(effective) or {}
+    winkernel = conf.get("winkernel") or {}
+    gates = conf.get("featureGates") or {}
+    flags = {"proxy-mode": conf.get("mode") or "", "kubeconfig": (conf.get("clientConnection") or {}).get("kubeconfig"),
+             "hostname-override": conf.get("hostnameOverride"), "network-name": winkernel.get("networkName"),
+             "source-vip": winkernel.get("sourceVip"), "master": winsim_wine.flag_value(args, "master"),
+             "feature-gates": ",".join("%s=%s" % (k, str(v).lower()) for k, v in sorted(gates.items())),
+             # the check ran with --windows-service=false appended: the command line's own value
+             "windows-service": "true" if _bool_flag(args, "windows-service") else "false"}
+    return {k: v for k, v in flags.items() if v}
 
 
 def _bool_flag(args, name):
@@ -228,14 +352,14 @@ def _bool_flag(args, name):
 
 def _kube_proxy_service_start(host, version, svc, args):
     try:
-        _kube_proxy_real_check(host, version, args)
+        effective = _kube_proxy_real_check(host, version, args)
     except binaries.ProcessExit as e:
         if e.after_init and _bool_flag(args, "windows-service"):
             # initForOS reported Running first: Start-Service succeeds, the service stops later.
             raise binaries.ExitsAfterRunning(str(e)) from None
         # It exited before it told the SCM anything.
         raise SimError("%s (%s)" % (PROCESS_ABORTED, e)) from None
-    flags = pflag_parse(args, KUBE_PROXY_BOOLS)
+    flags = _kube_proxy_flags(args, effective)
     if flags.get("windows-service") != "true":
         raise SimError(SERVICE_TIMEOUT)
     # With --windows-service the service reports Running at once (initForOS is the first thing
@@ -248,8 +372,8 @@ def _kube_proxy_service_start(host, version, svc, args):
 
 
 def _kube_proxy_process(host, version, args, env, cwd, svc):
-    _kube_proxy_real_check(host, version, args)
-    _kube_proxy_run(host, version, pflag_parse(args, KUBE_PROXY_BOOLS), env, svc["name"])
+    effective = _kube_proxy_real_check(host, version, args)
+    _kube_proxy_run(host, version, _kube_proxy_flags(args, effective), env, svc["name"])
 
 
 @binaries.command("kube-proxy")
@@ -463,19 +587,8 @@ binaries.SERVICE_START["nssm"] = _nssm_service_start
 
 
 # --- flanneld -----------------------------------------------------------------------------------
-# flannel main.go's flag set (Go's flag package) plus the klog flags it copies (v, vmodule,
-# log_backtrace_at). From memory of v0.2x: a flag added or removed in a release may be missing here.
-FLANNEL_FLAGS = {
-    "etcd-endpoints": "str", "etcd-prefix": "str", "etcd-keyfile": "str", "etcd-certfile": "str",
-    "etcd-cafile": "str", "etcd-username": "str", "etcd-password": "str", "help": "bool", "version": "bool",
-    "kube-subnet-mgr": "bool", "kube-api-url": "str", "kube-annotation-prefix": "str", "kubeconfig-file": "str",
-    "iface": "slice", "iface-regex": "slice", "iface-can-reach": "str", "subnet-file": "str", "public-ip": "str",
-    "public-ipv6": "str", "subnet-lease-renew-margin": "int", "ip-masq": "bool", "healthz-ip": "str",
-    "healthz-port": "int", "iptables-resync": "int", "iptables-forward-rules": "bool", "net-config-path": "str",
-    "set-node-network-unavailable": "bool", "v": "str", "vmodule": "str", "log_backtrace_at": "str",
-}
-FLANNEL_DEFAULTS = {"kube-annotation-prefix": "flannel.alpha.coreos.com", "subnet-file": "/run/flannel/subnet.env",
-                    "net-config-path": "/etc/kube-flannel/net-conf.json", "ip-masq": "false"}
+# Its flags are the real flanneld.exe's of that version (winsim_wine.flanneld_flags, from its usage),
+# and every command line first runs through it under Wine (winsim_wine.flanneld_validate).
 
 
 def _go_path(cwd, path):
@@ -552,42 +665,54 @@ def _ensure_network(host, backend, vni, name, pod_cidr, adapter):
     return answer["Output"]
 
 
+TRUE = ("1", "t", "T", "TRUE", "true", "True")  # Go's strconv.ParseBool
+
+
+def _flanneld_real_check(host, version, args, env, cwd):
+    """Run the command line through the real flanneld.exe of this version under Wine up to its first
+    API call (winsim_wine.flanneld_validate); raise ProcessExit with its error and exit code when it
+    stops before that. Returns its flag spec and defaults (winsim_wine.flanneld_flags)."""
+    cache = host.config().get("lab_cache")
+    if not winsim_wine.binary(cache, version, "flanneld"):
+        raise SimError("winsim: no Windows flanneld.exe %s under %s: tests/lab/bin/lab-build builds the versions "
+                       "the mirror serves" % (version, cache))
+    if not (_bool_flag(args, "kube-subnet-mgr") or _getenv(env, "FLANNELD_KUBE_SUBNET_MGR") in TRUE
+            or _bool_flag(args, "version")):
+        # the etcd subnet manager would wait for an etcd (the real run would only time out)
+        raise SimError("winsim: flanneld without --kube-subnet-mgr (etcd) is not simulated")
+    spec, defaults = winsim_wine.flanneld_flags(cache, version)
+
+    def path(name):
+        value = winsim_wine.flag_value(args, name) or _getenv(env, "FLANNELD_" + name.upper().replace("-", "_"))
+        return _go_path(cwd, value or defaults.get(name) or "") if (value or defaults.get(name)) else None
+
+    files = winsim_wine.host_files(host, [path("net-config-path")])
+    if path("kubeconfig-file"):
+        files.update(winsim_wine.kubeconfig_files(host, path("kubeconfig-file")))
+    failed = winsim_wine.flanneld_validate(cache, version, args, files, dict(env.values()), cwd)
+    if failed:
+        raise binaries.ProcessExit("flanneld %s, real flanneld.exe under Wine: %s" % (version, failed[0]),
+                                   failed[1] if failed[1] is not None else 1)
+    return spec, defaults
+
+
 def _flanneld_process(host, version, args, env, cwd, svc):
-    flags = go_flag_parse(args, FLANNEL_FLAGS, "flanneld")
+    """What flanneld does after its first API call (the real flanneld.exe judged everything before)."""
+    spec, defaults = _flanneld_real_check(host, version, args, env, cwd)
+    flags = go_flag_parse(args, spec, "flanneld")
     # flagutil.SetFlagsFromEnv(flannelFlags, "FLANNELD"): FLANNELD_<NAME> for flags not given
-    for name, kind in FLANNEL_FLAGS.items():
+    for name, kind in spec.items():
         value = _getenv(env, "FLANNELD_" + name.upper().replace("-", "_"))
         if name not in flags and value:
             flags[name] = [value] if kind == "slice" else value
-    for k, v in FLANNEL_DEFAULTS.items():
+    for k, v in defaults.items():
         flags.setdefault(k, v)
-    if flags.get("version") == "true":
-        raise binaries.ProcessExit(version, 0)
-    if flags.get("kube-subnet-mgr") != "true":
-        raise SimError("winsim: flanneld without --kube-subnet-mgr (etcd) is not simulated")
+    flags["ip-masq"] = "true" if flags.get("ip-masq") in TRUE else "false"
     kubeconfig = flags.get("kubeconfig-file", "")
-    if not kubeconfig and not flags.get("kube-api-url"):
-        raise binaries.ProcessExit("Failed to create SubnetManager: fail to create kubernetes config: unable to load "
-                                   "in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
-                                   "must be defined")
-    if kubeconfig and not _exists(host, kubeconfig):
-        raise binaries.ProcessExit("Failed to create SubnetManager: fail to create kubernetes config: %s"
-                                   % go_stat_error(kubeconfig))
     node_name = _getenv(env, "NODE_NAME")
-    if not node_name:
-        raise binaries.ProcessExit("Failed to create SubnetManager: env variables POD_NAME and POD_NAMESPACE must "
-                                   "be set")
-    conf_path = _go_path(cwd, flags["net-config-path"])
-    if not _exists(host, conf_path):
-        raise binaries.ProcessExit("Failed to create SubnetManager: failed to read net conf: open %s: %s"
-                                   % (flags["net-config-path"], NOT_FOUND))
-    with open(host.local_path(conf_path), "rb") as f:
-        text = f.read().decode("utf-8", "replace")
-    try:
-        conf = json.loads(text)
-        network = ipaddress.ip_network(conf["Network"])
-    except (ValueError, KeyError, TypeError) as e:
-        raise binaries.ProcessExit("Failed to create SubnetManager: error parsing subnet config: %s" % e) from None
+    with open(host.local_path(_go_path(cwd, flags["net-config-path"])), "rb") as f:
+        conf = json.loads(f.read().decode("utf-8", "replace"))
+    network = ipaddress.ip_network(conf["Network"])
     backend_conf = conf.get("Backend") or {}
     backend = backend_conf.get("Type") or "udp"
     if backend not in ("vxlan", "host-gw"):
@@ -652,6 +777,7 @@ def _flanneld_process(host, version, args, env, cwd, svc):
         api.close()
 
     _ensure_network(host, backend, vni, name, pod_cidr, adapter)
+    kube_proxy_network_found(host)
     # WriteSubnetFile: the first address of the lease, and the backend's MTU
     mtu = mtu - 50 if backend == "vxlan" else mtu
     subnet_file = _go_path(cwd, flags["subnet-file"])

@@ -48,6 +48,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
@@ -63,10 +64,14 @@ class WineUnavailable(Exception):
 
 
 def binary(cache, version, program):
-    """The Windows build of program (kubelet, kube-proxy, kubeadm) for version, or None."""
+    """The Windows build of program (kubelet, kube-proxy, kubeadm of a Kubernetes version; flanneld
+    of a flannel version) for version, or None."""
     if not cache:
         return None
-    path = os.path.join(cache, version, "win", program + ".exe")
+    if program == "flanneld":  # not under _cache/v*: the mirror takes those for Kubernetes versions
+        path = os.path.join(cache, "flannel", version, "flanneld.exe")
+    else:
+        path = os.path.join(cache, version, "win", program + ".exe")
     prefix = os.path.join(cache, "wine", "prefix", "system.reg")
     if os.path.isfile(path) and os.path.isfile(prefix) and shutil.which("wine"):
         return path
@@ -99,23 +104,31 @@ def _make_prefix(cache):
     return prefix, drive_c
 
 
-def run(cache, version, program, argv, files, timeout=TIMEOUT):
-    """Run <program>.exe of version with argv under Wine, C: holding `files` ({win path: bytes}).
-    Returns {"rc": exit code or None (timed out), "output": stdout+stderr, "written": {win path: bytes}}
-    where written are the C: files listed in `files` with value None, read back after the run."""
+# What Wine itself needs from the Unix environment; nothing else of the caller's reaches the program
+# (a variable like NODE_NAME or KUBECONFIG in the test's environment would change what it does).
+WINE_HOST_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "TMPDIR")
+
+
+def run(cache, version, program, argv, files, timeout=TIMEOUT, env=None, cwd=None):
+    """Run <program>.exe of version with argv under Wine, C: holding `files` ({win path: bytes}), with
+    the environment variables `env` ({name: value}) and the current directory `cwd` (a C: path; C:\\
+    when None). Returns {"rc": exit code or None (timed out), "output": stdout+stderr, "written":
+    {win path: bytes}} where written are the C: files listed in `files` with value None, read back
+    after the run."""
     exe = binary(cache, version, program)
     if not exe:
         raise WineUnavailable("no Windows %s %s under %s (run tests/lab/bin/lab-build)" % (program, version, cache))
+    env = dict(env or {})
     key = hashlib.sha256(json.dumps([os.path.getmtime(exe), os.path.getsize(exe), program, version, argv,
                                      sorted((k, hashlib.sha256(v).hexdigest() if v is not None else None)
-                                            for k, v in files.items())]).encode()).hexdigest()
+                                            for k, v in files.items()), sorted(env.items()), cwd]).encode()).hexdigest()
     memo = os.path.join(cache, "wine", "results", key + ".json")
     if os.path.exists(memo):
         with open(memo) as f:
             return json.load(f)
     prefix, drive_c = _make_prefix(cache)
-    env = dict(os.environ, WINEPREFIX=prefix, **WINE_ENV)
-    env.pop("DISPLAY", None)
+    env.update({k: os.environ[k] for k in WINE_HOST_ENV if k in os.environ})
+    env.update(WINEPREFIX=prefix, **WINE_ENV)
     try:
         for win_path, data in files.items():
             local = _drive_path(drive_c, win_path)
@@ -124,7 +137,9 @@ def run(cache, version, program, argv, files, timeout=TIMEOUT):
                 continue
             with open(local, "wb") as f:
                 f.write(data)
-        proc = subprocess.Popen(["wine", exe] + list(argv), cwd=drive_c, env=env, stdin=subprocess.DEVNULL,
+        workdir = _drive_path(drive_c, cwd) if cwd else drive_c
+        os.makedirs(workdir, exist_ok=True)
+        proc = subprocess.Popen(["wine", exe] + list(argv), cwd=workdir, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             out, _ = proc.communicate(timeout=timeout)
@@ -179,6 +194,43 @@ def host_files(host, paths):
     return files
 
 
+def kubeconfig_files(host, win_path):
+    """The C: files a kubeconfig on the simulated host names (client-go clientcmd reads them while
+    building the client config; a relative path is relative to the kubeconfig's directory)."""
+    import yaml
+
+    files = host_files(host, [win_path])
+    if win_path not in files:
+        return files
+    try:
+        doc = yaml.safe_load(files[win_path]) or {}
+    except yaml.YAMLError:
+        return files
+    named = []
+    for section, item, keys in (("clusters", "cluster", ("certificate-authority",)),
+                                ("users", "user", ("tokenFile", "client-certificate", "client-key"))):
+        for entry in doc.get(section) or []:
+            for k in keys:
+                v = ((entry or {}).get(item) or {}).get(k)
+                if isinstance(v, str) and v:
+                    named.append(v if ntpath.isabs(v) else ntpath.join(ntpath.dirname(win_path), v))
+    files.update(host_files(host, named))
+    return files
+
+
+# Wine's texts for Windows system error codes (its FormatMessage) differ from Windows'; the
+# simulated host shows Windows' (Microsoft Learn, "System Error Codes (0-499)").
+WINDOWS_MESSAGES = {"File not found.": "The system cannot find the file specified.",
+                    "Path not found.": "The system cannot find the path specified.",
+                    "Access denied.": "Access is denied."}
+
+
+def windows_text(message):
+    for wine, windows in WINDOWS_MESSAGES.items():
+        message = message.replace(wine, windows)
+    return message
+
+
 def _tail(output, n=6):
     """The program's own error (klog's "command failed", with its multi-line ``err=<`` block, cobra's
     "Error:", a Go "panic:") if it printed one, else its last lines."""
@@ -229,3 +281,104 @@ def kube_proxy_validate(cache, version, argv, files):
         return ("kube-proxy %s under Wine did not exit within %ss; its last output:\n%s"
                 % (version, TIMEOUT, _tail(res["output"]))), None
     return _tail(res["output"]), None
+
+
+# --- flanneld (flannel-io/flannel main.go, pkg/subnet/kube/kube.go; v0.26.7 and v0.27.4 read) -----
+# main.go's init parses the flags with Go's flag package (flag.ExitOnError, and a usage function that
+# exits 0: an unknown or malformed flag prints "flag provided but not defined: -x" and the usage, and
+# exits 0); main applies FLANNELD_* variables (flagutil.SetFlagsFromEnv), checks
+# --subnet-lease-renew-margin, then kube.NewSubnetManager builds the client config from
+# --kube-api-url/--kubeconfig-file (reading the kubeconfig and the files it names), needs NODE_NAME
+# (or POD_NAME and POD_NAMESPACE), reads and parses --net-config-path (subnet.ParseConfig), checks
+# --kube-annotation-prefix (newAnnotations) and then reads EVENT_QUEUE_DEPTH, before it starts the
+# node informer (the first API call). EVENT_QUEUE_DEPTH set to a non-number stops it right there
+# ("env EVENT_QUEUE_DEPTH=... format error"): everything before it passed.
+FLANNELD_STOP = "WINSIM_STOP_BEFORE_API"
+FLANNELD_REACHED = "env EVENT_QUEUE_DEPTH=%s format error" % FLANNELD_STOP
+_GO_FLAG_LINE = re.compile(r"^  -(\S+)(?: (\S+))?$")
+_GO_DEFAULT = re.compile(r' \(default (?:"(.*)"|(\S+))\)$')
+
+
+def flanneld_flags(cache, version):
+    """({name: "bool"|"int"|"str"|"slice"}, {name: default}) from the real flanneld.exe's usage
+    (Go's flag.PrintDefaults: "  -name type" then the usage, "(default ...)" at its end; a bool has
+    no type name, a flag.Value ("value") may be given several times: flannel's flagSlice and klog's
+    -v/-vmodule/-log_backtrace_at, the last of which keep only the last value)."""
+    res = run(cache, version, "flanneld", ["--help"], {})
+    spec, defaults, name = {}, {}, None
+    for line in res["output"].replace("\r\n", "\n").split("\n"):
+        m = _GO_FLAG_LINE.match(line)
+        if m:
+            name, kind = m.group(1), m.group(2)
+            spec[name] = {None: "bool", "int": "int", "value": "slice"}.get(kind, "str")
+            continue
+        d = _GO_DEFAULT.search(line)
+        if name and d:
+            defaults[name] = d.group(1) if d.group(1) is not None else d.group(2)
+    if res["rc"] != 0 or "kube-subnet-mgr" not in spec:
+        raise WineUnavailable("flanneld.exe %s --help under Wine printed no flag list: %s"
+                              % (version, _tail(res["output"])))
+    return spec, defaults
+
+
+def flanneld_validate(cache, version, argv, files, env, cwd):
+    """None when the real flanneld.exe took argv, env and the files up to its first API call, else
+    (its error, its exit code)."""
+    env = dict(env, EVENT_QUEUE_DEPTH=FLANNELD_STOP)
+    res = run(cache, version, "flanneld", argv, files, env=env, cwd=cwd)
+    out = res["output"]
+    if res["rc"] is not None and FLANNELD_REACHED in out:
+        return None
+    if res["rc"] is None:
+        return "flanneld %s under Wine did not exit within %ss; its last output:\n%s" % (version, TIMEOUT,
+                                                                                         _tail(out)), None
+    lines = [ln for ln in out.replace("\r\n", "\n").split("\n") if ln.strip()]
+    usage = next((i for i, ln in enumerate(lines) if ln.startswith("Usage: ")), None)
+    if usage:  # the flag package's own error, printed just before the usage
+        return lines[usage - 1], res["rc"]
+    errors = [ln.split("] ", 1)[1] for ln in lines if ln.startswith("E") and "] " in ln]
+    return windows_text(errors[-1] if errors else _tail(out)), res["rc"]
+
+
+# --- kubeadm.exe with a CRI pipe (tests/lab/README.md, "Wine": how far the real kubeadm gets) ---
+CRI_PIPE = "\\\\.\\pipe\\containerd-containerd"
+
+
+def kubeadm_with_cri(cache, version, argv, cri=True, timeout=300):
+    """Run the real kubeadm.exe of version under Wine with kubelet.exe on PATH (C:\\k, for its
+    KubeletVersion check) and, when cri, the stand-in CRI server (_cache/bin/cripipe.exe,
+    tests/lab/controlplane/cmd/cripipe) listening on containerd's pipe in the same Wine session.
+    Returns {"rc", "output"}. Not memoised: it talks to the lab's API server."""
+    exe, kubelet = binary(cache, version, "kubeadm"), binary(cache, version, "kubelet")
+    cripipe = os.path.join(cache, "bin", "cripipe.exe")
+    if not exe or not kubelet or (cri and not os.path.isfile(cripipe)):
+        raise WineUnavailable("no Windows kubeadm/kubelet %s or cripipe.exe under %s (run tests/lab/bin/lab-build)"
+                              % (version, cache))
+    prefix, drive_c = _make_prefix(cache)
+    env = {k: os.environ[k] for k in WINE_HOST_ENV if k in os.environ}
+    env.update(WINEPREFIX=prefix, WINEPATH="C:\\k", **WINE_ENV)
+    server = None
+    try:
+        k = os.path.join(drive_c, "k")
+        os.makedirs(k)
+        os.symlink(kubelet, os.path.join(k, "kubelet.exe"))
+        if cri:
+            log = open(os.path.join(prefix, "cripipe.log"), "w+")
+            server = subprocess.Popen(["wine", cripipe, "-pipe", CRI_PIPE], cwd=drive_c, env=env,
+                                      stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                      start_new_session=True)
+            for _ in range(120):
+                log.seek(0)
+                if "serving CRI v1" in log.read() or server.poll() is not None:
+                    break
+                time.sleep(0.5)
+        proc = subprocess.run(["wine", exe] + list(argv), cwd=drive_c, env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, check=False)
+        return {"rc": proc.returncode, "output": proc.stdout.decode("utf-8", "replace")}
+    finally:
+        if server is not None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        subprocess.run(["wineserver", "-k"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
+        shutil.rmtree(prefix, ignore_errors=True)
