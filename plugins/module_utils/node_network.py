@@ -12,7 +12,7 @@ import ipaddress
 import json
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
-from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import flannel, runtime_cni, versions
 
 FLANNEL_DIR = "C:\\etc\\kube-flannel"
 KUBE_PROXY_DIR = "C:\\etc\\kube-proxy"
@@ -45,7 +45,7 @@ def json_text(data):
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
-def net_conf(pods_subnet, backend, vni=4096, port=4789):
+def net_conf(pods_subnet, backend, vni=flannel.WINDOWS_VXLAN_MIN_VNI, port=flannel.WINDOWS_VXLAN_PORT):
     """flannel's net-conf.json, as the cluster's kube-flannel-cfg would hold it."""
     conf = {"Network": pods_subnet, "Backend": {"Type": backend}}
     if backend == "vxlan":

@@ -18,7 +18,7 @@ import re
 import urllib.parse
 import urllib.request
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import hostprocess, node_files, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import flannel, hostprocess, node_files, versions
 
 PREFLIGHT_ARGSPEC = dict(
     node_name=dict(type="str", required=True),
@@ -139,14 +139,6 @@ CONTAINERD_MIN = (1, 6)
 DOCKERSHIM_REMOVED = (1, 24)
 HOSTPROCESS_BETA = (1, 23)
 HOSTPROCESS_GA = (1, 26)
-
-FLANNEL_BACKENDS = ("vxlan", "host-gw")
-WINDOWS_VXLAN_MIN_VNI = 4096
-VXLAN_MAX_VNI = 16777215
-WINDOWS_VXLAN_PORT = 4789
-# What Linux flannel uses when net-conf.json leaves Backend.VNI / Backend.Port out.
-FLANNEL_LINUX_DEFAULT_VNI = 1
-FLANNEL_LINUX_DEFAULT_PORT = 8472
 
 NETBIOS_MAX = 15
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -452,16 +444,6 @@ def check_subnets(kube_pods_subnet, kube_service_addresses, cluster_pod_subnet=N
 # network plugin (flannel)
 
 
-def _flannel_cluster_values(cluster_flannel):
-    backend = (cluster_flannel.get("backend_type") or "vxlan").lower()
-    vni = cluster_flannel.get("vni")
-    port = cluster_flannel.get("port")
-    if backend == "vxlan":
-        vni = FLANNEL_LINUX_DEFAULT_VNI if vni is None else vni
-        port = FLANNEL_LINUX_DEFAULT_PORT if port in (None, 0) else port
-    return backend, vni, port
-
-
 def check_settings_conflicts(conflicts):
     """Inventory values that differ from the cluster's: one failure each (the same variable and value seen by
     several hosts, e.g. from group_vars/all, once)."""
@@ -483,26 +465,27 @@ def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxla
     plugin_var = VARIABLES["kube_network_plugin"]
     backend_var = VARIABLES["flannel_backend_type"]
     vni_var, port_var = VARIABLES["flannel_vxlan_vni"], VARIABLES["flannel_vxlan_port"]
+    min_vni, win_port = flannel.WINDOWS_VXLAN_MIN_VNI, flannel.WINDOWS_VXLAN_PORT
     if (kube_network_plugin or "").lower() != "flannel":
         f.fail(plugin_var, "%s is %r; kubewin.nodes supports flannel only on Windows nodes: the cluster must run "
                            "flannel (set %s: flannel in kubespray)" % (plugin_var, kube_network_plugin, plugin_var))
         return f.result()
     backend = (flannel_backend_type or "").lower()
-    if backend not in FLANNEL_BACKENDS:
+    if backend not in flannel.WINDOWS_BACKENDS:
         f.fail(backend_var,
                "%s is %r; flannel on Windows supports vxlan and host-gw only: set %s: vxlan (or host-gw), "
                "the same as the Linux nodes" % (backend_var, flannel_backend_type, backend_var))
         return f.result()
     if backend == "vxlan":
-        fix = FLANNEL_CLUSTER_FIX % (WINDOWS_VXLAN_MIN_VNI, WINDOWS_VXLAN_PORT)
-        if flannel_vxlan_vni is None or not WINDOWS_VXLAN_MIN_VNI <= flannel_vxlan_vni <= VXLAN_MAX_VNI:
+        fix = FLANNEL_CLUSTER_FIX % (min_vni, win_port)
+        if not flannel.vni_usable(flannel_vxlan_vni):
             f.fail(vni_var, "%s is %s; flannel on Windows needs a VXLAN VNI from %d to %d (kubespray's default 1 "
                             "does not work) and the Linux flannel must use the same VNI: %s"
-                   % (vni_var, flannel_vxlan_vni, WINDOWS_VXLAN_MIN_VNI, VXLAN_MAX_VNI, fix))
-        if flannel_vxlan_port != WINDOWS_VXLAN_PORT:
+                   % (vni_var, flannel_vxlan_vni, min_vni, flannel.VXLAN_MAX_VNI, fix))
+        if flannel_vxlan_port != win_port:
             f.fail(port_var, "%s is %s; Windows VXLAN works on UDP port %d only (kubespray's default 8472 does not "
                              "work) and the Linux flannel must use the same port: %s"
-                   % (port_var, flannel_vxlan_port, WINDOWS_VXLAN_PORT, fix))
+                   % (port_var, flannel_vxlan_port, win_port, fix))
         if direct_routing or (cluster_flannel or {}).get("direct_routing"):
             dr_var = VARIABLES["flannel_vxlan_direct_routing"]
             f.fail(dr_var, "%s is true (DirectRouting in the cluster's flannel net-conf.json); Windows flannel's vxlan "
@@ -519,32 +502,32 @@ def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxla
         f.fail(plugin_var, "%s is flannel but the cluster has no flannel ConfigMap (kube-flannel-cfg); deploy "
                            "flannel on the Linux nodes first (kubespray: %s: flannel)" % (plugin_var, plugin_var))
         return f.result()
-    c_backend, c_vni, c_port = _flannel_cluster_values(cluster_flannel)
+    c_backend, c_vni, c_port = flannel.with_linux_defaults((cluster_flannel.get("backend_type") or "vxlan").lower(),
+                                                           cluster_flannel.get("vni"), cluster_flannel.get("port"))
     if c_backend != backend:
         f.fail(backend_var, "%s is %s but the cluster's flannel uses backend %s; all nodes must use the same "
                             "backend: set %s: %s" % (backend_var, backend, c_backend, backend_var, c_backend))
     elif backend == "vxlan":
-        cluster_ok = c_vni is not None and WINDOWS_VXLAN_MIN_VNI <= c_vni <= VXLAN_MAX_VNI \
-            and c_port == WINDOWS_VXLAN_PORT
+        cluster_ok = flannel.vni_usable(c_vni) and c_port == win_port
         if c_vni != flannel_vxlan_vni:
             if cluster_ok:
                 fix = "set %s: %s to match the cluster" % (vni_var, c_vni)
             else:
-                fix = FLANNEL_CLUSTER_FIX % (WINDOWS_VXLAN_MIN_VNI, WINDOWS_VXLAN_PORT)
+                fix = FLANNEL_CLUSTER_FIX % (min_vni, win_port)
             f.fail(vni_var, "the cluster's flannel uses VXLAN VNI %s but %s is %s; Linux and Windows flannel must "
                             "use the same VNI%s: %s"
                    % (c_vni, vni_var, flannel_vxlan_vni,
-                      " and Windows needs >= %d" % WINDOWS_VXLAN_MIN_VNI if c_vni < WINDOWS_VXLAN_MIN_VNI else "",
+                      " and Windows needs >= %d" % min_vni if c_vni < min_vni else "",
                       fix))
         if c_port != flannel_vxlan_port:
-            if c_port == WINDOWS_VXLAN_PORT:
+            if c_port == win_port:
                 fix = "set %s: %d to match the cluster" % (port_var, c_port)
             else:
-                fix = FLANNEL_CLUSTER_FIX % (WINDOWS_VXLAN_MIN_VNI, WINDOWS_VXLAN_PORT)
+                fix = FLANNEL_CLUSTER_FIX % (min_vni, win_port)
             f.fail(port_var, "the cluster's flannel uses VXLAN port %s but %s is %s; Linux and Windows flannel must "
                              "use the same port%s: %s"
                    % (c_port, port_var, flannel_vxlan_port,
-                      " and Windows needs %d" % WINDOWS_VXLAN_PORT if c_port != WINDOWS_VXLAN_PORT else "", fix))
+                      " and Windows needs %d" % win_port if c_port != win_port else "", fix))
     network = cluster_flannel.get("network")
     if network and pods_net is not None:
         try:

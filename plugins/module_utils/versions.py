@@ -52,6 +52,13 @@ def leading(text, full=False):
     return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
 
 
+def leading_number(text):
+    """The number a version field starts with (the API server's minor '28+' of a provider build -> 28); None
+    when it starts with none."""
+    m = re.match(r"\s*(\d+)", str(text if text is not None else ""))
+    return int(m.group(1)) if m else None
+
+
 def kube_release(text):
     """A Kubernetes release version in either spelling -> its tag 'v1.36.4'; None if it is none."""
     m = _KUBE_RELEASE.match(str(text if text is not None else "").strip())
