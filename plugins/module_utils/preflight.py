@@ -985,6 +985,29 @@ def unavailable_failure(unavailable, inputs):
     return finding("downloads", variable, message)
 
 
+def fetch_once(fetch):
+    """``fetch`` that asks for each URL once per run of the plugin: the checksum files preflight checks are
+    the ones the node's downloads are verified against, so they are fetched once per host."""
+    texts = {}
+
+    def cached(url):
+        if url not in texts:
+            texts[url] = fetch(url)
+        return texts[url]
+
+    return cached
+
+
+def resolved_downloads(downloads, fetch):
+    """(the downloads with their SHA-512, as win_node_files takes them; failures): the one place a
+    download's checksum is decided (pinned, else its checksum file). ``fetch`` should be the one
+    download_failures used (fetch_once), so no checksum file is read twice."""
+    try:
+        return node_files.resolve_checksums(downloads or [], fetch), []
+    except node_files.NodeFilesError as e:
+        return None, [finding("downloads", VARIABLES["checksums"], str(e))]
+
+
 def download_failures(downloads, fetch, probe, inputs):
     """The findings about the node's downloads that need the network (the controller fetches the
     checksum files and the first byte of each file): a malformed pinned checksum, by its URL, and ONE
@@ -1006,8 +1029,8 @@ def download_failures(downloads, fetch, probe, inputs):
 
 def run_checks(inputs):
     """Run every check on the task's options; return (failures, warnings, identity): failures and
-    warnings are lists of {check, variable, message}; identity is the host's network identity the
-    roles use ({node_ip, adapter}, None where unknown): this is its only producer."""
+    warnings are lists of {check, variable, message}; identity is the node as the roles use it
+    ({name, ip, adapter}, None where unknown): this is its only producer."""
     i = dict((k, spec.get("default")) for k, spec in PREFLIGHT_ARGSPEC.items())
     i.update((k, v) for k, v in inputs.items() if v is not None)
     # The version the node gets: kube_version in either spelling, else the API server's.
@@ -1033,7 +1056,7 @@ def run_checks(inputs):
     results.append(check_existing_node(i["node_name"], i["existing_node"], i["joined"]))
     adapter_result, node_ips = check_network_adapter(i["adapters"], i["adapter_name"], i["kube_network_plugin"])
     results.append(adapter_result)
-    identity = {"node_ip": str(node_ips[0]) if node_ips else None,
+    identity = {"name": i["node_name"], "ip": str(node_ips[0]) if node_ips else None,
                 "adapter": chosen_adapter(i["adapters"], i["adapter_name"], node_ips)}
     results.append(check_node_ip(node_ips, pods, svc))
     results.append(check_cni_dirs(i["container_runtime"], i["deployment_mode"], i["cni_dirs"]))
