@@ -15,8 +15,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
+from ansible_collections.kubewin.nodes.plugins.module_utils import runtimes, versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
-from ansible_collections.kubewin.nodes.plugins.module_utils import versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
 
@@ -63,8 +63,8 @@ REMOVED_FLAGS = {
 # Installers pass the pause image to the kubelet only below this version (kubeadm stopped too).
 PAUSE_FLAG_BELOW = (1, 27)
 
-# The kubelet talks to Docker through cri-dockerd (dockershim left the kubelet in 1.24).
-DEFAULT_DEPENDENCIES = {"containerd": ["containerd"], "docker": ["cri-dockerd"]}
+# The service the kubelet talks to (Docker through cri-dockerd).
+DEFAULT_DEPENDENCIES = {name: [r["cri_service"]] for name, r in runtimes.RUNTIMES.items()}
 
 _FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 

@@ -7,18 +7,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, runtimes, versions
 
 KUBELET_CONF = "C:\\etc\\kubernetes\\kubelet.conf"
 BOOTSTRAP_CONF = "C:\\etc\\kubernetes\\bootstrap-kubelet.conf"
 CA_CERT = "C:\\etc\\kubernetes\\pki\\ca.crt"
 JOIN_MARKERS = [KUBELET_CONF, BOOTSTRAP_CONF, CA_CERT]
 
-RUNTIMES = {
-    # runtime: (service, named pipe the kubelet talks to)
-    "containerd": ("containerd", "containerd-containerd"),
-    "docker": ("docker", "docker_engine"),
-}
 NODE_SERVICES = ["containerd", "docker", "cri-dockerd", "kubelet", "kube-proxy", "flanneld"]
 
 FACTS_ARGSPEC = dict(
@@ -28,7 +23,7 @@ FACTS_ARGSPEC = dict(
 
 def script_parameters(extra_paths=()):
     return {"Paths": JOIN_MARKERS + list(extra_paths), "Services": NODE_SERVICES,
-            "VersionOf": [service for service, _pipe in RUNTIMES.values()],
+            "VersionOf": [r["service"] for r in runtimes.RUNTIMES.values()],
             # containerd's effective CNI directories (its config.toml may move them).
             "ConfigDumpOf": ["containerd"], "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG}
 
@@ -73,10 +68,11 @@ def node_facts(answer):
     build = "%s.%s.%s" % (version.get("major"), version.get("minor"), version.get("build"))
     services = answer.get("services") or {}
     pipes = set(answer.get("pipes") or [])
-    runtimes = {}
-    for runtime, (service, pipe) in RUNTIMES.items():
+    runtime_facts = {}
+    for runtime, names in runtimes.RUNTIMES.items():
+        service, pipe = names["service"], names["pipe"]
         svc = services.get(service) or {}
-        runtimes[runtime] = {
+        runtime_facts[runtime] = {
             "service_exists": bool(svc.get("exists")),
             "service_status": svc.get("status"),
             "pipe_exists": pipe in pipes,
@@ -90,12 +86,12 @@ def node_facts(answer):
         "windows_build": build,
         "windows_build_full": "%s.%s" % (build, version.get("ubr")) if version.get("ubr") is not None else build,
         "adapters": adapters,
-        "runtimes": runtimes,
+        "runtimes": runtime_facts,
         "services": {name: {"exists": bool(s.get("exists")), "status": s.get("status")}
                      for name, s in services.items()},
         "paths": dict(answer.get("paths") or {}),
         "join_state": join_state(answer.get("paths") or {}),
         "machine_path": answer.get("machine_path") or "",
         # Where each runtime reads CNI configuration and plugins: {bin_dir, conf_dir, source} or {error}.
-        "cni": {runtime: runtime_cni.runtime_cni_dirs(runtime, services) for runtime in RUNTIMES},
+        "cni": {runtime: runtime_cni.runtime_cni_dirs(runtime, services) for runtime in runtimes.NAMES},
     }

@@ -18,7 +18,7 @@ import re
 import urllib.parse
 import urllib.request
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import flannel, hostprocess, node_files, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import flannel, hostprocess, node_files, runtimes, versions
 
 PREFLIGHT_ARGSPEC = dict(
     node_name=dict(type="str", required=True),
@@ -117,7 +117,6 @@ VARIABLES = {
     "checksums": "kubewin_checksums",
 }
 
-CONTAINER_RUNTIMES = ("containerd", "docker")
 DEPLOYMENT_MODES = ("services", "hostprocess")
 
 # Windows Server builds this collection supports (LTSC releases Kubernetes supports on Windows).
@@ -127,10 +126,6 @@ SUPPORTED_BUILDS = {
     26100: "Windows Server 2025",
 }
 
-RUNTIME_PIPES = {
-    "containerd": "\\\\.\\pipe\\containerd-containerd",
-    "docker": "\\\\.\\pipe\\docker_engine",
-}
 CONTAINERD_HOSTPROCESS_MIN = (1, 6)
 CONTAINERD_RECOMMENDED = (1, 7)
 # The floor the README states (containerd >= 1.6). It is also what the kubelet needs from Kubernetes
@@ -291,7 +286,7 @@ def check_container_runtime(container_runtime, runtime, deployment_mode, kube_ve
     f = Findings("container_runtime")
     var = VARIABLES["container_runtime"]
     mode_var = VARIABLES["deployment_mode"]
-    if container_runtime not in CONTAINER_RUNTIMES:
+    if container_runtime not in runtimes.NAMES:
         return f.result()  # check_inputs names the typo; nothing below means anything for it
     kube = _kube(kube_version)
     if container_runtime == "docker":
@@ -307,7 +302,7 @@ def check_container_runtime(container_runtime, runtime, deployment_mode, kube_ve
                    % (var, _v(kube), var))
     if not runtime:
         return f.result()
-    pipe = RUNTIME_PIPES[container_runtime]
+    pipe = runtimes.pipe_path(container_runtime)
     if not runtime.get("service_exists"):
         f.fail(var, "%s is %s but the %s service does not exist on this host; install %s (and register its "
                     "service) or set %s to the runtime this host has"
@@ -832,7 +827,7 @@ def check_inputs(kube_version=None, server_version=None, container_runtime="cont
             f.fail(VARIABLES[opt], "%s %r is not a release tag: write the tag exactly as it appears in the release's "
                                    "download URL, v and major.minor.patch (%s)"
                    % (VARIABLES[opt], value, "here %s" % tag if tag else "e.g. %s" % example))
-    for opt, choices in (("container_runtime", CONTAINER_RUNTIMES), ("deployment_mode", DEPLOYMENT_MODES)):
+    for opt, choices in (("container_runtime", runtimes.NAMES), ("deployment_mode", DEPLOYMENT_MODES)):
         value = {"container_runtime": container_runtime, "deployment_mode": deployment_mode}[opt]
         if value not in choices:
             f.fail(VARIABLES[opt], "%s is %r; it must be one of: %s%s"
