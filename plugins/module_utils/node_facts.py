@@ -8,11 +8,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, runtimes, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
 
-KUBELET_CONF = "C:\\etc\\kubernetes\\kubelet.conf"
-BOOTSTRAP_CONF = "C:\\etc\\kubernetes\\bootstrap-kubelet.conf"
-CA_CERT = "C:\\etc\\kubernetes\\pki\\ca.crt"
-JOIN_MARKERS = [KUBELET_CONF, BOOTSTRAP_CONF, CA_CERT]
+JOIN_MARKERS = [wp.KUBELET_CONF, wp.BOOTSTRAP_CONF, wp.CA_CERT]
 
 NODE_SERVICES = ["containerd", "docker", "cri-dockerd", "kubelet", "kube-proxy", "flanneld"]
 
@@ -35,10 +33,7 @@ def parse_runtime_version(output):
     return versions.format_version(ver, prefix="") if ver else None
 
 
-INSTALL_DIR = "C:\\k"
-
-
-def kubeadm_process_path(machine_path, install_dir=INSTALL_DIR):
+def kubeadm_process_path(machine_path, install_dir=wp.INSTALL_DIR):
     """The Path to run kubeadm join / upgrade node with: the install directory first, then the machine Path.
 
     Both commands run ``kubelet --version`` through a PATH lookup in their preflight (KubeletVersion and
@@ -56,9 +51,9 @@ def kubeadm_process_path(machine_path, install_dir=INSTALL_DIR):
 def join_state(paths):
     """joined: kubelet.conf exists (TLS bootstrap finished). partial: an interrupted join left
     bootstrap files behind, which kubeadm's preflight refuses; reset before joining again."""
-    if paths.get(KUBELET_CONF):
+    if paths.get(wp.KUBELET_CONF):
         return "joined"
-    if paths.get(BOOTSTRAP_CONF) or paths.get(CA_CERT):
+    if paths.get(wp.BOOTSTRAP_CONF) or paths.get(wp.CA_CERT):
         return "partial"
     return "fresh"
 
