@@ -175,13 +175,6 @@ def _v(ver, parts=3):
     return versions.format_version(ver, parts)
 
 
-def parse_build(text):
-    """'10.0.20348', '10.0.20348.2113' or '20348' -> 20348; None if the text is no Windows build."""
-    text = str(text or "").strip()
-    m = re.match(r"^10\.0\.(\d+)(?:\.\d+)?$", text) or re.match(r"^(\d{5})$", text)
-    return int(m.group(1)) if m else None
-
-
 # ---------------------------------------------------------------------------------------------------
 # node name
 
@@ -240,7 +233,7 @@ def supported_builds_table(supported_builds=None):
         return dict(SUPPORTED_BUILDS)
     table = {}
     for item in supported_builds:
-        build = parse_build(item)
+        build = versions.windows_build(item)
         if build is None:
             raise ValueError(item)
         table[build] = SUPPORTED_BUILDS.get(build, "build %d" % build)
@@ -258,7 +251,7 @@ def check_windows_build(windows_build, supported_builds=None):
         return f.result()
     if windows_build is None:
         return f.result()
-    build = parse_build(windows_build)
+    build = versions.windows_build(windows_build)
     listed = ", ".join("%d (%s)" % (b, table[b]) for b in sorted(table))
     if build is None:
         f.fail(var, "Windows version %r is not a Windows build like 10.0.20348; check the gathered facts "

@@ -95,6 +95,14 @@ def release_tag(text):
     return "v%s.%s.%s%s" % (m.group(1), m.group(2), m.group(3), m.group(4) or "")
 
 
+def windows_build(text):
+    """A Windows version's build number: '10.0.20348', '10.0.20348.2113' or '20348' -> 20348; None if the
+    text is no Windows build."""
+    text = str(text or "").strip()
+    m = re.match(r"^10\.0\.(\d+)(?:\.\d+)?$", text) or re.match(r"^(\d{5})$", text)
+    return int(m.group(1)) if m else None
+
+
 def format_version(ver, parts=3, prefix="v"):
     """(1, 36, 4) -> 'v1.36.4' (parts=2: 'v1.36')."""
     return prefix + ".".join(str(p) for p in ver[:parts])

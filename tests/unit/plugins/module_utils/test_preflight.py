@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import preflight
+from ansible_collections.kubewin.nodes.plugins.module_utils import preflight, versions
 
 VALID = dict(
     node_name="win-worker-1",
@@ -330,7 +330,7 @@ def test_hns_vswitch_vnic_counts_as_its_physical_adapter():
 @pytest.mark.parametrize("text, build", [("10.0.20348", 20348), ("10.0.20348.2113", 20348), ("26100", 26100),
                                          ("6.3.9600", None), ("", None)])
 def test_parse_build(text, build):
-    assert preflight.parse_build(text) == build
+    assert versions.windows_build(text) == build
 
 
 def test_supported_builds_override_accepts_new_builds():
