@@ -24,21 +24,27 @@ class ActionModule(ActionBase):
         dummy, args = self.validate_argument_spec(argument_spec=preflight.PREFLIGHT_ARGSPEC)
         host = task_vars.get("inventory_hostname", "?")
         failures, warnings, identity = preflight.run_checks(args)
+        downloads = None
         # A malformed value (a version, a base URL, the proxy, a pin) would only turn into a misleading
         # checksum-fetch error: fetch only when every value that makes up a download is well formed.
-        if args["downloads"] and not any(f["check"] in ("inputs", "downloads") for f in failures):
+        if not any(f["check"] in ("inputs", "downloads") for f in failures):
+            fetch = preflight.fetch_once(
+                lambda url: node_files.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"],
+                                                           args["no_proxy"]))
             # The only check that reads the network: the controller fetches the checksum files and the
             # first byte of each file, the way the node will, and names every URL it cannot have.
-            failures.extend(preflight.download_failures(
-                args["downloads"],
-                lambda url: node_files.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"],
-                                                           args["no_proxy"]),
+            download_failures = preflight.download_failures(
+                args["downloads"], fetch,
                 lambda url: preflight.probe_download(url, args["proxy"], args["checksum_timeout"], args["no_proxy"]),
-                args))
+                args)
+            failures.extend(download_failures)
+            if not download_failures:
+                # What the node role installs, checksums included (win_node_files fetches none again).
+                downloads, resolve_failures = preflight.resolved_downloads(args["downloads"], fetch)
+                failures.extend(resolve_failures)
         # ``warnings`` as text so Ansible shows them; ``warning_findings`` keeps check and variable.
-        result.update(changed=False, failures=failures, warning_findings=warnings, node_ip=identity["node_ip"],
-                      adapter=identity["adapter"],
-                      warnings=[w["message"] for w in warnings])
+        result.update(changed=False, failures=failures, warning_findings=warnings, node=identity,
+                      downloads=downloads, warnings=[w["message"] for w in warnings])
         if failures:
             result.update(failed=True, msg=preflight.failure_message(host, failures))
         else:

@@ -13,7 +13,7 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import node_credenti
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nfacts
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_network as nn
-from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, runtimes, versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 
@@ -66,6 +66,8 @@ class FilterModule(object):
         filters["cni_installed_files"] = _wrap(cni_installed_files)
         filters["cni_installed_dirs"] = _wrap(cni_installed_dirs)
         filters["kubeadm_process_path"] = _wrap(nfacts.kubeadm_process_path)
+        # kubewin_container_runtime | cri_endpoint: where the kubelet and kubeadm reach the runtime.
+        filters["cri_endpoint"] = _wrap(runtimes.cri_endpoint)
         # kube_version | kube_release(server_git_version): the release tag the nodes install.
         filters["kube_release"] = versions.effective_kube_version
         filters["windows_command_line"] = _wrap(ws.render_command_line)

@@ -18,9 +18,8 @@ meaning the kernel's 8472) and vxlan_windows.go (VNI >= 4096, port 4789); kubead
 from __future__ import annotations
 
 import json
-import re
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import flannel, node_state, versions
 
 try:
     import yaml
@@ -33,17 +32,11 @@ except ImportError:  # pragma: no cover - PyYAML ships with ansible-core
 FLANNEL_CONFIGMAPS = ["kube-flannel/kube-flannel-cfg", "kube-system/kube-flannel-cfg"]
 FLANNEL_NET_CONF_KEY = "net-conf.json"
 
-LINUX_VXLAN_DEFAULT_VNI = 1
-LINUX_VXLAN_DEFAULT_PORT = 8472  # flannel passes port 0: the Linux kernel's default VXLAN port
-WINDOWS_VXLAN_MIN_VNI = 4096
-WINDOWS_VXLAN_PORT = 4789
-WINDOWS_BACKENDS = ("vxlan", "host-gw")
 
 KUBEADM_CONFIG = ("kube-system", "kubeadm-config")
 KUBEADM_CLUSTER_CONFIGURATION_KEY = "ClusterConfiguration"
 KUBELET_CONFIG_NAMESPACE = "kube-system"
 
-OS_LABEL = "kubernetes.io/os"
 WINDOWS_BUILD_LABEL = "node.kubernetes.io/windows-build"
 
 
@@ -61,11 +54,6 @@ def split_ref(ref, what="object"):
 
 # --- server version -----------------------------------------------------------------------------
 
-def _leading_int(value):
-    match = re.match(r"\s*(\d+)", str(value if value is not None else ""))
-    return int(match.group(1)) if match else None
-
-
 def parse_server_version(doc):
     """``/version`` -> ``{git_version, version, major, minor, patch, platform}``.
 
@@ -75,8 +63,8 @@ def parse_server_version(doc):
     doc = doc or {}
     git_version = doc.get("gitVersion") or ""
     match = versions.leading(git_version, full=True)
-    major = _leading_int(doc.get("major"))
-    minor = _leading_int(doc.get("minor"))
+    major = versions.leading_number(doc.get("major"))
+    minor = versions.leading_number(doc.get("minor"))
     patch = None
     if match:
         if major is None:
@@ -135,7 +123,7 @@ def parse_flannel_net_conf(text):
     has_backend, backend = go_json_get(doc, "Backend")
     if not has_backend or backend is None:
         backend = {}
-        backend_type = "udp"  # flannel: no Backend at all means udp
+        backend_type = flannel.DEFAULT_BACKEND
         defaults.append("backend_type")
     elif not isinstance(backend, dict):
         raise ClusterFactsError("net-conf.json Backend is not a JSON object")
@@ -145,18 +133,14 @@ def parse_flannel_net_conf(text):
     vni = port = direct_routing = None
     if backend_type == "vxlan":
         dummy, vni = go_json_get(backend, "VNI")
-        vni = _json_int(vni, "Backend VNI")
-        if not vni:
-            vni = LINUX_VXLAN_DEFAULT_VNI
-            defaults.append("vni")
         dummy, port = go_json_get(backend, "Port")
-        port = _json_int(port, "Backend Port")
-        if not port:
-            port = LINUX_VXLAN_DEFAULT_PORT
-            defaults.append("port")
+        vni, port = _json_int(vni, "Backend VNI"), _json_int(port, "Backend Port")
+        dummy, vni_run, port_run = flannel.with_linux_defaults(backend_type, vni, port)
+        defaults.extend(name for name, given, run in (("vni", vni, vni_run), ("port", port, port_run)) if given != run)
+        vni, port = vni_run, port_run
         dummy, direct_routing = go_json_get(backend, "DirectRouting")
         direct_routing = bool(direct_routing)
-    problems = flannel_windows_problems(backend_type, vni, port, direct_routing)
+    problems = flannel.windows_problems(backend_type, vni, port, direct_routing)
     return {
         "network": network,
         "backend_type": backend_type,
@@ -168,31 +152,6 @@ def parse_flannel_net_conf(text):
         "windows_compatible": not problems,
         "windows_problems": problems,
     }
-
-
-def flannel_windows_problems(backend_type, vni=None, port=None, direct_routing=None):
-    """Why Windows flannel could not join this flannel network (empty list: it can)."""
-    if not backend_type:
-        return ["net-conf.json has a Backend without a Type; flannel cannot start. Set Backend Type to "
-                "vxlan or host-gw."]
-    if backend_type not in WINDOWS_BACKENDS:
-        return ["flannel backend %s is not supported on Windows; only vxlan and host-gw are (kubespray: "
-                "flannel_backend_type)." % backend_type]
-    problems = []
-    if backend_type == "vxlan":
-        if vni is not None and vni < WINDOWS_VXLAN_MIN_VNI:
-            problems.append(
-                "vxlan VNI is %d, but Windows flannel needs a VNI of %d or more, and Linux and Windows must use "
-                "the same one: set Backend VNI to %d in net-conf.json (kubespray: flannel_vxlan_vni) and restart "
-                "flannel on the Linux nodes." % (vni, WINDOWS_VXLAN_MIN_VNI, WINDOWS_VXLAN_MIN_VNI))
-        if port is not None and port != WINDOWS_VXLAN_PORT:
-            problems.append(
-                "vxlan UDP port is %d, but Windows only uses %d: set Backend Port to %d in net-conf.json "
-                "(kubespray: flannel_vxlan_port) and restart flannel on the Linux nodes."
-                % (port, WINDOWS_VXLAN_PORT, WINDOWS_VXLAN_PORT))
-        if direct_routing:
-            problems.append("vxlan DirectRouting is not supported by Windows flannel; set it to false.")
-    return problems
 
 
 def flannel_facts(configmap, ref):
@@ -218,39 +177,23 @@ def flannel_not_found():
 
 # --- nodes --------------------------------------------------------------------------------------
 
-def node_condition(node, condition_type):
-    """The condition dict of that type, or None."""
-    for cond in ((node or {}).get("status") or {}).get("conditions") or []:
-        if isinstance(cond, dict) and cond.get("type") == condition_type:
-            return cond
-    return None
-
-
-def node_is_ready(node):
-    """True when the Node's Ready condition has status "True"."""
-    cond = node_condition(node, "Ready")
-    return bool(cond) and cond.get("status") == "True"
-
-
 def node_facts(node):
-    """One entry of ``nodes``."""
-    metadata = (node or {}).get("metadata") or {}
-    labels = metadata.get("labels") or {}
+    """One entry of ``nodes``: node_state's summary of the Node, and what preflight also needs from it."""
+    summary = node_state.node_summary(node or {})
     status = (node or {}).get("status") or {}
-    info = status.get("nodeInfo") or {}
     internal_ip = None
     for address in status.get("addresses") or []:
         if isinstance(address, dict) and address.get("type") == "InternalIP":
             internal_ip = address.get("address")
             break
     return {
-        "ready": node_is_ready(node),
-        "os": labels.get(OS_LABEL) or info.get("operatingSystem"),
-        "kubelet_version": info.get("kubeletVersion"),
-        "windows_build": labels.get(WINDOWS_BUILD_LABEL),
-        "unschedulable": bool(((node or {}).get("spec") or {}).get("unschedulable")),
+        "ready": summary["ready"],
+        "os": summary["os"],
+        "kubelet_version": summary["kubelet_version"],
+        "windows_build": summary["labels"].get(WINDOWS_BUILD_LABEL),
+        "unschedulable": summary["unschedulable"],
         "internal_ip": internal_ip,
-        "architecture": info.get("architecture"),
+        "architecture": (status.get("nodeInfo") or {}).get("architecture"),
     }
 
 

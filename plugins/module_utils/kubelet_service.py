@@ -15,28 +15,29 @@ __metaclass__ = type
 import re
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
+from ansible_collections.kubewin.nodes.plugins.module_utils import runtimes, versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
-from ansible_collections.kubewin.nodes.plugins.module_utils import versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
 from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
 
 SERVICE_ARGSPEC = dict(
     name=dict(type="str", default="kubelet"),
     state=dict(type="str", default="present", choices=["present", "started", "stopped", "absent"]),
     kubelet_version=dict(type="str"),
-    kubelet_path=dict(type="str", default="C:\\k\\kubelet.exe"),
-    config_file=dict(type="str", default="C:\\var\\lib\\kubelet\\config.yaml"),
-    kubeconfig=dict(type="str", default="C:\\etc\\kubernetes\\kubelet.conf"),
-    bootstrap_kubeconfig=dict(type="str", default="C:\\etc\\kubernetes\\bootstrap-kubelet.conf"),
-    cert_dir=dict(type="str", default="C:\\var\\lib\\kubelet\\pki"),
-    kubeadm_flags_file=dict(type="str", default="C:\\var\\lib\\kubelet\\kubeadm-flags.env"),
+    kubelet_path=dict(type="str", default=wp.KUBELET_EXE),
+    config_file=dict(type="str", default=wp.KUBELET_CONFIG),
+    kubeconfig=dict(type="str", default=wp.KUBELET_CONF),
+    bootstrap_kubeconfig=dict(type="str", default=wp.BOOTSTRAP_CONF),
+    cert_dir=dict(type="str", default=wp.KUBELET_PKI),
+    kubeadm_flags_file=dict(type="str", default=wp.KUBEADM_FLAGS),
     container_runtime=dict(type="str", default="containerd", choices=["containerd", "docker"]),
     dependencies=dict(type="list", elements="str"),
     pod_infra_container_image=dict(type="str"),
     extra_args=dict(type="dict", default={}),
     restart_delay_seconds=dict(type="int", default=10),
-    log_runner_path=dict(type="str", default="C:\\k\\kube-log-runner.exe"),
-    log_file=dict(type="str", default="C:\\var\\log\\kubelet\\kubelet.log"),
+    log_runner_path=dict(type="str", default=wp.KUBE_LOG_RUNNER_EXE),
+    log_file=dict(type="str", default=wp.LOG_FILES["kubelet"]),
     watch_seconds=dict(type="int"),
 )
 SERVICE_REQUIRED_IF = [("state", "present", ["kubelet_version"]), ("state", "started", ["kubelet_version"]),
@@ -63,8 +64,8 @@ REMOVED_FLAGS = {
 # Installers pass the pause image to the kubelet only below this version (kubeadm stopped too).
 PAUSE_FLAG_BELOW = (1, 27)
 
-# The kubelet talks to Docker through cri-dockerd (dockershim left the kubelet in 1.24).
-DEFAULT_DEPENDENCIES = {"containerd": ["containerd"], "docker": ["cri-dockerd"]}
+# The service the kubelet talks to (Docker through cri-dockerd).
+DEFAULT_DEPENDENCIES = {name: [r["cri_service"]] for name, r in runtimes.RUNTIMES.items()}
 
 _FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 

@@ -7,18 +7,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, runtimes, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
 
-KUBELET_CONF = "C:\\etc\\kubernetes\\kubelet.conf"
-BOOTSTRAP_CONF = "C:\\etc\\kubernetes\\bootstrap-kubelet.conf"
-CA_CERT = "C:\\etc\\kubernetes\\pki\\ca.crt"
-JOIN_MARKERS = [KUBELET_CONF, BOOTSTRAP_CONF, CA_CERT]
+JOIN_MARKERS = [wp.KUBELET_CONF, wp.BOOTSTRAP_CONF, wp.CA_CERT]
 
-RUNTIMES = {
-    # runtime: (service, named pipe the kubelet talks to)
-    "containerd": ("containerd", "containerd-containerd"),
-    "docker": ("docker", "docker_engine"),
-}
 NODE_SERVICES = ["containerd", "docker", "cri-dockerd", "kubelet", "kube-proxy", "flanneld"]
 
 FACTS_ARGSPEC = dict(
@@ -28,7 +21,7 @@ FACTS_ARGSPEC = dict(
 
 def script_parameters(extra_paths=()):
     return {"Paths": JOIN_MARKERS + list(extra_paths), "Services": NODE_SERVICES,
-            "VersionOf": [service for service, _pipe in RUNTIMES.values()],
+            "VersionOf": [r["service"] for r in runtimes.RUNTIMES.values()],
             # containerd's effective CNI directories (its config.toml may move them).
             "ConfigDumpOf": ["containerd"], "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG}
 
@@ -40,10 +33,7 @@ def parse_runtime_version(output):
     return versions.format_version(ver, prefix="") if ver else None
 
 
-INSTALL_DIR = "C:\\k"
-
-
-def kubeadm_process_path(machine_path, install_dir=INSTALL_DIR):
+def kubeadm_process_path(machine_path, install_dir=wp.INSTALL_DIR):
     """The Path to run kubeadm join / upgrade node with: the install directory first, then the machine Path.
 
     Both commands run ``kubelet --version`` through a PATH lookup in their preflight (KubeletVersion and
@@ -61,9 +51,9 @@ def kubeadm_process_path(machine_path, install_dir=INSTALL_DIR):
 def join_state(paths):
     """joined: kubelet.conf exists (TLS bootstrap finished). partial: an interrupted join left
     bootstrap files behind, which kubeadm's preflight refuses; reset before joining again."""
-    if paths.get(KUBELET_CONF):
+    if paths.get(wp.KUBELET_CONF):
         return "joined"
-    if paths.get(BOOTSTRAP_CONF) or paths.get(CA_CERT):
+    if paths.get(wp.BOOTSTRAP_CONF) or paths.get(wp.CA_CERT):
         return "partial"
     return "fresh"
 
@@ -73,10 +63,11 @@ def node_facts(answer):
     build = "%s.%s.%s" % (version.get("major"), version.get("minor"), version.get("build"))
     services = answer.get("services") or {}
     pipes = set(answer.get("pipes") or [])
-    runtimes = {}
-    for runtime, (service, pipe) in RUNTIMES.items():
+    runtime_facts = {}
+    for runtime, names in runtimes.RUNTIMES.items():
+        service, pipe = names["service"], names["pipe"]
         svc = services.get(service) or {}
-        runtimes[runtime] = {
+        runtime_facts[runtime] = {
             "service_exists": bool(svc.get("exists")),
             "service_status": svc.get("status"),
             "pipe_exists": pipe in pipes,
@@ -90,12 +81,12 @@ def node_facts(answer):
         "windows_build": build,
         "windows_build_full": "%s.%s" % (build, version.get("ubr")) if version.get("ubr") is not None else build,
         "adapters": adapters,
-        "runtimes": runtimes,
+        "runtimes": runtime_facts,
         "services": {name: {"exists": bool(s.get("exists")), "status": s.get("status")}
                      for name, s in services.items()},
         "paths": dict(answer.get("paths") or {}),
         "join_state": join_state(answer.get("paths") or {}),
         "machine_path": answer.get("machine_path") or "",
         # Where each runtime reads CNI configuration and plugins: {bin_dir, conf_dir, source} or {error}.
-        "cni": {runtime: runtime_cni.runtime_cni_dirs(runtime, services) for runtime in RUNTIMES},
+        "cni": {runtime: runtime_cni.runtime_cni_dirs(runtime, services) for runtime in runtimes.NAMES},
     }

@@ -54,6 +54,8 @@ FILES_ARGSPEC = dict(
         extract_dir=dict(type="str"),
         checksum=dict(type="str"),
         checksum_url=dict(type="str"),
+        # The SHA-512 win_node_preflight resolved (its 'downloads' result): used as given, nothing is fetched.
+        sha512=dict(type="str"),
     )),
     files=dict(type="list", elements="dict", default=[], options=dict(
         path=dict(type="str", required=True),
@@ -128,18 +130,22 @@ def pin_checksums(downloads, checksums):
     return pinned
 
 
-def resolve_downloads(downloads, fetch):
-    """Give each download its SHA-512 and destination. ``fetch(url)`` returns a checksum file's text.
+def resolve_checksums(downloads, fetch):
+    """Each download with its SHA-512 (``sha512``) instead of the ways to find it. ``fetch(url)`` returns a
+    checksum file's text.
 
-    A pinned ``checksum`` wins; otherwise ``checksum_url`` (default: the URL + '.sha512', as
-    Kubernetes and the CNI plugins publish them) is fetched.
+    A ``sha512`` already given (win_node_preflight resolved it) is used as it is; a pinned ``checksum``
+    wins over the checksum file; otherwise ``checksum_url`` (default: the URL + '.sha512', as Kubernetes
+    and the CNI plugins publish them) is fetched.
     """
     resolved = []
     for d in downloads:
         if bool(d.get("dest")) == bool(d.get("extract_dir")):
             raise NodeFilesError("download %s: set exactly one of dest (a file) or extract_dir (an archive)"
                                  % d["url"])
-        if d.get("checksum"):
+        if d.get("sha512"):
+            sha = parse_checksum(d["sha512"], "the sha512 given for %s" % d["url"])
+        elif d.get("checksum"):
             sha = parse_checksum(d["checksum"], "the checksum pinned for %s" % d["url"])
         else:
             checksum_url = d.get("checksum_url") or d["url"] + ".sha512"
@@ -150,7 +156,18 @@ def resolve_downloads(downloads, fetch):
                     "could not fetch the checksum of %s from %s (%s); publish it there, set checksum_url, or pin "
                     "the checksum" % (d["url"], checksum_url, e)) from None
             sha = parse_checksum(text, checksum_url)
-        entry = {"url": d["url"], "sha512": sha, "extract_dir": d.get("extract_dir") or ""}
+        entry = {k: d[k] for k in ("url", "dest", "extract_dir") if d.get(k)}
+        entry["sha512"] = sha
+        resolved.append(entry)
+    return resolved
+
+
+def resolve_downloads(downloads, fetch):
+    """Give each download its SHA-512 (resolve_checksums) and destination: an archive's is the stamp file
+    in its directory."""
+    resolved = []
+    for d in resolve_checksums(downloads, fetch):
+        entry = {"url": d["url"], "sha512": d["sha512"], "extract_dir": d.get("extract_dir") or ""}
         entry["dest"] = d.get("dest") or stamp_path(entry)
         resolved.append(entry)
     return resolved

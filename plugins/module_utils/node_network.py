@@ -12,10 +12,8 @@ import ipaddress
 import json
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
-from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, versions
-
-FLANNEL_DIR = "C:\\etc\\kube-flannel"
-KUBE_PROXY_DIR = "C:\\etc\\kube-proxy"
+from ansible_collections.kubewin.nodes.plugins.module_utils import flannel, runtime_cni, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
 
 
 class NetworkConfigError(Exception):
@@ -45,7 +43,7 @@ def json_text(data):
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
-def net_conf(pods_subnet, backend, vni=4096, port=4789):
+def net_conf(pods_subnet, backend, vni=flannel.WINDOWS_VXLAN_MIN_VNI, port=flannel.WINDOWS_VXLAN_PORT):
     """flannel's net-conf.json, as the cluster's kube-flannel-cfg would hold it."""
     conf = {"Network": pods_subnet, "Backend": {"Type": backend}}
     if backend == "vxlan":
@@ -116,7 +114,6 @@ def cni_plugin_types(conf_text):
 # flannel_windows.go) delegates with ipam {"type": "host-local", "subnet": FLANNEL_SUBNET} and no
 # dataDir, so pods' addresses are reserved under the default "/var/lib/cni/networks" (C: drive) in
 # the directory named after the CNI config's "name" (network_name below).
-HOST_LOCAL_DATA_DIR = "C:\\var\\lib\\cni\\networks"
 SOURCE_VIP_OWNER = "kubewin-kube-proxy-source-vip"
 SOURCE_VIP_IFNAME = "source-vip"
 
@@ -148,17 +145,17 @@ def source_vip_reservation(pod_cidr, backend, vni):
     removed by pod churn. It is the same file on every run for the same pod subnet.
     """
     vip = source_vip(pod_cidr)
-    path = "%s\\%s\\%s" % (HOST_LOCAL_DATA_DIR, network_name(backend, vni), vip)
+    path = "%s\\%s\\%s" % (wp.HOST_LOCAL_DATA_DIR, network_name(backend, vni), vip)
     return {"path": path, "content": SOURCE_VIP_OWNER + "\r\n" + SOURCE_VIP_IFNAME}
 
 
-def flanneld_args(node_ip, kubeconfig=FLANNEL_DIR + "\\kubeconfig", conf=FLANNEL_DIR + "\\net-conf.json"):
+def flanneld_args(node_ip, kubeconfig=wp.FLANNEL_DIR + "\\kubeconfig", conf=wp.FLANNEL_DIR + "\\net-conf.json"):
     return ["--kube-subnet-mgr", "--kubeconfig-file=%s" % kubeconfig, "--net-config-path=%s" % conf,
             "--iface=%s" % node_ip, "--ip-masq=false"]
 
 
 def kube_proxy_args(node_name, pods_subnet, backend, vni, pod_cidr=None, kube_version=None,
-                    kubeconfig=KUBE_PROXY_DIR + "\\kubeconfig"):
+                    kubeconfig=wp.KUBE_PROXY_DIR + "\\kubeconfig"):
     """kube-proxy's arguments. Feature gates are rendered for ``kube_version``: the overlay proxier
     needs WinOverlay on (pkg/proxy/winkernel/proxier.go), which is the default from 1.20 and locked
     from 1.34, so the gate is passed only to versions where it is off by default."""

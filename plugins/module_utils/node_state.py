@@ -16,6 +16,8 @@ from __future__ import annotations
 import copy
 import re
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
+
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -83,18 +85,11 @@ def format_conditions(node):
     return "; ".join(lines) if lines else "(no conditions reported yet)"
 
 
-# Where kubewin.nodes' Windows services log (service_logs.LOG_FILES: kube-log-runner writes the
-# kubelet's and kube-proxy's output, NSSM flanneld's).
-WINDOWS_LOGS = {"kubelet": "C:\\var\\log\\kubelet\\kubelet.log",
-                "kube-proxy": "C:\\var\\log\\kubelet\\kube-proxy.log",
-                "flanneld": "C:\\var\\log\\kubelet\\flanneld.log"}
-
-
 def kubelet_hint(name):
     return ("Look at the kubelet service on %s: on Windows 'Get-Service kubelet' and its log %s (written by "
             "kube-log-runner; 'Get-Content -Tail 50 %s'), and the System event log for the Service Control "
             "Manager's entries; on Linux 'systemctl status kubelet' and 'journalctl -u kubelet'."
-            % (name, WINDOWS_LOGS["kubelet"], WINDOWS_LOGS["kubelet"]))
+            % (name, wp.LOG_FILES["kubelet"], wp.LOG_FILES["kubelet"]))
 
 
 def not_registered_message(name, timeout):
@@ -106,8 +101,8 @@ def not_registered_message(name, timeout):
 def not_ready_message(name, node, timeout):
     return ("Node %s did not become Ready within %ss. Its conditions: %s. %s For a Windows node also check that "
             "the CNI (flannel) and kube-proxy run there (their logs: %s, %s): a node without a working pod network "
-            "stays NotReady." % (name, timeout, format_conditions(node), kubelet_hint(name), WINDOWS_LOGS["flanneld"],
-                                 WINDOWS_LOGS["kube-proxy"]))
+            "stays NotReady." % (name, timeout, format_conditions(node), kubelet_hint(name), wp.LOG_FILES["flanneld"],
+                                 wp.LOG_FILES["kube-proxy"]))
 
 
 def label_mismatches(node, required):

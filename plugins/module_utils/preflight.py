@@ -18,7 +18,7 @@ import re
 import urllib.parse
 import urllib.request
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import hostprocess, node_files, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import flannel, hostprocess, node_files, runtimes, versions
 
 PREFLIGHT_ARGSPEC = dict(
     node_name=dict(type="str", required=True),
@@ -117,7 +117,6 @@ VARIABLES = {
     "checksums": "kubewin_checksums",
 }
 
-CONTAINER_RUNTIMES = ("containerd", "docker")
 DEPLOYMENT_MODES = ("services", "hostprocess")
 
 # Windows Server builds this collection supports (LTSC releases Kubernetes supports on Windows).
@@ -127,10 +126,6 @@ SUPPORTED_BUILDS = {
     26100: "Windows Server 2025",
 }
 
-RUNTIME_PIPES = {
-    "containerd": "\\\\.\\pipe\\containerd-containerd",
-    "docker": "\\\\.\\pipe\\docker_engine",
-}
 CONTAINERD_HOSTPROCESS_MIN = (1, 6)
 CONTAINERD_RECOMMENDED = (1, 7)
 # The floor the README states (containerd >= 1.6). It is also what the kubelet needs from Kubernetes
@@ -139,14 +134,6 @@ CONTAINERD_MIN = (1, 6)
 DOCKERSHIM_REMOVED = (1, 24)
 HOSTPROCESS_BETA = (1, 23)
 HOSTPROCESS_GA = (1, 26)
-
-FLANNEL_BACKENDS = ("vxlan", "host-gw")
-WINDOWS_VXLAN_MIN_VNI = 4096
-VXLAN_MAX_VNI = 16777215
-WINDOWS_VXLAN_PORT = 4789
-# What Linux flannel uses when net-conf.json leaves Backend.VNI / Backend.Port out.
-FLANNEL_LINUX_DEFAULT_VNI = 1
-FLANNEL_LINUX_DEFAULT_PORT = 8472
 
 NETBIOS_MAX = 15
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -186,13 +173,6 @@ class Findings:
 
 def _v(ver, parts=3):
     return versions.format_version(ver, parts)
-
-
-def parse_build(text):
-    """'10.0.20348', '10.0.20348.2113' or '20348' -> 20348; None if the text is no Windows build."""
-    text = str(text or "").strip()
-    m = re.match(r"^10\.0\.(\d+)(?:\.\d+)?$", text) or re.match(r"^(\d{5})$", text)
-    return int(m.group(1)) if m else None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -253,7 +233,7 @@ def supported_builds_table(supported_builds=None):
         return dict(SUPPORTED_BUILDS)
     table = {}
     for item in supported_builds:
-        build = parse_build(item)
+        build = versions.windows_build(item)
         if build is None:
             raise ValueError(item)
         table[build] = SUPPORTED_BUILDS.get(build, "build %d" % build)
@@ -271,7 +251,7 @@ def check_windows_build(windows_build, supported_builds=None):
         return f.result()
     if windows_build is None:
         return f.result()
-    build = parse_build(windows_build)
+    build = versions.windows_build(windows_build)
     listed = ", ".join("%d (%s)" % (b, table[b]) for b in sorted(table))
     if build is None:
         f.fail(var, "Windows version %r is not a Windows build like 10.0.20348; check the gathered facts "
@@ -299,7 +279,7 @@ def check_container_runtime(container_runtime, runtime, deployment_mode, kube_ve
     f = Findings("container_runtime")
     var = VARIABLES["container_runtime"]
     mode_var = VARIABLES["deployment_mode"]
-    if container_runtime not in CONTAINER_RUNTIMES:
+    if container_runtime not in runtimes.NAMES:
         return f.result()  # check_inputs names the typo; nothing below means anything for it
     kube = _kube(kube_version)
     if container_runtime == "docker":
@@ -315,7 +295,7 @@ def check_container_runtime(container_runtime, runtime, deployment_mode, kube_ve
                    % (var, _v(kube), var))
     if not runtime:
         return f.result()
-    pipe = RUNTIME_PIPES[container_runtime]
+    pipe = runtimes.pipe_path(container_runtime)
     if not runtime.get("service_exists"):
         f.fail(var, "%s is %s but the %s service does not exist on this host; install %s (and register its "
                     "service) or set %s to the runtime this host has"
@@ -452,16 +432,6 @@ def check_subnets(kube_pods_subnet, kube_service_addresses, cluster_pod_subnet=N
 # network plugin (flannel)
 
 
-def _flannel_cluster_values(cluster_flannel):
-    backend = (cluster_flannel.get("backend_type") or "vxlan").lower()
-    vni = cluster_flannel.get("vni")
-    port = cluster_flannel.get("port")
-    if backend == "vxlan":
-        vni = FLANNEL_LINUX_DEFAULT_VNI if vni is None else vni
-        port = FLANNEL_LINUX_DEFAULT_PORT if port in (None, 0) else port
-    return backend, vni, port
-
-
 def check_settings_conflicts(conflicts):
     """Inventory values that differ from the cluster's: one failure each (the same variable and value seen by
     several hosts, e.g. from group_vars/all, once)."""
@@ -483,26 +453,27 @@ def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxla
     plugin_var = VARIABLES["kube_network_plugin"]
     backend_var = VARIABLES["flannel_backend_type"]
     vni_var, port_var = VARIABLES["flannel_vxlan_vni"], VARIABLES["flannel_vxlan_port"]
+    min_vni, win_port = flannel.WINDOWS_VXLAN_MIN_VNI, flannel.WINDOWS_VXLAN_PORT
     if (kube_network_plugin or "").lower() != "flannel":
         f.fail(plugin_var, "%s is %r; kubewin.nodes supports flannel only on Windows nodes: the cluster must run "
                            "flannel (set %s: flannel in kubespray)" % (plugin_var, kube_network_plugin, plugin_var))
         return f.result()
     backend = (flannel_backend_type or "").lower()
-    if backend not in FLANNEL_BACKENDS:
+    if backend not in flannel.WINDOWS_BACKENDS:
         f.fail(backend_var,
                "%s is %r; flannel on Windows supports vxlan and host-gw only: set %s: vxlan (or host-gw), "
                "the same as the Linux nodes" % (backend_var, flannel_backend_type, backend_var))
         return f.result()
     if backend == "vxlan":
-        fix = FLANNEL_CLUSTER_FIX % (WINDOWS_VXLAN_MIN_VNI, WINDOWS_VXLAN_PORT)
-        if flannel_vxlan_vni is None or not WINDOWS_VXLAN_MIN_VNI <= flannel_vxlan_vni <= VXLAN_MAX_VNI:
+        fix = FLANNEL_CLUSTER_FIX % (min_vni, win_port)
+        if not flannel.vni_usable(flannel_vxlan_vni):
             f.fail(vni_var, "%s is %s; flannel on Windows needs a VXLAN VNI from %d to %d (kubespray's default 1 "
                             "does not work) and the Linux flannel must use the same VNI: %s"
-                   % (vni_var, flannel_vxlan_vni, WINDOWS_VXLAN_MIN_VNI, VXLAN_MAX_VNI, fix))
-        if flannel_vxlan_port != WINDOWS_VXLAN_PORT:
+                   % (vni_var, flannel_vxlan_vni, min_vni, flannel.VXLAN_MAX_VNI, fix))
+        if flannel_vxlan_port != win_port:
             f.fail(port_var, "%s is %s; Windows VXLAN works on UDP port %d only (kubespray's default 8472 does not "
                              "work) and the Linux flannel must use the same port: %s"
-                   % (port_var, flannel_vxlan_port, WINDOWS_VXLAN_PORT, fix))
+                   % (port_var, flannel_vxlan_port, win_port, fix))
         if direct_routing or (cluster_flannel or {}).get("direct_routing"):
             dr_var = VARIABLES["flannel_vxlan_direct_routing"]
             f.fail(dr_var, "%s is true (DirectRouting in the cluster's flannel net-conf.json); Windows flannel's vxlan "
@@ -519,32 +490,32 @@ def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxla
         f.fail(plugin_var, "%s is flannel but the cluster has no flannel ConfigMap (kube-flannel-cfg); deploy "
                            "flannel on the Linux nodes first (kubespray: %s: flannel)" % (plugin_var, plugin_var))
         return f.result()
-    c_backend, c_vni, c_port = _flannel_cluster_values(cluster_flannel)
+    c_backend, c_vni, c_port = flannel.with_linux_defaults((cluster_flannel.get("backend_type") or "vxlan").lower(),
+                                                           cluster_flannel.get("vni"), cluster_flannel.get("port"))
     if c_backend != backend:
         f.fail(backend_var, "%s is %s but the cluster's flannel uses backend %s; all nodes must use the same "
                             "backend: set %s: %s" % (backend_var, backend, c_backend, backend_var, c_backend))
     elif backend == "vxlan":
-        cluster_ok = c_vni is not None and WINDOWS_VXLAN_MIN_VNI <= c_vni <= VXLAN_MAX_VNI \
-            and c_port == WINDOWS_VXLAN_PORT
+        cluster_ok = flannel.vni_usable(c_vni) and c_port == win_port
         if c_vni != flannel_vxlan_vni:
             if cluster_ok:
                 fix = "set %s: %s to match the cluster" % (vni_var, c_vni)
             else:
-                fix = FLANNEL_CLUSTER_FIX % (WINDOWS_VXLAN_MIN_VNI, WINDOWS_VXLAN_PORT)
+                fix = FLANNEL_CLUSTER_FIX % (min_vni, win_port)
             f.fail(vni_var, "the cluster's flannel uses VXLAN VNI %s but %s is %s; Linux and Windows flannel must "
                             "use the same VNI%s: %s"
                    % (c_vni, vni_var, flannel_vxlan_vni,
-                      " and Windows needs >= %d" % WINDOWS_VXLAN_MIN_VNI if c_vni < WINDOWS_VXLAN_MIN_VNI else "",
+                      " and Windows needs >= %d" % min_vni if c_vni < min_vni else "",
                       fix))
         if c_port != flannel_vxlan_port:
-            if c_port == WINDOWS_VXLAN_PORT:
+            if c_port == win_port:
                 fix = "set %s: %d to match the cluster" % (port_var, c_port)
             else:
-                fix = FLANNEL_CLUSTER_FIX % (WINDOWS_VXLAN_MIN_VNI, WINDOWS_VXLAN_PORT)
+                fix = FLANNEL_CLUSTER_FIX % (min_vni, win_port)
             f.fail(port_var, "the cluster's flannel uses VXLAN port %s but %s is %s; Linux and Windows flannel must "
                              "use the same port%s: %s"
                    % (c_port, port_var, flannel_vxlan_port,
-                      " and Windows needs %d" % WINDOWS_VXLAN_PORT if c_port != WINDOWS_VXLAN_PORT else "", fix))
+                      " and Windows needs %d" % win_port if c_port != win_port else "", fix))
     network = cluster_flannel.get("network")
     if network and pods_net is not None:
         try:
@@ -849,7 +820,7 @@ def check_inputs(kube_version=None, server_version=None, container_runtime="cont
             f.fail(VARIABLES[opt], "%s %r is not a release tag: write the tag exactly as it appears in the release's "
                                    "download URL, v and major.minor.patch (%s)"
                    % (VARIABLES[opt], value, "here %s" % tag if tag else "e.g. %s" % example))
-    for opt, choices in (("container_runtime", CONTAINER_RUNTIMES), ("deployment_mode", DEPLOYMENT_MODES)):
+    for opt, choices in (("container_runtime", runtimes.NAMES), ("deployment_mode", DEPLOYMENT_MODES)):
         value = {"container_runtime": container_runtime, "deployment_mode": deployment_mode}[opt]
         if value not in choices:
             f.fail(VARIABLES[opt], "%s is %r; it must be one of: %s%s"
@@ -1002,6 +973,29 @@ def unavailable_failure(unavailable, inputs):
     return finding("downloads", variable, message)
 
 
+def fetch_once(fetch):
+    """``fetch`` that asks for each URL once per run of the plugin: the checksum files preflight checks are
+    the ones the node's downloads are verified against, so they are fetched once per host."""
+    texts = {}
+
+    def cached(url):
+        if url not in texts:
+            texts[url] = fetch(url)
+        return texts[url]
+
+    return cached
+
+
+def resolved_downloads(downloads, fetch):
+    """(the downloads with their SHA-512, as win_node_files takes them; failures): the one place a
+    download's checksum is decided (pinned, else its checksum file). ``fetch`` should be the one
+    download_failures used (fetch_once), so no checksum file is read twice."""
+    try:
+        return node_files.resolve_checksums(downloads or [], fetch), []
+    except node_files.NodeFilesError as e:
+        return None, [finding("downloads", VARIABLES["checksums"], str(e))]
+
+
 def download_failures(downloads, fetch, probe, inputs):
     """The findings about the node's downloads that need the network (the controller fetches the
     checksum files and the first byte of each file): a malformed pinned checksum, by its URL, and ONE
@@ -1023,8 +1017,8 @@ def download_failures(downloads, fetch, probe, inputs):
 
 def run_checks(inputs):
     """Run every check on the task's options; return (failures, warnings, identity): failures and
-    warnings are lists of {check, variable, message}; identity is the host's network identity the
-    roles use ({node_ip, adapter}, None where unknown): this is its only producer."""
+    warnings are lists of {check, variable, message}; identity is the node as the roles use it
+    ({name, ip, adapter}, None where unknown): this is its only producer."""
     i = dict((k, spec.get("default")) for k, spec in PREFLIGHT_ARGSPEC.items())
     i.update((k, v) for k, v in inputs.items() if v is not None)
     # The version the node gets: kube_version in either spelling, else the API server's.
@@ -1050,7 +1044,7 @@ def run_checks(inputs):
     results.append(check_existing_node(i["node_name"], i["existing_node"], i["joined"]))
     adapter_result, node_ips = check_network_adapter(i["adapters"], i["adapter_name"], i["kube_network_plugin"])
     results.append(adapter_result)
-    identity = {"node_ip": str(node_ips[0]) if node_ips else None,
+    identity = {"name": i["node_name"], "ip": str(node_ips[0]) if node_ips else None,
                 "adapter": chosen_adapter(i["adapters"], i["adapter_name"], node_ips)}
     results.append(check_node_ip(node_ips, pods, svc))
     results.append(check_cni_dirs(i["container_runtime"], i["deployment_mode"], i["cni_dirs"]))

@@ -30,15 +30,8 @@ __metaclass__ = type
 
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
 
-LOG_DIR = "C:\\var\\log\\kubelet"
-LOG_RUNNER = "C:\\k\\kube-log-runner.exe"
-# The log file of each service the collection creates (flanneld's is NSSM's AppStdout/AppStderr).
-LOG_FILES = {
-    "kubelet": LOG_DIR + "\\kubelet.log",
-    "kube-proxy": LOG_DIR + "\\kube-proxy.log",
-    "flanneld": LOG_DIR + "\\flanneld.log",
-}
 # kube-log-runner rotates its file with -log-file-size and -log-file-age (kubernetes PR #127667,
 # merged 2024-10; read in k8s.io/component-base v0.37.2 logs/kube-log-runner/kube-log-runner.go).
 # A release without them exits on the unknown flag, so they are passed only from the oldest
@@ -53,10 +46,10 @@ LOG_TAIL_LINES = 20
 
 
 def log_file(service):
-    return LOG_FILES.get(str(service).lower())
+    return wp.LOG_FILES.get(str(service).lower())
 
 
-def log_runner_argv(program_argv, log_path, version, log_runner=LOG_RUNNER):
+def log_runner_argv(program_argv, log_path, version, log_runner=wp.KUBE_LOG_RUNNER_EXE):
     """``program_argv`` run through kube-log-runner writing to ``log_path`` (stdout and stderr)."""
     argv = [log_runner, "-log-file=%s" % log_path]
     if tuple(version[:2]) >= LOG_ROTATION_FROM:
@@ -64,7 +57,7 @@ def log_runner_argv(program_argv, log_path, version, log_runner=LOG_RUNNER):
     return argv + list(program_argv)
 
 
-def kube_log_runner(program_argv, log_path, kube_version, log_runner=LOG_RUNNER):
+def kube_log_runner(program_argv, log_path, kube_version, log_runner=wp.KUBE_LOG_RUNNER_EXE):
     """Filter form of log_runner_argv: the version as text ('v1.37.2')."""
     version = versions.parse(kube_version)
     if version is None:

@@ -52,6 +52,13 @@ def leading(text, full=False):
     return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
 
 
+def leading_number(text):
+    """The number a version field starts with (the API server's minor '28+' of a provider build -> 28); None
+    when it starts with none."""
+    m = re.match(r"\s*(\d+)", str(text if text is not None else ""))
+    return int(m.group(1)) if m else None
+
+
 def kube_release(text):
     """A Kubernetes release version in either spelling -> its tag 'v1.36.4'; None if it is none."""
     m = _KUBE_RELEASE.match(str(text if text is not None else "").strip())
@@ -86,6 +93,14 @@ def release_tag(text):
     if not m:
         return None
     return "v%s.%s.%s%s" % (m.group(1), m.group(2), m.group(3), m.group(4) or "")
+
+
+def windows_build(text):
+    """A Windows version's build number: '10.0.20348', '10.0.20348.2113' or '20348' -> 20348; None if the
+    text is no Windows build."""
+    text = str(text or "").strip()
+    m = re.match(r"^10\.0\.(\d+)(?:\.\d+)?$", text) or re.match(r"^(\d{5})$", text)
+    return int(m.group(1)) if m else None
 
 
 def format_version(ver, parts=3, prefix="v"):

@@ -56,6 +56,11 @@ options:
       checksum_url:
         description: URL of the checksum file. Defaults to the O(downloads[].url) with C(.sha512) appended.
         type: str
+      sha512:
+        description:
+          - The SHA-512 (hex) from the C(downloads) result of M(kubewin.nodes.win_node_preflight), used as given
+            (no checksum file is fetched). Wins over O(downloads[].checksum) and O(downloads[].checksum_url).
+        type: str
   files:
     description: Files to write.
     type: list

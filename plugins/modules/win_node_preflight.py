@@ -298,28 +298,34 @@ author:
 """
 
 EXAMPLES = r"""
+# The preflight role passes every option; a shorter call for one host (win_node_facts ran before it):
+- name: Read the Windows host
+  kubewin.nodes.win_node_facts:
+
 - name: Check the host before anything changes
   kubewin.nodes.win_node_preflight:
     node_name: "{{ kubewin_node_name }}"
-    hostname: "{{ ansible_hostname }}"
-    windows_build: "{{ ansible_distribution_version }}"
-    container_runtime: "{{ kubewin_container_runtime }}"
-    runtime: "{{ kubewin_runtime_facts }}"
-    deployment_mode: "{{ kubewin_deployment_mode }}"
-    kube_pods_subnet: "{{ kube_pods_subnet | default(omit) }}"
-    kube_service_addresses: "{{ kube_service_addresses | default(omit) }}"
-    cluster_pod_subnet: "{{ kubewin_cluster.pod_subnet }}"
-    cluster_service_subnet: "{{ kubewin_cluster.service_subnet }}"
-    flannel_backend_type: "{{ flannel_backend_type | default('vxlan') }}"
-    flannel_vxlan_vni: "{{ flannel_vxlan_vni | default(4096) }}"
-    flannel_vxlan_port: "{{ flannel_vxlan_port | default(4789) }}"
-    cluster_flannel: "{{ kubewin_cluster.flannel }}"
-    kube_version: "{{ kube_version | default(omit) }}"
-    server_version: "{{ kubewin_cluster.server_version }}"
-    existing_node: "{{ kubewin_existing_node }}"
-    joined: "{{ kubewin_kubelet_conf.exists }}"
-    adapters: "{{ kubewin_adapters }}"
-    adapter_name: "{{ kubewin_network_adapter | default(omit) }}"
+    hostname: "{{ kubewin_node.hostname }}"
+    windows_build: "{{ kubewin_node.windows_build }}"
+    container_runtime: containerd
+    runtime: "{{ kubewin_node.runtimes.containerd }}"
+    deployment_mode: services
+    cluster_pod_subnet: "{{ _cluster.kubeadm_config.pod_subnet }}"
+    cluster_service_subnet: "{{ _cluster.kubeadm_config.service_subnet }}"
+    cluster_flannel: "{{ _cluster.flannel }}"
+    server_version: "{{ _cluster.server_version.git_version }}"
+    joined: "{{ kubewin_node.join_state == 'joined' }}"
+    adapters: "{{ kubewin_node.adapters }}"
+    adapter_name: "{{ kubewin_network_adapter | default(omit, true) }}"
+    downloads: "{{ kubewin_node_downloads }}"
+  register: _preflight
+  vars:
+    _cluster: "{{ hostvars[groups['kube_control_plane'] | first].kubewin_cluster }}"
+
+- name: The node as the other roles use it, and its downloads with their checksums
+  ansible.builtin.set_fact:
+    kubewin_node_spec: "{{ _preflight.node }}"
+    kubewin_node_resolved_downloads: "{{ _preflight.downloads }}"
 """
 
 RETURN = r"""
@@ -337,19 +343,27 @@ warning_findings:
   elements: dict
   sample: [{"check": "network_plugin", "variable": "flannel_backend_type",
             "message": "flannel_backend_type: host-gw routes pod traffic directly between node IPs ..."}]
-node_ip:
+node:
   description:
-    - The node's IPv4 address, from the adapter named by O(adapter_name) or the host's only adapter with one (an
-      address HNS moved to the host vNIC C(vEthernet (<adapter>)) counts for that adapter). The roles use this value
-      for the kubelet's C(--node-ip), flanneld and the CNI config; nothing else computes it.
+    - The node as the roles use it, and the only place it is worked out. C(name) is O(node_name); C(ip) is the
+      node's IPv4 address, from the adapter named by O(adapter_name) or the host's only adapter with one (an address
+      HNS moved to the host vNIC C(vEthernet (<adapter>)) counts for that adapter), used for the kubelet's
+      C(--node-ip), flanneld and the CNI config; C(adapter) is the physical adapter that carries it, in the host's
+      own spelling. C(ip) and C(adapter) are null when unknown.
   returned: always
-  type: str
-  sample: 10.50.0.10
-adapter:
-  description: The physical adapter that carries RV(node_ip), in the host's own spelling.
+  type: dict
+  sample: {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Ethernet"}
+downloads:
+  description:
+    - O(downloads), each with its SHA-512 (C(sha512)) in place of O(downloads[].checksum) and
+      O(downloads[].checksum_url), for M(kubewin.nodes.win_node_files), which then fetches no checksum again.
+      Checksum files are fetched once per host.
+    - Null when the downloads could not be checked (the task failed).
   returned: always
-  type: str
-  sample: Ethernet
+  type: list
+  elements: dict
+  sample: [{"url": "https://dl.k8s.io/release/v1.33.2/bin/windows/amd64/kubelet.exe", "dest": "C:\\k\\kubelet.exe",
+            "sha512": "<128 hex digits>"}]
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -78,12 +78,6 @@ BAD_INPUTS = [
      "'1.37' is not a Kubernetes release version: write it as major.minor.patch"),
     ("bootstrap-token-malformed", "ws2022-containerd", {"kubeadm_token": "abcdef.0123456789ABCDEF"},
      "kubeadm_token", "[a-z0-9]{6}.[a-z0-9]{16}"),
-    ("runtime-typo", "ws2022-containerd", {"kubewin_container_runtime": "containerdd"},
-     "kubewin_container_runtime", "it must be one of: containerd, docker (did you mean containerd?)"),
-    ("deployment-mode-typo", "ws2022-containerd", {"kubewin_deployment_mode": "service"},
-     "kubewin_deployment_mode", "it must be one of: services, hostprocess (did you mean services?)"),
-    ("backend-typo", "ws2022-containerd", {"flannel_backend_type": "vxlna"}, "flannel_backend_type",
-     "set flannel_backend_type: vxlan"),
     ("flannel-version-malformed", "ws2022-containerd", {"kubewin_flannel_version": "0.26.7"},
      "kubewin_flannel_version", "here v0.26.7"),
     ("proxy-url-malformed", "ws2022-containerd", {"kubewin_http_proxy": "proxy.corp:3128"}, "kubewin_http_proxy",
@@ -113,6 +107,30 @@ def test_bad_input_fails_before_any_change(tmp_path, api, case, profile, variabl
     assert "template" not in messages.lower() and "Traceback" not in text, messages
     if "kubeadm_token" in variables:  # a secret, even a malformed one, is never shown
         assert variables["kubeadm_token"].split(".")[1] not in text
+    assert sc.dump("win-1") == before and bootstrap_tokens(core) == tokens
+
+
+# A value outside an option's choices stops at the kubewin role's argument spec (which reset.yml runs too).
+MISSPELT = [
+    ("runtime-typo", {"kubewin_container_runtime": "containerdd"}, "kubewin_container_runtime",
+     "must be one of: containerd, docker, got: containerdd"),
+    ("deployment-mode-typo", {"kubewin_deployment_mode": "service"}, "kubewin_deployment_mode",
+     "must be one of: services, hostprocess, got: service"),
+    ("backend-typo", {"flannel_backend_type": "vxlna"}, "flannel_backend_type",
+     "must be one of: vxlan, host-gw, got: vxlna"),
+]
+
+
+@pytest.mark.parametrize("case, variables, variable, fix", MISSPELT, ids=[c[0] for c in MISSPELT])
+def test_misspelt_choice_fails_before_any_change(tmp_path, api, case, variables, variable, fix):
+    core, _ = api
+    variables = dict({"kubewin_node_name": "bad-{{ inventory_hostname }}"}, **variables)
+    sc = scenario.Scenario(tmp_path, nodes=1, profile="ws2022-containerd", **variables)
+    before, tokens = sc.dump("win-1"), bootstrap_tokens(core)
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc != 0, "%s was not refused" % case
+    messages = "\n".join(scenario.failures(doc))
+    assert variable in messages and fix in messages, messages or text[-2000:]
     assert sc.dump("win-1") == before and bootstrap_tokens(core) == tokens
 
 

@@ -157,6 +157,28 @@ def test_an_unreachable_checksum_stops_the_run_before_any_change(make_preflight,
     assert "kubewin_checksums" in result["msg"] and url + ".sha512 (404 Not Found)" in result["msg"]
 
 
+def test_the_node_and_its_verified_downloads_are_returned_with_each_checksum_fetched_once(make_preflight,
+                                                                                         monkeypatch):
+    """preflight is the one producer of the node (name, IP, adapter) and of the downloads' checksums: the node
+    role installs what it returns, and no checksum file is read twice."""
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files
+
+    fetched = []
+    monkeypatch.setattr(node_files, "fetch_checksum_file",
+                        lambda url, *a, **k: fetched.append(url) or ("c" * 128 + "  kubelet.exe\n"))
+    url = "https://mirror.example/release/v1.31.4/bin/windows/amd64/kubelet.exe"
+    action, guard, dummy = make_preflight(dict(GOOD, downloads=[
+        {"url": url, "dest": "C:\\k\\kubelet.exe"},
+        {"url": "https://mirror.example/nssm.zip", "extract_dir": "C:\\k\\nssm", "checksum": "sha512:" + "D" * 128}]))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert not result.get("failed"), result.get("msg")
+    assert fetched == [url + ".sha512"] and guard.calls == []
+    assert result["node"] == {"name": "win-worker-1", "ip": "192.168.10.21", "adapter": "Ethernet0"}
+    assert result["downloads"] == [
+        {"url": url, "dest": "C:\\k\\kubelet.exe", "sha512": "c" * 128},
+        {"url": "https://mirror.example/nssm.zip", "extract_dir": "C:\\k\\nssm", "sha512": "d" * 128}]
+
+
 def test_a_malformed_version_is_named_and_no_checksum_is_fetched_for_it(make_preflight, monkeypatch):
     """A bad version used to surface as 'could not fetch the checksum of .../1.36/...'."""
     from ansible_collections.kubewin.nodes.plugins.module_utils import node_files

@@ -116,3 +116,18 @@ def test_kubelet_config_that_is_no_mapping_is_an_error():
 
 def test_headless_dns_service_has_no_cluster_ip():
     assert cf.dns_service_facts({"spec": {"clusterIP": "None"}}, "kube-system/kube-dns")["cluster_ip"] is None
+
+
+def test_node_facts_agree_with_node_state():
+    """cluster_info's per-Node summary is node_state's (what k8s_node waits on): one reading of a Node."""
+    from ansible_collections.kubewin.nodes.plugins.module_utils import node_state
+
+    node = {"metadata": {"name": "win-2"},
+            "status": {"conditions": [{"type": "MemoryPressure", "status": "False"},
+                                      {"type": "Ready", "status": "True"}],
+                       "nodeInfo": {"kubeletVersion": "v1.31.0", "operatingSystem": "windows"}}}
+    facts, summary = cf.node_facts(node), node_state.node_summary(node)
+    assert facts["ready"] is summary["ready"] is True
+    assert (facts["os"], facts["kubelet_version"]) == (summary["os"], summary["kubelet_version"])
+    assert facts["os"] == "windows" and facts["kubelet_version"] == "v1.31.0"
+    assert facts["internal_ip"] is None and facts["windows_build"] is None

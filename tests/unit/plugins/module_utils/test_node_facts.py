@@ -1,6 +1,7 @@
 import pytest
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nf
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
 
 
 def answer(**over):
@@ -39,9 +40,9 @@ def test_runtime_versions(output, version):
 
 @pytest.mark.parametrize("present, state", [
     ([], "fresh"),
-    ([nf.BOOTSTRAP_CONF], "partial"),
-    ([nf.CA_CERT], "partial"),
-    ([nf.KUBELET_CONF, nf.CA_CERT], "joined"),
+    ([wp.BOOTSTRAP_CONF], "partial"),
+    ([wp.CA_CERT], "partial"),
+    ([wp.KUBELET_CONF, wp.CA_CERT], "joined"),
 ])
 def test_join_state_tells_an_interrupted_join_apart(present, state):
     paths = {p: p in present for p in nf.JOIN_MARKERS}
@@ -59,3 +60,20 @@ def test_kubeadm_gets_the_install_dir_first_on_its_path():
     assert nf.kubeadm_process_path(machine) == "C:\\k;C:\\Windows\\system32;C:\\Windows;C:\\Program Files\\containerd"
     assert nf.kubeadm_process_path("") == "C:\\k"
     assert nf.node_facts({"machine_path": machine})["machine_path"] == machine
+
+
+def test_windows_paths_have_one_home():
+    """Issue 9: the host's paths are written once (module_utils/windows_paths.py), not in each module."""
+    import os
+    import re
+
+    root = os.path.dirname(wp.__file__)
+    offenders = []
+    for name in os.listdir(root):
+        if name.endswith(".py") and name not in ("windows_paths.py", "runtime_cni.py", "preflight.py",
+                                                  "win_scripts.py", "node_files.py"):
+            with open(os.path.join(root, name)) as f:
+                if re.search(r'"C:\\\\(k|etc|var)\b', f.read()):
+                    offenders.append(name)
+    assert offenders == []
+    assert wp.LOG_FILES["kube-proxy"] == "C:\\var\\log\\kubelet\\kube-proxy.log"

@@ -38,6 +38,29 @@ def test_pinned_checksum_needs_no_fetch():
     assert out[0]["sha512"] == SHA
 
 
+def test_a_checksum_preflight_resolved_is_used_without_a_fetch():
+    """win_node_preflight hands the node role each download with its sha512: checksums are fetched once per host."""
+    given = [{"url": URL, "dest": "C:\\k\\kubelet.exe", "sha512": SHA.upper(), "checksum": "f" * 128},
+             {"url": URL + ".zip", "extract_dir": "C:\\k\\nssm", "sha512": SHA}]
+    out = nfiles.resolve_downloads(given, fetch=lambda url: pytest.fail("fetched %s" % url))
+    assert [(d["url"], d["dest"], d["sha512"]) for d in out] == [
+        (URL, "C:\\k\\kubelet.exe", SHA), (URL + ".zip", "C:\\k\\nssm\\.kubewin-kubelet.exe.zip.sha512", SHA)]
+
+
+def test_resolved_checksums_keep_the_shape_win_node_files_takes():
+    """What preflight returns goes back into win_node_files unchanged: url, dest or extract_dir, and sha512."""
+    out = nfiles.resolve_checksums([{"url": URL, "dest": "C:\\k\\kubelet.exe", "checksum_url": URL + ".sha512",
+                                     "checksum": None, "extract_dir": None}],
+                                   fetch={URL + ".sha512": SHA + "  kubelet.exe\n"}.__getitem__)
+    assert out == [{"url": URL, "dest": "C:\\k\\kubelet.exe", "sha512": SHA}]
+    assert nfiles.resolve_downloads(out, fetch=lambda url: pytest.fail("fetched"))[0]["sha512"] == SHA
+
+
+def test_a_given_sha512_that_is_none_is_refused():
+    with pytest.raises(nfiles.NodeFilesError, match="the sha512 given for %s" % re.escape(URL)):
+        nfiles.resolve_checksums([{"url": URL, "dest": "C:\\k\\kubelet.exe", "sha512": "abc"}], fetch=None)
+
+
 def test_unreachable_checksum_says_what_to_do():
     def fetch(url):
         raise OSError("connection refused")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import preflight
+from ansible_collections.kubewin.nodes.plugins.module_utils import preflight, versions
 
 VALID = dict(
     node_name="win-worker-1",
@@ -330,7 +330,7 @@ def test_hns_vswitch_vnic_counts_as_its_physical_adapter():
 @pytest.mark.parametrize("text, build", [("10.0.20348", 20348), ("10.0.20348.2113", 20348), ("26100", 26100),
                                          ("6.3.9600", None), ("", None)])
 def test_parse_build(text, build):
-    assert preflight.parse_build(text) == build
+    assert versions.windows_build(text) == build
 
 
 def test_supported_builds_override_accepts_new_builds():
@@ -350,7 +350,7 @@ def identity(adapters, adapter_name):
 
 
 def test_identity_is_the_named_adapters_address():
-    assert identity(TWO_ADAPTERS, "storage") == {"node_ip": "10.50.0.10", "adapter": "Storage"}
+    assert identity(TWO_ADAPTERS, "storage") == {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Storage"}
 
 
 def test_identity_survives_hns_moving_the_address_to_the_host_vnic():
@@ -359,12 +359,12 @@ def test_identity_survives_hns_moving_the_address_to_the_host_vnic():
     moved = [{"name": "Ethernet", "ipv4": ["192.168.1.10"]}, {"name": "Storage", "ipv4": []},
              {"name": "vEthernet (Storage)", "ipv4": ["10.50.0.10"]},
              {"name": "vEthernet (nat)", "ipv4": ["172.20.0.1"]}]
-    assert identity(moved, "Storage") == {"node_ip": "10.50.0.10", "adapter": "Storage"}
+    assert identity(moved, "Storage") == {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Storage"}
 
 
 def test_identity_of_a_single_adapter_host_needs_no_setting():
     assert identity([{"name": "Ethernet 2", "ipv4": ["192.168.1.10", "169.254.3.3"]}], None) == {
-        "node_ip": "192.168.1.10", "adapter": "Ethernet 2"}
+        "name": "win-worker-1", "ip": "192.168.1.10", "adapter": "Ethernet 2"}
 
 
 # --- kubespray: direct routing and conflicts with the cluster ------------------------------------------------
@@ -409,3 +409,34 @@ def test_no_pod_subnet_anywhere_says_where_the_control_plane_host_reads_it():
     failures, dummy = run(kube_pods_subnet=None, cluster_pod_subnet=None, cluster_flannel=None)
     assert [f["variable"] for f in failures] == ["kube_pods_subnet"]
     assert "where the first kube_control_plane host sees it" in failures[0]["message"]
+
+
+# --- the downloads the node role installs: checksums decided once ------------------------------------------------
+
+
+def test_fetch_once_asks_for_each_url_once():
+    calls = []
+    fetch = preflight.fetch_once(lambda url: calls.append(url) or url.upper())
+    assert [fetch("a"), fetch("b"), fetch("a")] == ["A", "B", "A"] and calls == ["a", "b"]
+
+
+def test_fetch_once_does_not_keep_a_failure():
+    calls = []
+
+    def flaky(url):
+        calls.append(url)
+        raise OSError("timed out")
+
+    fetch = preflight.fetch_once(flaky)
+    for _attempt in range(2):
+        with pytest.raises(OSError):
+            fetch("a")
+    assert calls == ["a", "a"]
+
+
+def test_resolved_downloads_name_the_pin_variable_when_a_checksum_is_unusable():
+    downloads, failures = preflight.resolved_downloads(
+        [{"url": "\\\\files\\k\\kubelet.exe", "dest": "C:\\k\\kubelet.exe"}],
+        lambda url: (_ for _ in ()).throw(OSError("no such host")))
+    assert downloads is None and failures[0]["variable"] == "kubewin_checksums"
+    assert "pin the checksum" in failures[0]["message"]

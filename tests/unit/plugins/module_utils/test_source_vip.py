@@ -6,6 +6,7 @@ import ntpath
 import pytest
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_network as nn
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
 
 
 class HostLocal:
@@ -64,7 +65,7 @@ def test_the_reservation_keeps_every_pod_off_the_source_vip():
     directory, name = ntpath.split(res["path"])
     # host-local's default dataDir on the C: drive, in the directory named after the CNI network
     assert directory == "C:\\var\\lib\\cni\\networks\\flannel.4096" == \
-        ntpath.join(nn.HOST_LOCAL_DATA_DIR, nn.network_name("vxlan", 4096))
+        ntpath.join(wp.HOST_LOCAL_DATA_DIR, nn.network_name("vxlan", 4096))
     assert name == nn.source_vip("10.244.3.0/24")
     host_local = HostLocal("10.244.3.0/24", {name: res["content"]})
     assert name not in churn(host_local)

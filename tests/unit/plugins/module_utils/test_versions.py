@@ -65,6 +65,12 @@ def test_release_tags_and_formatting():
     assert versions.format_version((2, 0, 4), prefix="") == "2.0.4"
 
 
+@pytest.mark.parametrize("field, number", [("28", 28), ("28+", 28), (" 1", 1), ("", None), (None, None), ("x1", None)])
+def test_version_fields_of_provider_builds(field, number):
+    """The API server's /version major and minor; managed clusters write minor '28+'."""
+    assert versions.leading_number(field) == number
+
+
 def test_no_other_version_parser_in_the_collection():
     """Issue 9: one version parser. A 'v?' before a digit pattern is how every former copy began."""
     root = os.path.join(os.path.dirname(versions.__file__), "..")

@@ -1,0 +1,32 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Where kubewin.nodes puts things on a Windows host, in one place (the layout kubeadm and the
+sig-windows-tools scripts use: binaries in C:\\k, kubeadm's files in C:\\etc\\kubernetes and
+C:\\var\\lib\\kubelet). Shipped with the modules that name a path in their messages (k8s_node)."""
+
+from __future__ import annotations
+
+INSTALL_DIR = "C:\\k"
+KUBELET_EXE = INSTALL_DIR + "\\kubelet.exe"
+KUBE_LOG_RUNNER_EXE = INSTALL_DIR + "\\kube-log-runner.exe"
+
+# kubeadm join writes these (kubeadm cmd/kubeadm/app/constants: KubeletKubeConfigFileName, ...).
+KUBERNETES_DIR = "C:\\etc\\kubernetes"
+KUBELET_CONF = KUBERNETES_DIR + "\\kubelet.conf"
+BOOTSTRAP_CONF = KUBERNETES_DIR + "\\bootstrap-kubelet.conf"
+CA_CERT = KUBERNETES_DIR + "\\pki\\ca.crt"
+
+KUBELET_DIR = "C:\\var\\lib\\kubelet"
+KUBELET_CONFIG = KUBELET_DIR + "\\config.yaml"
+KUBELET_PKI = KUBELET_DIR + "\\pki"
+KUBEADM_FLAGS = KUBELET_DIR + "\\kubeadm-flags.env"
+
+# The services' logs: kube-log-runner writes the kubelet's and kube-proxy's output, NSSM flanneld's.
+LOG_DIR = "C:\\var\\log\\kubelet"
+LOG_FILES = {name: "%s\\%s.log" % (LOG_DIR, name) for name in ("kubelet", "kube-proxy", "flanneld")}
+
+FLANNEL_DIR = "C:\\etc\\kube-flannel"
+KUBE_PROXY_DIR = "C:\\etc\\kube-proxy"
+# host-local's address reservations, one directory per network (containernetworking/plugins host-local).
+HOST_LOCAL_DATA_DIR = "C:\\var\\lib\\cni\\networks"
