@@ -9,11 +9,11 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import kubelet_service as ks
-from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
-from ansible_collections.kubewin.nodes.plugins.module_utils.service_action import converge_service
-from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubelet_service as ks
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.service_action import converge_service
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.winremote import RemoteScriptError
 
 
 class ActionModule(ActionBase):

@@ -9,8 +9,8 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
-from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError, run_script
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as nfiles
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.winremote import RemoteScriptError, run_script
 
 
 class ActionModule(ActionBase):

@@ -9,7 +9,8 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_files, preflight
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
 
 
 class ActionModule(ActionBase):

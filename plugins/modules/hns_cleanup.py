@@ -46,7 +46,7 @@ removed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.hns import CLEANUP_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.hns import CLEANUP_ARGSPEC
 
 
 def main():

@@ -116,7 +116,7 @@ removed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.hns import NETWORK_ARGSPEC, NETWORK_REQUIRED_IF
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.hns import NETWORK_ARGSPEC, NETWORK_REQUIRED_IF
 
 
 def main():

@@ -160,7 +160,7 @@ run:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.kubelet_service import SERVICE_ARGSPEC, SERVICE_REQUIRED_IF
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.kubelet_service import SERVICE_ARGSPEC, SERVICE_REQUIRED_IF
 
 
 def main():

@@ -206,7 +206,7 @@ def _flanneld_play(node):
 
 @pytest.fixture
 def flannel_host(lab):
-    from ansible_collections.kubewin.nodes.plugins.module_utils import node_network
+    from ansible_collections.kubewin.nodes.plugins.module_utils import host_network
     secret = "winsim-flanneld-" + lab.node[-20:]
     host = core.Host(lab.root, "win-1")
     core.write_binary(host.local_path("C:\\k\\flanneld.exe"), "flanneld", "v0.26.7")
@@ -218,7 +218,7 @@ def flannel_host(lab):
     with open(host.local_path("C:\\etc\\kube-flannel\\token"), "w") as f:
         f.write(token)
     with open(host.local_path("C:\\etc\\kube-flannel\\net-conf.json"), "w") as f:
-        f.write(node_network.net_conf("10.244.0.0/16", "vxlan", 4096, 4789))
+        f.write(host_network.net_conf("10.244.0.0/16", "vxlan", 4096, 4789))
     yield host
     kubectl("-n", "kube-flannel", "delete", "secret", secret, "--ignore-not-found")
 

@@ -1,6 +1,6 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-r"""Static gate for the PowerShell in plugins/module_utils/win_scripts.py (run by `make lint`).
+r"""Static gate for the PowerShell in plugins/plugin_utils/win_scripts.py (run by `make lint`).
 
 No PowerShell runs here, so every script in ``win_scripts.SCRIPTS`` is parsed with a real PowerShell
 grammar (tree-sitter-powershell) and checked for what would break it on Windows PowerShell 5.1:
@@ -380,12 +380,12 @@ def _collection():
 
 def _sample_inputs():
     """Inputs that make each builder emit every key it can."""
-    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files
+    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files
     sha = "0" * 128
     directories = [{"path": "C:\\k", "restricted": True}, {"path": "C:\\var\\log", "restricted": False}]
     downloads = [{"url": "http://m/kubelet.exe", "sha512": sha, "extract_dir": "", "dest": "C:\\k\\kubelet.exe"},
                  {"url": "http://m/cni.tgz", "sha512": sha, "extract_dir": "C:\\opt\\cni\\bin",
-                  "dest": node_files.stamp_path({"url": "http://m/cni.tgz", "extract_dir": "C:\\opt\\cni\\bin"})}]
+                  "dest": host_files.stamp_path({"url": "http://m/cni.tgz", "extract_dir": "C:\\opt\\cni\\bin"})}]
     files = [{"path": "C:\\etc\\a.conf", "content": "a", "restricted": False, "secret": False},
              {"path": "C:\\etc\\kube-proxy\\kubeconfig", "content": "t", "restricted": True, "secret": True}]
     return directories, downloads, files, ["C:\\old"], ["C:\\old-dir"]
@@ -395,31 +395,32 @@ def _builders():
     """'module.function' -> a call returning what that function returns, for the parameter builders
     the action plugins pass to run_script. Add one here when a plugin builds parameters a new way."""
     _collection()
-    from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts, node_files
+    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts
 
     def plan():
         d, dl, f, absent, prune = _sample_inputs()
         live = {"files": {}, "dirs": {}, "paths": {absent[0]: "dir", prune[0]: "dir"}}
-        return node_files.plan(d, dl, f, live, absent, prune)
+        return host_files.plan(d, dl, f, live, absent, prune)
 
     return {
-        "node_facts.script_parameters": lambda: node_facts.script_parameters(["C:\\extra"]),
-        "node_files.state_query": lambda: node_files.state_query(*_sample_inputs()),
-        "node_files.plan": plan,
-        "node_files.scan_query": lambda: node_files.scan_query(["C:\\k"]),
+        "host_facts.script_parameters": lambda: host_facts.script_parameters(["C:\\extra"]),
+        "host_files.state_query": lambda: host_files.state_query(*_sample_inputs()),
+        "host_files.plan": plan,
+        "host_files.scan_query": lambda: host_files.scan_query(["C:\\k"]),
     }
 
 
 def _element_builders():
     """(script, parameter) -> lists of the elements Python builds for it (keys read by $item.key)."""
     _collection()
-    from ansible_collections.kubewin.nodes.plugins.module_utils import hns
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import hns
     builders = _builders()
     network = hns.desired_network("cbr0", "l2bridge", "10.244.1.0/24", "10.244.1.1", "Ethernet", None)
     live = {"networks": '{"Success":true,"Output":[{"ID":"n1","Name":"cbr0","Type":"NAT"}]}',
             "endpoints": '{"Success":true,"Output":[{"ID":"e1","VirtualNetwork":"n1"}]}',
             "policylists": '{"Success":true,"Output":[{"ID":"p1","References":["/endpoints/e1"]}]}'}
-    sync = builders["node_files.plan"]()[0]
+    sync = builders["host_files.plan"]()[0]
     return {
         ("hns_calls", "Calls"): hns.plan_network(network, "present", live, recreate=True)["calls"]
         + hns.plan_cleanup(["cbr0"], live)[0],
@@ -605,7 +606,7 @@ def check_script(name, text, callers=None, elements=None):
 def check_all(scripts=None):
     if scripts is None:
         _collection()
-        from ansible_collections.kubewin.nodes.plugins.module_utils.win_scripts import SCRIPTS as scripts
+        from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import SCRIPTS as scripts
     callers = find_callers()
     elements = _element_builders()
     findings = []
@@ -634,7 +635,7 @@ def main(argv=None):
     findings = check_all(scripts)
     for f in findings:
         print("win_scripts %s line %d: %s: %s" % (f.script, f.line, f.rule, f.message))
-    count = len(scripts or _load_scripts(ROOT / "plugins" / "module_utils" / "win_scripts.py"))
+    count = len(scripts or _load_scripts(ROOT / "plugins" / "plugin_utils" / "win_scripts.py"))
     print("psgate: %d scripts, %d findings" % (count, len(findings)))
     return 1 if findings else 0
 

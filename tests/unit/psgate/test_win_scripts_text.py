@@ -4,7 +4,7 @@ These read the syntax tree or the text; winsim (tests/lab) implements the same c
 
 import re
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import win_scripts
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import win_scripts
 
 
 def _function(text, name):

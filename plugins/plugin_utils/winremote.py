@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.win_scripts import SCRIPTS
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import SCRIPTS
 
 POWERSHELL_MODULE = "ansible.windows.win_powershell"
 

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import hns
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import hns
 
 
 def wrap(items):

@@ -18,7 +18,9 @@ import re
 import urllib.parse
 import urllib.request
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import hostprocess, node_files, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
+from ansible_collections.kubewin.nodes.plugins.module_utils import versions
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import hostprocess
 
 PREFLIGHT_ARGSPEC = dict(
     node_name=dict(type="str", required=True),

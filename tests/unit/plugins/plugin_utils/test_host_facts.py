@@ -1,6 +1,6 @@
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nf
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts as nf
 
 
 def answer(**over):

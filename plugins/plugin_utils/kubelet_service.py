@@ -15,10 +15,10 @@ __metaclass__ = type
 import re
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
-from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
 from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
 
 SERVICE_ARGSPEC = dict(
     name=dict(type="str", default="kubelet"),
