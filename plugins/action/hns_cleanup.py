@@ -9,6 +9,7 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import hns
 from ansible_collections.kubewin.nodes.plugins.plugin_utils.winremote import RemoteScriptError, run_script
 
@@ -20,7 +21,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, args = self.validate_argument_spec(argument_spec=hns.CLEANUP_ARGSPEC)
+        dummy, args = self.validate_argument_spec(argument_spec=wa.HNS_CLEANUP_ARGSPEC)
         host = task_vars.get("inventory_hostname", "?")
         try:
             answer = run_script(self, task_vars, "hns_state")

@@ -9,6 +9,7 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import hns
 from ansible_collections.kubewin.nodes.plugins.plugin_utils.winremote import RemoteScriptError, run_script
 
@@ -21,7 +22,7 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
         dummy, args = self.validate_argument_spec(
-            argument_spec=hns.NETWORK_ARGSPEC, required_if=hns.NETWORK_REQUIRED_IF)
+            argument_spec=wa.HNS_NETWORK_ARGSPEC, required_if=wa.HNS_NETWORK_REQUIRED_IF)
         host = task_vars.get("inventory_hostname", "?")
         try:
             desired = None

@@ -11,9 +11,8 @@ __metaclass__ = type
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as nfiles
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils.winremote import RemoteScriptError, run_script
-
-ARGSPEC = dict(paths=dict(type="list", elements="str", required=True))
 
 
 class ActionModule(ActionBase):
@@ -23,7 +22,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, args = self.validate_argument_spec(argument_spec=ARGSPEC)
+        dummy, args = self.validate_argument_spec(argument_spec=wa.CREDENTIAL_STATE_ARGSPEC)
         host = task_vars.get("inventory_hostname", "?")
         try:
             # Read-only, so it runs in check mode too.

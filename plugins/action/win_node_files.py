@@ -10,6 +10,7 @@ __metaclass__ = type
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as nfiles
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils.winremote import RemoteScriptError, run_script
 
 
@@ -20,7 +21,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, args = self.validate_argument_spec(argument_spec=nfiles.FILES_ARGSPEC)
+        dummy, args = self.validate_argument_spec(argument_spec=wa.FILES_ARGSPEC)
         host = task_vars.get("inventory_hostname", "?")
         secret = any(f["secret"] for f in args["files"])
 

@@ -10,6 +10,7 @@ __metaclass__ = type
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
 
 
@@ -22,7 +23,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, args = self.validate_argument_spec(argument_spec=preflight.PREFLIGHT_ARGSPEC)
+        dummy, args = self.validate_argument_spec(argument_spec=wa.PREFLIGHT_ARGSPEC)
         host = task_vars.get("inventory_hostname", "?")
         failures, warnings, identity = preflight.run_checks(args)
         # A malformed value (a version, a base URL, the proxy, a pin) would only turn into a misleading

@@ -10,6 +10,7 @@ __metaclass__ = type
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.plugin_utils.service_action import converge_service
 from ansible_collections.kubewin.nodes.plugins.plugin_utils.winremote import RemoteScriptError
@@ -23,7 +24,7 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
         dummy, args = self.validate_argument_spec(
-            argument_spec=ws.NODE_SERVICE_ARGSPEC, required_if=ws.NODE_SERVICE_REQUIRED_IF)
+            argument_spec=wa.NODE_SERVICE_ARGSPEC, required_if=wa.NODE_SERVICE_REQUIRED_IF)
         host = task_vars.get("inventory_hostname", "?")
 
         def build_desired(answer):

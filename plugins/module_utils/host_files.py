@@ -43,33 +43,6 @@ def owned(dacl):
     return "O:%s%s" % (RESTRICTED_OWNER, dacl)
 
 
-FILES_ARGSPEC = dict(
-    directories=dict(type="list", elements="dict", default=[], options=dict(
-        path=dict(type="str", required=True),
-        restricted=dict(type="bool", default=True),
-    )),
-    downloads=dict(type="list", elements="dict", default=[], options=dict(
-        url=dict(type="str", required=True),
-        dest=dict(type="str"),
-        extract_dir=dict(type="str"),
-        checksum=dict(type="str"),
-        checksum_url=dict(type="str"),
-    )),
-    files=dict(type="list", elements="dict", default=[], options=dict(
-        path=dict(type="str", required=True),
-        # str; a JSON document the templating decoded on the way (ansible-core 2.18 turns a filter's JSON
-        # text without true/false/null into a dict) is written as node_network.json_text writes it.
-        content=dict(type="raw", required=True),
-        restricted=dict(type="bool", default=False),
-        secret=dict(type="bool", default=False),
-    )),
-    absent=dict(type="list", elements="str", default=[]),
-    prune=dict(type="list", elements="str", default=[]),
-    proxy=dict(type="str"),
-    proxy_bypass=dict(type="list", elements="str", default=[], no_log=False),
-    checksum_timeout=dict(type="int", default=30),
-)
-
 _SHA512 = re.compile(r"^[0-9a-f]{128}$")
 
 

@@ -46,11 +46,11 @@ removed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils.hns import CLEANUP_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import HNS_CLEANUP_ARGSPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=CLEANUP_ARGSPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=HNS_CLEANUP_ARGSPEC, supports_check_mode=True)
     # Reached only if the action plugin was bypassed.
     module.fail_json(msg="kubewin.nodes.hns_cleanup runs through its action plugin")
 

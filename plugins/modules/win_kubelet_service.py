@@ -160,11 +160,15 @@ run:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils.kubelet_service import SERVICE_ARGSPEC, SERVICE_REQUIRED_IF
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import (
+    KUBELET_SERVICE_ARGSPEC,
+    KUBELET_SERVICE_REQUIRED_IF,
+)
 
 
 def main():
-    module = AnsibleModule(argument_spec=SERVICE_ARGSPEC, required_if=SERVICE_REQUIRED_IF, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=KUBELET_SERVICE_ARGSPEC, required_if=KUBELET_SERVICE_REQUIRED_IF,
+                           supports_check_mode=True)
     # Reached only if the action plugin was bypassed.
     module.fail_json(msg="kubewin.nodes.win_kubelet_service runs through its action plugin")
 

@@ -78,7 +78,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils.host_facts import FACTS_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import FACTS_ARGSPEC
 
 
 def main():

@@ -158,7 +158,7 @@ written:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.host_files import FILES_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import FILES_ARGSPEC
 
 
 def main():

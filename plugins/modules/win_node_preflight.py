@@ -354,7 +354,7 @@ adapter:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils.preflight import PREFLIGHT_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import PREFLIGHT_ARGSPEC
 
 
 def main():

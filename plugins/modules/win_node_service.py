@@ -133,7 +133,7 @@ run:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import (
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import (
     NODE_SERVICE_ARGSPEC,
     NODE_SERVICE_REQUIRED_IF,
 )

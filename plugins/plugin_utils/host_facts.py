@@ -21,10 +21,6 @@ RUNTIMES = {
 }
 NODE_SERVICES = ["containerd", "docker", "cri-dockerd", "kubelet", "kube-proxy", "flanneld"]
 
-FACTS_ARGSPEC = dict(
-    extra_paths=dict(type="list", elements="str", default=[]),
-)
-
 
 def script_parameters(extra_paths=()):
     return {"Paths": JOIN_MARKERS + list(extra_paths), "Services": NODE_SERVICES,

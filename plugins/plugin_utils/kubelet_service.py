@@ -20,28 +20,6 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import win_service a
 from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
 
-SERVICE_ARGSPEC = dict(
-    name=dict(type="str", default="kubelet"),
-    state=dict(type="str", default="present", choices=["present", "started", "stopped", "absent"]),
-    kubelet_version=dict(type="str"),
-    kubelet_path=dict(type="str", default="C:\\k\\kubelet.exe"),
-    config_file=dict(type="str", default="C:\\var\\lib\\kubelet\\config.yaml"),
-    kubeconfig=dict(type="str", default="C:\\etc\\kubernetes\\kubelet.conf"),
-    bootstrap_kubeconfig=dict(type="str", default="C:\\etc\\kubernetes\\bootstrap-kubelet.conf"),
-    cert_dir=dict(type="str", default="C:\\var\\lib\\kubelet\\pki"),
-    kubeadm_flags_file=dict(type="str", default="C:\\var\\lib\\kubelet\\kubeadm-flags.env"),
-    container_runtime=dict(type="str", default="containerd", choices=["containerd", "docker"]),
-    dependencies=dict(type="list", elements="str"),
-    pod_infra_container_image=dict(type="str"),
-    extra_args=dict(type="dict", default={}),
-    restart_delay_seconds=dict(type="int", default=10),
-    log_runner_path=dict(type="str", default="C:\\k\\kube-log-runner.exe"),
-    log_file=dict(type="str", default="C:\\var\\log\\kubelet\\kubelet.log"),
-    watch_seconds=dict(type="int"),
-)
-SERVICE_REQUIRED_IF = [("state", "present", ["kubelet_version"]), ("state", "started", ["kubelet_version"]),
-                       ("state", "stopped", ["kubelet_version"])]
-
 DISPLAY_NAME = "Kubernetes kubelet"
 DESCRIPTION = "Kubernetes node agent (managed by kubewin.nodes)"
 

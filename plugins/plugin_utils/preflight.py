@@ -20,80 +20,8 @@ import urllib.request
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
 from ansible_collections.kubewin.nodes.plugins.module_utils import versions
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import PREFLIGHT_ARGSPEC
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import hostprocess
-
-PREFLIGHT_ARGSPEC = dict(
-    node_name=dict(type="str", required=True),
-    hostname=dict(type="str"),
-    windows_build=dict(type="str"),
-    supported_builds=dict(type="list", elements="str"),
-    # No choices: a typo is reported by check_inputs naming the variable, not by the argument spec.
-    container_runtime=dict(type="str", default="containerd"),
-    runtime=dict(type="dict", options=dict(
-        service_exists=dict(type="bool"),
-        service_status=dict(type="str"),
-        pipe_exists=dict(type="bool"),
-        version=dict(type="str"),
-        cri_dockerd_service_exists=dict(type="bool"),
-    )),
-    deployment_mode=dict(type="str", default="services"),
-    kube_pods_subnet=dict(type="str"),
-    kube_service_addresses=dict(type="str"),
-    cluster_pod_subnet=dict(type="str"),
-    cluster_service_subnet=dict(type="str"),
-    kube_network_plugin=dict(type="str", default="flannel"),
-    flannel_backend_type=dict(type="str", default="vxlan"),
-    flannel_vxlan_vni=dict(type="int", default=4096),
-    flannel_vxlan_port=dict(type="int", default=4789),
-    cluster_flannel=dict(type="dict", options=dict(
-        found=dict(type="bool", default=True),
-        backend_type=dict(type="str"),
-        vni=dict(type="int"),
-        port=dict(type="int"),
-        network=dict(type="str"),
-        direct_routing=dict(type="bool"),
-    )),
-    flannel_vxlan_direct_routing=dict(type="bool", default=False),
-    # Inventory values that differ from the cluster's (cluster_settings.conflicts): each stops preflight.
-    # {host, variable, value, message} each (no suboptions: 'message' is a name Ansible reserves).
-    settings_conflicts=dict(type="list", elements="dict", default=[]),
-    kube_version=dict(type="str"),
-    server_version=dict(type="str"),
-    existing_node=dict(type="dict", options=dict(
-        exists=dict(type="bool", default=False),
-        ready=dict(type="bool", default=False),
-        os=dict(type="str"),
-    )),
-    joined=dict(type="bool", default=False),
-    adapters=dict(type="list", elements="dict", options=dict(
-        name=dict(type="str", required=True),
-        ipv4=dict(type="list", elements="str", default=[]),
-    )),
-    adapter_name=dict(type="str"),
-    # Downloads whose checksums are resolved now, so a missing checksum stops the run before any change.
-    downloads=dict(type="list", elements="dict", default=[], options=dict(
-        url=dict(type="str", required=True),
-        dest=dict(type="str"),
-        extract_dir=dict(type="str"),
-        checksum=dict(type="str"),
-        checksum_url=dict(type="str"),
-    )),
-    proxy=dict(type="str"),
-    checksum_timeout=dict(type="int", default=30),
-    # Where the runtime reads CNI config and plugins (win_node_facts' kubewin_node.cni[runtime]).
-    cni_dirs=dict(type="dict"),
-    # Values checked for their form before anything else (check_inputs).
-    no_proxy=dict(type="list", elements="str", default=[]),
-    flannel_version=dict(type="str"),
-    cni_plugins_version=dict(type="str"),
-    kubeadm_token=dict(type="str", no_log=True),
-    download_bases=dict(type="dict", default={}),
-    allow_insecure_downloads=dict(type="bool", default=False),
-    checksums=dict(type="dict", default={}),
-    # hostprocess mode: variable name -> image reference, and the tag -> digest pins (check_hostprocess_images)
-    hostprocess_images=dict(type="dict", default={}),
-    hostprocess_image_pins=dict(type="dict", default={}),
-)
 
 # The user-facing variable behind each option (kubespray's name where kubespray has one).
 VARIABLES = {
