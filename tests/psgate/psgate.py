@@ -1,8 +1,8 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-r"""Static gate for the PowerShell in plugins/plugin_utils/win_scripts.py (run by `make lint`).
+r"""Static gate for the PowerShell in plugins/plugin_utils/scripts/*.ps1 (run by `make lint`).
 
-No PowerShell runs here, so every script in ``win_scripts.SCRIPTS`` is parsed with a real PowerShell
+No PowerShell runs here, so every script (``win_scripts.load_all()``) is parsed with a real PowerShell
 grammar (tree-sitter-powershell) and checked for what would break it on Windows PowerShell 5.1:
 
 - ``parse``: ERROR or MISSING nodes in the syntax tree.
@@ -25,12 +25,13 @@ grammar (tree-sitter-powershell) and checked for what would break it on Windows 
   ``param()`` declares (both case-insensitive), a script nobody runs, and element keys read with
   ``$item.key`` in ``foreach ($item in $Param)`` that the Python never builds. The callers are found
   by scanning plugins/ for ``run_script(..., "<script>", <parameters>)``; the keys come from the real
-  Python: dict literals as written, and the module_utils functions that build parameters are called
+  Python: dict literals as written, and the module_utils and plugin_utils functions that build parameters are called
   (BUILDERS below). A caller whose parameters this gate cannot compute is itself a finding.
 
 Not shipped in the collection (galaxy.yml build_ignore). Usage:
-  psgate.py                     check the checkout's win_scripts.SCRIPTS
-  psgate.py --scripts FILE.py   check the SCRIPTS of another copy of win_scripts.py (e.g. from git)
+  psgate.py                     check the checkout's scripts (plugins/plugin_utils/scripts/*.ps1)
+  psgate.py --scripts DIR       check the *.ps1 scripts of another directory (e.g. from git)
+  psgate.py --scripts FILE.py   check the SCRIPTS of a win_scripts.py from before the scripts were .ps1 files
 """
 
 import argparse
@@ -431,7 +432,7 @@ def _element_builders():
 
 
 def _imports(tree):
-    """alias -> module basename for `from ...module_utils import x as y`."""
+    """alias -> module basename for `from ...module_utils import x as y` (or plugin_utils)."""
     out = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -606,13 +607,15 @@ def check_script(name, text, callers=None, elements=None):
 def check_all(scripts=None):
     if scripts is None:
         _collection()
-        from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import SCRIPTS as scripts
+        from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import load_all
+        scripts = load_all()
     callers = find_callers()
     elements = _element_builders()
     findings = []
     for script, where, _keys, error in callers:
         if script is not None and script not in scripts:
-            findings.append(Finding(script, 0, "contract", "%s runs %r, which is not in SCRIPTS" % (where, script)))
+            findings.append(Finding(script, 0, "contract",
+                                    "%s runs %r, which has no scripts/%s.ps1" % (where, script, script)))
         elif script is None:
             findings.append(Finding("?", 0, "contract", "%s: %s" % (where, error)))
     for name, text in sorted(scripts.items()):
@@ -621,6 +624,11 @@ def check_all(scripts=None):
 
 
 def _load_scripts(path):
+    """{name: text} of the *.ps1 scripts in directory ``path``, or the SCRIPTS of an old win_scripts.py."""
+    if Path(path).is_dir():
+        _collection()
+        from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import load_all
+        return load_all(str(path))
     spec = importlib.util.spec_from_file_location("_psgate_win_scripts", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -629,14 +637,14 @@ def _load_scripts(path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
-    parser.add_argument("--scripts", help="a win_scripts.py to check instead of the checkout's")
+    parser.add_argument("--scripts", help="a directory of <script>.ps1 files (or an old win_scripts.py) to check "
+                                          "instead of the checkout's")
     args = parser.parse_args(argv)
-    scripts = _load_scripts(args.scripts) if args.scripts else None
+    scripts = _load_scripts(args.scripts or ROOT / "plugins" / "plugin_utils" / "scripts")
     findings = check_all(scripts)
     for f in findings:
         print("win_scripts %s line %d: %s: %s" % (f.script, f.line, f.rule, f.message))
-    count = len(scripts or _load_scripts(ROOT / "plugins" / "plugin_utils" / "win_scripts.py"))
-    print("psgate: %d scripts, %d findings" % (count, len(findings)))
+    print("psgate: %d scripts, %d findings" % (len(scripts), len(findings)))
     return 1 if findings else 0
 
 

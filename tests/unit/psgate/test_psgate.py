@@ -23,8 +23,8 @@ def test_the_real_scripts_pass_every_rule():
 
 def test_every_script_has_a_caller_whose_keys_are_computed():
     callers = psgate.find_callers()
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import SCRIPTS
-    assert {c[0] for c in callers} == set(SCRIPTS)
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import names
+    assert {c[0] for c in callers} == set(names())
     assert all(c[2] is not None and c[3] is None for c in callers)
 
 
