@@ -69,6 +69,6 @@ def run_script(action, task_vars, name, parameters=None, sensitive=False):
             for e in errors
         ) or result.get("msg") or "no error text returned"
         raise RemoteScriptError(
-            "script %s failed on %s: %s" % (name, task_vars.get("inventory_hostname", "?"), detail)
+            "script %s failed: %s" % (name, detail)
         )
     return result.get("result") or {}

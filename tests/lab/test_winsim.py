@@ -688,7 +688,7 @@ def test_kube_proxy_as_a_service(lab):
     assert log + " is empty or missing" in quiet
     # Under kube-log-runner they are in its log file, and the error quotes them.
     msg = _one(res, "no kubeconfig")["msg"]
-    assert msg.startswith("win_node_service kube-proxy on win-1: service kube-proxy was started and reported Running, "
+    assert msg.startswith("win_node_service on win-1: service kube-proxy was started and reported Running, "
                           "then went Stopped within"), msg
     assert "CreateFile C:\\etc\\kube-proxy\\kubeconfig: The system cannot find the file specified." in msg
     assert log + " ends with:" in msg and "Get-Content -Tail 50 " + log in msg

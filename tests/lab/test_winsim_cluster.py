@@ -142,7 +142,7 @@ def test_kubelet_that_exits_after_running_is_a_failed_start_with_its_log(lab):
           ignore_errors: true
     """ % (_version(), _version(), _version()))
     msg = res["start"]["win-1"]["msg"]
-    assert msg.startswith("win_kubelet_service kubelet on win-1: service kubelet was started and reported Running, "
+    assert msg.startswith("win_kubelet_service on win-1: service kubelet was started and reported Running, "
                           "then went Stopped within"), msg
     assert "last exit code 1067" in msg
     assert "C:\\var\\log\\kubelet\\kubelet.log ends with:" in msg

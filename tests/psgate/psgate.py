@@ -511,8 +511,34 @@ def _keys_of(expr, fn, imports, builders, where):
     raise ValueError("parameters given as %r" % ast.unparse(expr))
 
 
+# The action plugins' base class passes its caller's script name on (WindowsAction.script): its callers
+# ``self.script("<script>", <parameters>)`` are checked instead.
+_FORWARDERS = {("windows_action.py", "script")}
+
+
+def _script_call(node, imports):
+    """(script, parameters) expressions of a run_script(action, task_vars, name, parameters) or
+    self.script(name, parameters) call, else None."""
+    f = node.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" and f.attr == "script":
+        args = list(node.args) + [None] * 2
+        script, params = args[0], args[1]
+    elif _call_name(node, imports).split(".")[-1] == "run_script":
+        args = list(node.args) + [None] * 4
+        script, params = args[2], args[3]
+    else:
+        return None
+    for kw in node.keywords:
+        if kw.arg == "name":
+            script = kw.value
+        elif kw.arg == "parameters":
+            params = kw.value
+    return script, params
+
+
 def find_callers(plugin_root=None):
-    """[(script, 'file:line', keys or None, error or None)] for every run_script call in plugins/."""
+    """[(script, 'file:line', keys or None, error or None)] for every run_script or self.script call in
+    plugins/."""
     plugin_root = Path(plugin_root or ROOT / "plugins")
     builders = _builders()
     out = []
@@ -520,22 +546,17 @@ def find_callers(plugin_root=None):
         tree = ast.parse(path.read_text(), str(path))
         imports = _imports(tree)
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and _call_name(node, imports).split(".")[-1] == "run_script"):
+            call = _script_call(node, imports) if isinstance(node, ast.Call) else None
+            fn = _enclosing_function(tree, node) if call else None
+            if call is None or (path.name, fn and fn.name) in _FORWARDERS:
                 continue
             where = "%s:%d" % (path.relative_to(ROOT) if path.is_relative_to(ROOT) else path, node.lineno)
-            args = list(node.args) + [None] * 4
-            script = args[2]
-            params = args[3]
-            for kw in node.keywords:
-                if kw.arg == "name":
-                    script = kw.value
-                elif kw.arg == "parameters":
-                    params = kw.value
+            script, params = call
             if not (isinstance(script, ast.Constant) and isinstance(script.value, str)):
                 out.append((None, where, None, "the script name is not a string literal"))
                 continue
             try:
-                keys = _keys_of(params, _enclosing_function(tree, node), imports, builders, where)
+                keys = _keys_of(params, fn, imports, builders, where)
                 out.append((script.value, where, keys, None))
             except ValueError as e:
                 out.append((script.value, where, None, str(e)))

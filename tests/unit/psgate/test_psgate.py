@@ -167,6 +167,7 @@ def test_callers_keys_come_from_the_real_python(tmp_path):
             run_script(self, task_vars, "named", params)
             run_script(self, task_vars, "unknown", nfiles.something_new())
             run_script(self, task_vars, "hns_state")
+            self.script("via_base", {"Paths": []})
         """))
     got = {c[0]: (c[2], c[3]) for c in psgate.find_callers(tmp_path)}
     assert got["literal"] == ({"Name", "FlagsFile"}, None)
@@ -174,6 +175,7 @@ def test_callers_keys_come_from_the_real_python(tmp_path):
     assert {"Dirs", "Downloads", "Files", "Remove", "Prune", "Proxy"} <= got["named"][0]
     assert got["unknown"][0] is None and "host_files.something_new" in got["unknown"][1]
     assert got["hns_state"] == (set(), None)
+    assert got["via_base"] == ({"Paths"}, None)  # WindowsAction.script
 
 
 def test_a_caller_whose_keys_cannot_be_computed_is_a_finding():

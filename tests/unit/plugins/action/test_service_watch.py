@@ -35,7 +35,7 @@ def test_running_then_stopped_fails_with_the_services_last_words_and_its_log(mak
     result = make_action(NodeServiceAction, dict(PROXY), scm.host).run(task_vars={"inventory_hostname": "win-2"})
     assert result["failed"]
     msg = result["msg"]
-    assert msg.startswith("win_node_service kube-proxy on win-2: service kube-proxy was started and reported Running,"
+    assert msg.startswith("win_node_service on win-2: service kube-proxy was started and reported Running,"
                           " then went Stopped within 2s")
     assert "1067" in msg and KLOG in msg and PROXY_LOG in msg
 
