@@ -58,8 +58,15 @@ options:
         connectivity and removes the endpoints attached to the network.
     type: bool
     default: false
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: windows
 extends_documentation_fragment:
-  - kubewin.nodes.attributes.windows
+  - ansible.builtin.action_common_attributes
 notes:
   - Uses the HNS v1 API (C(vmcompute.dll!HNSCall)), available on Windows Server 2019 and later.
 seealso:

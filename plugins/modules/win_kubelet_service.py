@@ -107,8 +107,15 @@ options:
         kubelet reports Running before it connects to the runtime or the API server). Defaults to two
         O(restart_delay_seconds). V(0) does not watch.
     type: int
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: windows
 extends_documentation_fragment:
-  - kubewin.nodes.attributes.windows
+  - ansible.builtin.action_common_attributes
 notes:
   - Two remote operations at most per run (read the service and kubeadm-flags.env; apply), and one more to watch
     the kubelet when the task starts it.

@@ -23,8 +23,15 @@ options:
     type: list
     elements: str
     required: true
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: windows
 extends_documentation_fragment:
-  - kubewin.nodes.attributes.windows
+  - ansible.builtin.action_common_attributes
 author:
   - kubewin.nodes maintainers (@kubewin)
 """

@@ -26,18 +26,16 @@ options:
     default: []
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: none
   facts:
-    description: Action returns an C(ansible_facts) dictionary that will update existing host facts.
     support: full
   platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
     platforms: windows
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.facts
 author:
   - kubewin.nodes maintainers (@kubewin)
 """

@@ -111,8 +111,15 @@ options:
     description: Seconds to wait for a checksum file.
     type: int
     default: 30
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: windows
 extends_documentation_fragment:
-  - kubewin.nodes.attributes.windows
+  - ansible.builtin.action_common_attributes
 author:
   - kubewin.nodes maintainers (@kubewin)
 """

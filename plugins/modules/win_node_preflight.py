@@ -282,15 +282,13 @@ options:
     default: {}
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: none
   platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
     platforms: windows
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 notes:
   - Never changes anything and never contacts the host.
 author:
