@@ -159,7 +159,7 @@ def trusted_owner(owner):
 def file_text(content):
     """The text a file entry's content stands for: itself, or for a JSON document the templating decoded on
     the way (ansible-core 2.18 turns a filter's JSON text without true/false/null into a dict) the text
-    node_network.json_text writes, which every JSON-producing filter uses."""
+    host_network.json_text writes, which every JSON-producing filter uses."""
     return content if isinstance(content, str) else json_text(content)
 
 
