@@ -7,31 +7,22 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.plugins.action import ActionBase
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import hns
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.windows_action import WindowsAction
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import hns
-from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError, run_script
 
+class ActionModule(WindowsAction):
+    ARGSPEC = wa.HNS_CLEANUP_ARGSPEC
+    ERRORS = (hns.HnsError,)
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = True
-
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, args = self.validate_argument_spec(argument_spec=hns.CLEANUP_ARGSPEC)
-        host = task_vars.get("inventory_hostname", "?")
-        try:
-            answer = run_script(self, task_vars, "hns_state")
-            calls, removed = hns.plan_cleanup(args["networks"], answer)
-            if calls and not self._task.check_mode:
-                reply = run_script(self, task_vars, "hns_calls", {"Calls": calls})
-                hns.check_call_responses(calls, reply.get("responses") or [])
-        except (hns.HnsError, RemoteScriptError) as e:
-            result.update(failed=True, msg="hns_cleanup on %s: %s" % (host, e))
-            return result
-        result.update(changed=bool(calls), removed=removed)
+    def act(self, args):
+        answer = self.script("hns_state")
+        calls, removed = hns.plan_cleanup(args["networks"], answer)
+        if calls and not self._task.check_mode:
+            reply = self.script("hns_calls", {"Calls": calls})
+            hns.check_call_responses(calls, reply.get("responses") or [])
+        result = dict(changed=bool(calls), removed=removed)
         if self._task.diff and calls:
             result["diff"] = {"before": removed, "after": {"networks": [], "endpoints": [], "policylists": []},
                               "before_header": "hns objects", "after_header": "hns objects"}

@@ -7,43 +7,36 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.plugins.action import ActionBase
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import hns
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.windows_action import WindowsAction
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import hns
-from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError, run_script
 
+class ActionModule(WindowsAction):
+    ARGSPEC = wa.HNS_NETWORK_ARGSPEC
+    REQUIRED_IF = wa.HNS_NETWORK_REQUIRED_IF
+    ERRORS = (hns.HnsError,)
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = True
+    def subject(self, args):
+        return "network %s" % args["name"]
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, args = self.validate_argument_spec(
-            argument_spec=hns.NETWORK_ARGSPEC, required_if=hns.NETWORK_REQUIRED_IF)
-        host = task_vars.get("inventory_hostname", "?")
-        try:
-            desired = None
-            if args["state"] == "present":
-                desired = hns.desired_network(
-                    args["name"], args["type"], args["address_prefix"], args["gateway"],
-                    args["adapter_name"], args["vsid"])
-            else:
-                desired = {"name": args["name"]}
-            answer = run_script(self, task_vars, "hns_state")
-            plan = hns.plan_network(desired, args["state"], answer, recreate=args["recreate"])
-            if plan["changed"] and not self._task.check_mode:
-                reply = run_script(self, task_vars, "hns_calls", {"Calls": plan["calls"]})
-                responses = reply.get("responses") or []
-                hns.check_call_responses(plan["calls"], responses)
-                if args["state"] == "present":  # HNS answers a create with the new network
-                    created = hns.parse_response(responses[-1], "creating network")
-                    plan["after"] = hns.public_view(hns.live_network(created))
-        except (hns.HnsError, RemoteScriptError) as e:
-            result.update(failed=True, msg="hns_network %s on %s: %s" % (args["name"], host, e))
-            return result
-        result.update(
+    def act(self, args):
+        if args["state"] == "present":
+            desired = hns.desired_network(
+                args["name"], args["type"], args["address_prefix"], args["gateway"],
+                args["adapter_name"], args["vsid"])
+        else:
+            desired = {"name": args["name"]}
+        answer = self.script("hns_state")
+        plan = hns.plan_network(desired, args["state"], answer, recreate=args["recreate"])
+        if plan["changed"] and not self._task.check_mode:
+            reply = self.script("hns_calls", {"Calls": plan["calls"]})
+            responses = reply.get("responses") or []
+            hns.check_call_responses(plan["calls"], responses)
+            if args["state"] == "present":  # HNS answers a create with the new network
+                created = hns.parse_response(responses[-1], "creating network")
+                plan["after"] = hns.public_view(hns.live_network(created))
+        result = dict(
             changed=plan["changed"],
             network=plan["after"],
             id=plan["after"].get("id"),

@@ -7,26 +7,23 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.plugins.action import ActionBase
-
-from ansible_collections.kubewin.nodes.plugins.module_utils import kubelet_service as ks
-from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
-from ansible_collections.kubewin.nodes.plugins.module_utils.service_action import converge_service
-from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubelet_service as ks
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.service_action import converge_service
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.windows_action import WindowsAction
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = True
+class ActionModule(WindowsAction):
+    ARGSPEC = wa.KUBELET_SERVICE_ARGSPEC
+    REQUIRED_IF = wa.KUBELET_SERVICE_REQUIRED_IF
+    ERRORS = (ks.KubeletServiceError,)
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, args = self.validate_argument_spec(
-            argument_spec=ks.SERVICE_ARGSPEC, required_if=ks.SERVICE_REQUIRED_IF)
-        host = task_vars.get("inventory_hostname", "?")
+    def subject(self, args):
+        return "service %s" % args["name"]
 
+    def act(self, args):
         def build_desired(answer):
             # kubeadm-flags.env comes back with the service state, so what join wrote takes effect.
             flags, warnings = ks.compute_flags(
@@ -43,14 +40,10 @@ class ActionModule(ActionBase):
                 args["restart_delay_seconds"], ks.DISPLAY_NAME, ks.DESCRIPTION)
             return desired, warnings
 
-        try:
-            watch = args["watch_seconds"]
-            if watch is None:
-                watch = sl.watch_seconds(args["restart_delay_seconds"])
-            log_files = [args["log_file"]] if args["log_runner_path"] else []
-            result.update(converge_service(self, task_vars, args["name"], args["state"], build_desired,
-                                           flags_file=args["kubeadm_flags_file"] or "", watch_seconds=watch,
-                                           log_files=log_files))
-        except (ks.KubeletServiceError, RemoteScriptError) as e:
-            result.update(failed=True, msg="win_kubelet_service %s on %s: %s" % (args["name"], host, e))
-        return result
+        watch = args["watch_seconds"]
+        if watch is None:
+            watch = sl.watch_seconds(args["restart_delay_seconds"])
+        log_files = [args["log_file"]] if args["log_runner_path"] else []
+        return converge_service(self, self.task_vars, args["name"], args["state"], build_desired,
+                                flags_file=args["kubeadm_flags_file"] or "", watch_seconds=watch,
+                                log_files=log_files)

@@ -8,32 +8,19 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.plugins.action import ActionBase
-
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
-from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError, run_script
-
-ARGSPEC = dict(paths=dict(type="list", elements="str", required=True))
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_files
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.windows_action import WindowsAction
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = True
+class ActionModule(WindowsAction):
+    ARGSPEC = wa.CREDENTIAL_STATE_ARGSPEC
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, args = self.validate_argument_spec(argument_spec=ARGSPEC)
-        host = task_vars.get("inventory_hostname", "?")
-        try:
-            # Read-only, so it runs in check mode too.
-            state = run_script(self, task_vars, "files_state", nfiles.state_query([], [], [
-                {"path": p, "restricted": True} for p in args["paths"]]))
-        except RemoteScriptError as e:
-            result.update(failed=True, msg="win_node_credential_state on %s: %s" % (host, e))
-            return result
+    def act(self, args):
+        # Read-only, so it runs in check mode too.
+        state = self.script("files_state", host_files.state_query([], [], [
+            {"path": p, "restricted": True} for p in args["paths"]]))
         files = state.get("files") or {}
         acls = state.get("acls") or {}
-        result.update(changed=False, sha512={p: files.get(p) for p in args["paths"]},
-                      acls={p: acls.get(p) for p in args["paths"]})
-        return result
+        return dict(changed=False, sha512={p: files.get(p) for p in args["paths"]},
+                    acls={p: acls.get(p) for p in args["paths"]})

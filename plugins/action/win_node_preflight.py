@@ -7,29 +7,27 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.plugins.action import ActionBase
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_files
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.windows_action import WindowsAction
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_files, preflight
 
-
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
+class ActionModule(WindowsAction):
     # Pure controller-side validation: nothing runs on the host, so no connection is ever opened
-    # (connection plugins connect on first use).
+    # (connection plugins connect on first use). Its failure lists every problem, one per line
+    # (preflight.failure_message), rather than one reason.
     _requires_connection = False
+    ARGSPEC = wa.PREFLIGHT_ARGSPEC
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, args = self.validate_argument_spec(argument_spec=preflight.PREFLIGHT_ARGSPEC)
-        host = task_vars.get("inventory_hostname", "?")
+    def act(self, args):
         failures, warnings, identity = preflight.run_checks(args)
         downloads = None
         # A malformed value (a version, a base URL, the proxy, a pin) would only turn into a misleading
         # checksum-fetch error: fetch only when every value that makes up a download is well formed.
         if not any(f["check"] in ("inputs", "downloads") for f in failures):
             fetch = preflight.fetch_once(
-                lambda url: node_files.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"],
+                lambda url: host_files.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"],
                                                            args["no_proxy"]))
             # The only check that reads the network: the controller fetches the checksum files and the
             # first byte of each file, the way the node will, and names every URL it cannot have.
@@ -43,10 +41,10 @@ class ActionModule(ActionBase):
                 downloads, resolve_failures = preflight.resolved_downloads(args["downloads"], fetch)
                 failures.extend(resolve_failures)
         # ``warnings`` as text so Ansible shows them; ``warning_findings`` keeps check and variable.
-        result.update(changed=False, failures=failures, warning_findings=warnings, node=identity,
+        result = dict(changed=False, failures=failures, warning_findings=warnings, node=identity,
                       downloads=downloads, warnings=[w["message"] for w in warnings])
         if failures:
-            result.update(failed=True, msg=preflight.failure_message(host, failures))
+            result.update(failed=True, msg=preflight.failure_message(self.host, failures))
         else:
-            result["msg"] = "Preflight passed on %s (%d warning(s))" % (host, len(warnings))
+            result["msg"] = "Preflight passed on %s (%d warning(s))" % (self.host, len(warnings))
         return result

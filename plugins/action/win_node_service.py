@@ -7,25 +7,22 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.plugins.action import ActionBase
-
-from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
-from ansible_collections.kubewin.nodes.plugins.module_utils.service_action import converge_service
-from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.service_action import converge_service
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.windows_action import WindowsAction
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = True
+class ActionModule(WindowsAction):
+    ARGSPEC = wa.NODE_SERVICE_ARGSPEC
+    REQUIRED_IF = wa.NODE_SERVICE_REQUIRED_IF
+    ERRORS = (ws.ServiceParameterError,)
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, args = self.validate_argument_spec(
-            argument_spec=ws.NODE_SERVICE_ARGSPEC, required_if=ws.NODE_SERVICE_REQUIRED_IF)
-        host = task_vars.get("inventory_hostname", "?")
+    def subject(self, args):
+        return "service %s" % args["name"]
 
+    def act(self, args):
         def build_desired(answer):
             command_line = ws.render_command_line([args["path"]] + list(args["args"]))
             return ws.desired_definition(
@@ -43,9 +40,5 @@ class ActionModule(ActionBase):
                 value = next((v for k, v in (args["parameters"] or {}).items() if k.lower() == key.lower()), None)
                 if value and str(value) not in log_files:
                     log_files.append(str(value))
-        try:
-            result.update(converge_service(self, task_vars, args["name"], args["state"], build_desired,
-                                           watch_seconds=watch, log_files=log_files))
-        except (ws.ServiceParameterError, RemoteScriptError) as e:
-            result.update(failed=True, msg="win_node_service %s on %s: %s" % (args["name"], host, e))
-        return result
+        return converge_service(self, self.task_vars, args["name"], args["state"], build_desired,
+                                watch_seconds=watch, log_files=log_files)

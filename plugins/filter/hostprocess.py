@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import hostprocess as hp
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import hostprocess as hp
 
 
 def _wrap(func):

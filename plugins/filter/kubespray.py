@@ -2,7 +2,7 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters mapping kubespray's download and proxy settings to the Windows nodes' downloads
-(module_utils/kubespray.py; used by roles/kubewin/defaults/main.yml)."""
+(plugin_utils/kubespray.py; used by roles/kubewin/defaults/main.yml)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +10,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import kubespray
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubespray
 
 
 def _wrap(func):

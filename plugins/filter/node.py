@@ -9,13 +9,13 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as nfiles
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_network as nn
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_credentials as ncreds
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nfacts
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_network as nn
 from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, runtimes, versions
-from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts as nfacts
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
 
 
 def _wrap(func):

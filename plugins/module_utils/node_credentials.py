@@ -27,7 +27,7 @@ import hashlib
 import json
 import re
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_files as nfiles
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as nfiles
 
 MANAGED_LABEL = "kubewin.nodes/managed"
 NODE_ANNOTATION = "kubewin.nodes/node"

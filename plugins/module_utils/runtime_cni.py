@@ -227,7 +227,7 @@ def installed_files(bin_dir, conf_dir, container_runtime, versions):
     for source in release_sources(container_runtime):
         archive = release_archive(source, versions[source])
         out += ["%s\\%s" % (b, f) for f in release_files(source, versions[source])]
-        out.append("%s\\.kubewin-%s.sha512" % (b, archive))  # node_files.stamp_path
+        out.append("%s\\.kubewin-%s.sha512" % (b, archive))  # host_files.stamp_path
     return out
 
 

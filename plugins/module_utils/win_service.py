@@ -15,23 +15,6 @@ import struct
 FAILURE_RESET_SECONDS = 86400
 START_AUTOMATIC = 2
 
-NODE_SERVICE_ARGSPEC = dict(
-    name=dict(type="str", required=True),
-    state=dict(type="str", default="started", choices=["present", "started", "stopped", "absent"]),
-    path=dict(type="str"),
-    args=dict(type="list", elements="str", default=[]),
-    dependencies=dict(type="list", elements="str", default=[]),
-    environment=dict(type="dict", default={}),
-    parameters=dict(type="dict", default={}),
-    display_name=dict(type="str"),
-    description=dict(type="str", default="Kubernetes node component (managed by kubewin.nodes)"),
-    restart_delay_seconds=dict(type="int", default=10),
-    log_files=dict(type="list", elements="str"),
-    watch_seconds=dict(type="int"),
-)
-NODE_SERVICE_REQUIRED_IF = [("state", "present", ["path"]), ("state", "started", ["path"]),
-                            ("state", "stopped", ["path"])]
-
 
 def quote_windows_arg(arg):
     """Quote one argument so CommandLineToArgvW (and Go's os.Args) read it back unchanged."""

@@ -22,8 +22,15 @@ options:
     type: list
     elements: str
     required: true
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: windows
 extends_documentation_fragment:
-  - kubewin.nodes.attributes.windows
+  - ansible.builtin.action_common_attributes
 seealso:
   - module: kubewin.nodes.hns_network
 author:
@@ -46,11 +53,11 @@ removed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.hns import CLEANUP_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import HNS_CLEANUP_ARGSPEC
 
 
 def main():
-    module = AnsibleModule(argument_spec=CLEANUP_ARGSPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=HNS_CLEANUP_ARGSPEC, supports_check_mode=True)
     # Reached only if the action plugin was bypassed.
     module.fail_json(msg="kubewin.nodes.hns_cleanup runs through its action plugin")
 

@@ -58,8 +58,15 @@ options:
         connectivity and removes the endpoints attached to the network.
     type: bool
     default: false
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: windows
 extends_documentation_fragment:
-  - kubewin.nodes.attributes.windows
+  - ansible.builtin.action_common_attributes
 notes:
   - Uses the HNS v1 API (C(vmcompute.dll!HNSCall)), available on Windows Server 2019 and later.
 seealso:
@@ -116,11 +123,15 @@ removed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.hns import NETWORK_ARGSPEC, NETWORK_REQUIRED_IF
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import (
+    HNS_NETWORK_ARGSPEC,
+    HNS_NETWORK_REQUIRED_IF,
+)
 
 
 def main():
-    module = AnsibleModule(argument_spec=NETWORK_ARGSPEC, required_if=NETWORK_REQUIRED_IF, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=HNS_NETWORK_ARGSPEC, required_if=HNS_NETWORK_REQUIRED_IF,
+                           supports_check_mode=True)
     # Reached only if the action plugin was bypassed (e.g. the module was copied elsewhere).
     module.fail_json(msg="kubewin.nodes.hns_network runs through its action plugin; call it as a task of the "
                          "kubewin.nodes collection")

@@ -107,8 +107,15 @@ options:
         kubelet reports Running before it connects to the runtime or the API server). Defaults to two
         O(restart_delay_seconds). V(0) does not watch.
     type: int
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: windows
 extends_documentation_fragment:
-  - kubewin.nodes.attributes.windows
+  - ansible.builtin.action_common_attributes
 notes:
   - Two remote operations at most per run (read the service and kubeadm-flags.env; apply), and one more to watch
     the kubelet when the task starts it.
@@ -160,11 +167,15 @@ run:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.kubelet_service import SERVICE_ARGSPEC, SERVICE_REQUIRED_IF
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import (
+    KUBELET_SERVICE_ARGSPEC,
+    KUBELET_SERVICE_REQUIRED_IF,
+)
 
 
 def main():
-    module = AnsibleModule(argument_spec=SERVICE_ARGSPEC, required_if=SERVICE_REQUIRED_IF, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=KUBELET_SERVICE_ARGSPEC, required_if=KUBELET_SERVICE_REQUIRED_IF,
+                           supports_check_mode=True)
     # Reached only if the action plugin was bypassed.
     module.fail_json(msg="kubewin.nodes.win_kubelet_service runs through its action plugin")
 

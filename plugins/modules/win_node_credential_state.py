@@ -23,8 +23,15 @@ options:
     type: list
     elements: str
     required: true
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: windows
 extends_documentation_fragment:
-  - kubewin.nodes.attributes.windows
+  - ansible.builtin.action_common_attributes
 author:
   - kubewin.nodes maintainers (@kubewin)
 """
@@ -53,10 +60,11 @@ acls:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import CREDENTIAL_STATE_ARGSPEC
+
 
 def main():
-    module = AnsibleModule(argument_spec=dict(paths=dict(type="list", elements="str", required=True)),
-                           supports_check_mode=True)
+    module = AnsibleModule(argument_spec=CREDENTIAL_STATE_ARGSPEC, supports_check_mode=True)
     # Reached only if the action plugin was bypassed.
     module.fail_json(msg="kubewin.nodes.win_node_credential_state runs through its action plugin")
 

@@ -26,18 +26,16 @@ options:
     default: []
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: none
   facts:
-    description: Action returns an C(ansible_facts) dictionary that will update existing host facts.
     support: full
   platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
     platforms: windows
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.facts
 author:
   - kubewin.nodes maintainers (@kubewin)
 """
@@ -78,7 +76,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.node_facts import FACTS_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import FACTS_ARGSPEC
 
 
 def main():

@@ -116,8 +116,15 @@ options:
     description: Seconds to wait for a checksum file.
     type: int
     default: 30
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: windows
 extends_documentation_fragment:
-  - kubewin.nodes.attributes.windows
+  - ansible.builtin.action_common_attributes
 author:
   - kubewin.nodes maintainers (@kubewin)
 """
@@ -163,7 +170,7 @@ written:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.node_files import FILES_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import FILES_ARGSPEC
 
 
 def main():

@@ -282,15 +282,13 @@ options:
     default: {}
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: none
   platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
     platforms: windows
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 notes:
   - Never changes anything and never contacts the host.
 author:
@@ -368,7 +366,7 @@ downloads:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.preflight import PREFLIGHT_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import PREFLIGHT_ARGSPEC
 
 
 def main():

@@ -80,8 +80,15 @@ options:
         kubelet, kube-proxy and NSSM report Running before they check their inputs). Defaults to two
         O(restart_delay_seconds). V(0) does not watch.
     type: int
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: windows
 extends_documentation_fragment:
-  - kubewin.nodes.attributes.windows
+  - ansible.builtin.action_common_attributes
 seealso:
   - module: kubewin.nodes.win_kubelet_service
 author:
@@ -133,7 +140,7 @@ run:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import (
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import (
     NODE_SERVICE_ARGSPEC,
     NODE_SERVICE_REQUIRED_IF,
 )

@@ -19,10 +19,10 @@ SIM = core.COLLECTIONS  # the imports below need core first
 
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_files  # noqa: E402
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_files  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_files  # noqa: E402
 
 USER = "S-1-5-21-1004336348-1177238915-682003330-1001"  # a local user's SID
-RESTRICTED = "O:BA" + node_files.RESTRICTED_DIR_SDDL
+RESTRICTED = "O:BA" + host_files.RESTRICTED_DIR_SDDL
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_a_directory_a_user_made_first_is_taken_over_before_the_first_write(lab)
     assert r["diff"]["before"]["C:\\k"].startswith("owner: %s" % USER)
     assert _security(lab, "C:\\k") == RESTRICTED
     # the secret file has its final owner and access rules; nothing in C:\k belongs to the user
-    assert _security(lab, "C:\\k\\kubewin-join.yaml") == "O:BA" + node_files.RESTRICTED_FILE_SDDL
+    assert _security(lab, "C:\\k\\kubewin-join.yaml") == "O:BA" + host_files.RESTRICTED_FILE_SDDL
     rc, _, res = lab.play(_task(**INSTALL))
     assert rc == 0 and not res["files"]["win-1"]["changed"]
 
@@ -94,14 +94,14 @@ def test_access_rules_that_drifted_are_repaired_and_shown_in_the_diff(lab):
     rc, _, _ = lab.play(_task(**INSTALL))
     assert rc == 0
     # someone adds Users: write (an explicit ACE on the protected directory)
-    drifted = node_files.RESTRICTED_DIR_SDDL + "(A;OICI;0x100116;;;BU)"
+    drifted = host_files.RESTRICTED_DIR_SDDL + "(A;OICI;0x100116;;;BU)"
     with core.Host(lab.root, "win-1").open() as h:
         winsim_files.set_sddl(h, "C:\\k", drifted)
     rc, _, res = lab.play(_task(**INSTALL), extra=["--diff"])
     r = res["files"]["win-1"]
     assert rc == 0 and r["changed"] and r["directories"] == ["C:\\k"], r
     assert r["diff"]["before"]["C:\\k"] == "owner: BA, access: %s" % drifted
-    assert r["diff"]["after"]["C:\\k"] == "directory, owner: BA, access: %s" % node_files.RESTRICTED_DIR_SDDL
+    assert r["diff"]["after"]["C:\\k"] == "directory, owner: BA, access: %s" % host_files.RESTRICTED_DIR_SDDL
     assert _security(lab, "C:\\k") == RESTRICTED
     rc, _, res = lab.play(_task(**INSTALL))
     assert rc == 0 and not res["files"]["win-1"]["changed"]

@@ -15,8 +15,8 @@ from winsim import core  # noqa: E402
 from winsim.ps import winhost  # noqa: E402
 from winsim.testing import Lab  # noqa: E402
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nf  # noqa: E402
-from ansible_collections.kubewin.nodes.plugins.module_utils.win_scripts import SCRIPTS  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts as nf  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import load  # noqa: E402
 
 LINE = "C:\\k\\kube-proxy.exe --windows-service --kubeconfig=C:\\etc\\kube-proxy\\kubeconfig --network-name=cbr0"
 
@@ -33,11 +33,11 @@ def host(tmp_path):
 
 def _run(host, sid, params, text=None, depth=8):
     with host.open():
-        return winhost.execute(host, text or SCRIPTS[sid], sid, params, error_action="Stop", depth=depth)
+        return winhost.execute(host, text or load(sid), sid, params, error_action="Stop", depth=depth)
 
 
 def _mutate(sid, old, new):
-    text = SCRIPTS[sid]
+    text = load(sid)
     assert old in text, "the mutation no longer applies to %s: %r" % (sid, old)
     return text.replace(old, new)
 
@@ -120,7 +120,7 @@ def test_win_powershell_runs_the_real_script_text(tmp_path):
     mode too (service_state declares SupportsShouldProcess), and a misspelt parameter is PowerShell's
     binding error, not a Python KeyError."""
     lab = Lab(tmp_path / "winsim", nodes=1)
-    script = json.dumps(SCRIPTS["service_state"])
+    script = json.dumps(load("service_state"))
     tasks = """
         - name: state
           ansible.windows.win_powershell:

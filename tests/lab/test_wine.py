@@ -15,7 +15,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from winsim import core  # noqa: E402,I001
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube, winsim_wine  # noqa: E402
 from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402  (the real script text, interpreted)
-from ansible_collections.kubewin.nodes.plugins.module_utils import kubelet_service, node_network  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_network  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubelet_service  # noqa: E402
 
 LAB = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(LAB, "_cache")
@@ -151,7 +152,7 @@ def test_a_kubelet_config_the_real_kubelet_refuses_fails_the_start(host):
 
 
 def _proxy_args(version, backend="vxlan"):
-    return node_network.kube_proxy_args("win-1", "10.244.0.0/16", backend, 4096, pod_cidr="10.244.3.0/24",
+    return host_network.kube_proxy_args("win-1", "10.244.0.0/16", backend, 4096, pod_cidr="10.244.3.0/24",
                                         kube_version=version)
 
 
@@ -168,9 +169,9 @@ def test_the_real_kube_proxy_accepts_the_generated_command_line(host, version, b
     # what the operator asked for is what kube-proxy took
     assert effective["mode"] == "kernelspace"
     assert effective["hostnameOverride"] == "win-1"
-    assert effective["winkernel"]["networkName"] == node_network.network_name(backend, 4096)
+    assert effective["winkernel"]["networkName"] == host_network.network_name(backend, 4096)
     if backend == "vxlan":
-        assert effective["winkernel"]["sourceVip"] == node_network.source_vip("10.244.3.0/24")
+        assert effective["winkernel"]["sourceVip"] == host_network.source_vip("10.244.3.0/24")
 
 
 def _start_kube_proxy(host, version, args):

@@ -18,14 +18,14 @@ from ansible_collections.ansible.windows.plugins.module_utils import (  # noqa: 
     winsim_binaries, winsim_node, winsim_wine)
 from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402
 from ansible_collections.kubewin.nodes.plugins.module_utils import (  # noqa: E402
-    node_credentials, node_network, win_service)
+    host_network as node_network, node_credentials, win_service, windows_paths)
 from mirror import layout  # noqa: E402
 
 LAB = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(LAB, "_cache")
 FLANNEL_VERSIONS = list(layout.DEFAULT_FLANNEL_VERSIONS)
 KUBE_VERSION = open(os.path.join(LAB, "controlplane", "VERSION")).read().strip()
-FLANNEL_DIR = node_network.FLANNEL_DIR
+FLANNEL_DIR = windows_paths.FLANNEL_DIR
 NODE_IP = "10.0.0.10"  # the simulated host's adapter (winsim_host.initial_state)
 
 

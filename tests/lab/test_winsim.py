@@ -295,7 +295,7 @@ sys.path.insert(0, os.path.join(core.REPO, "tests", "lab"))
 import mirror  # noqa: E402
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_files  # noqa: E402
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_files  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_files  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -363,7 +363,7 @@ def test_node_facts_script_answer_matches_the_contract(tmp_path):
 
 
 def _dump_answer(host, version=None):
-    from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nf
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts as nf
     with host.open():
         if version:
             host.state["runtime"]["version"] = version
@@ -413,7 +413,7 @@ def test_containerd_config_dump_and_the_cni_directories_node_facts_read(tmp_path
 def test_inherited_access_rules():
     assert winsim_files.inherited_sddl(winsim_files.DRIVE_DEFAULT_SDDL, True) == \
         "D:AI(A;OICIID;FA;;;BA)(A;OICIID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
-    assert winsim_files.inherited_sddl(node_files.RESTRICTED_DIR_SDDL, False) == "D:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)"
+    assert winsim_files.inherited_sddl(host_files.RESTRICTED_DIR_SDDL, False) == "D:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)"
 
 
 def _files_task(served, name="files", **extra):
@@ -447,7 +447,7 @@ def test_node_files_download_extract_write_then_nothing(lab, served):
         "win-bridge.exe", "win-overlay.exe"]
     assert not [f for _, _, fs in os.walk(drive) for f in fs if f.endswith(".kubewin-download")]
     dump = lab.dump()
-    assert dump["sddl"] == {"c:\\k": node_files.RESTRICTED_DIR_SDDL}
+    assert dump["sddl"] == {"c:\\k": host_files.RESTRICTED_DIR_SDDL}
     with core.Host(lab.root, "win-1").open(save=False) as h:
         assert winsim_files.effective_sddl(h, "C:\\opt\\cni\\bin") == \
             "D:AI(A;OICIID;FA;;;BA)(A;OICIID;FA;;;SY)(A;OICIID;0x1200a9;;;BU)"
@@ -533,7 +533,7 @@ def test_node_files_secret_stays_out_of_verbose_output(lab):
         assert f.read() == secret
     with open(os.path.join(lab.root, "hosts", "win-1", "ops.log")) as f:
         assert secret not in f.read()
-    assert lab.dump()["sddl"]["c:\\etc\\kubernetes\\bootstrap-kubelet.conf"] == node_files.RESTRICTED_FILE_SDDL
+    assert lab.dump()["sddl"]["c:\\etc\\kubernetes\\bootstrap-kubelet.conf"] == host_files.RESTRICTED_FILE_SDDL
 
 
 def test_node_service_environment(lab):
@@ -688,7 +688,7 @@ def test_kube_proxy_as_a_service(lab):
     assert log + " is empty or missing" in quiet
     # Under kube-log-runner they are in its log file, and the error quotes them.
     msg = _one(res, "no kubeconfig")["msg"]
-    assert msg.startswith("win_node_service kube-proxy on win-1: service kube-proxy was started and reported Running, "
+    assert msg.startswith("win_node_service on win-1: service kube-proxy was started and reported Running, "
                           "then went Stopped within"), msg
     assert "CreateFile C:\\etc\\kube-proxy\\kubeconfig: The system cannot find the file specified." in msg
     assert log + " ends with:" in msg and "Get-Content -Tail 50 " + log in msg
@@ -806,7 +806,7 @@ def test_secret_file_access_rules_that_drifted_are_repaired(lab):
     rc, _, res = lab.play(task)
     assert rc == 0 and _one(res, "secret")["changed"]
     key = "c:\\etc\\kube-proxy\\kubeconfig"
-    assert lab.dump()["sddl"][key] == node_files.RESTRICTED_FILE_SDDL
+    assert lab.dump()["sddl"][key] == host_files.RESTRICTED_FILE_SDDL
     assert not [k for k in lab.dump()["sddl"] if k.endswith(".kubewin-new")]
     rc, _, res = lab.play(task)
     assert rc == 0 and not _one(res, "secret")["changed"]
@@ -816,7 +816,7 @@ def test_secret_file_access_rules_that_drifted_are_repaired(lab):
     rc, _, res = lab.play(task)
     assert rc == 0 and _one(res, "secret")["changed"] and _one(res, "secret")["written"] == [
         "C:\\etc\\kube-proxy\\kubeconfig"]
-    assert lab.dump()["sddl"][key] == node_files.RESTRICTED_FILE_SDDL
+    assert lab.dump()["sddl"][key] == host_files.RESTRICTED_FILE_SDDL
 
 
 def test_node_sync_cannot_replace_the_program_of_a_running_service(tmp_path):

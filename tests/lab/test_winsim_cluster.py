@@ -142,7 +142,7 @@ def test_kubelet_that_exits_after_running_is_a_failed_start_with_its_log(lab):
           ignore_errors: true
     """ % (_version(), _version(), _version()))
     msg = res["start"]["win-1"]["msg"]
-    assert msg.startswith("win_kubelet_service kubelet on win-1: service kubelet was started and reported Running, "
+    assert msg.startswith("win_kubelet_service on win-1: service kubelet was started and reported Running, "
                           "then went Stopped within"), msg
     assert "last exit code 1067" in msg
     assert "C:\\var\\log\\kubelet\\kubelet.log ends with:" in msg
@@ -206,7 +206,7 @@ def _flanneld_play(node):
 
 @pytest.fixture
 def flannel_host(lab):
-    from ansible_collections.kubewin.nodes.plugins.module_utils import node_network
+    from ansible_collections.kubewin.nodes.plugins.module_utils import host_network
     secret = "winsim-flanneld-" + lab.node[-20:]
     host = core.Host(lab.root, "win-1")
     core.write_binary(host.local_path("C:\\k\\flanneld.exe"), "flanneld", "v0.26.7")
@@ -218,7 +218,7 @@ def flannel_host(lab):
     with open(host.local_path("C:\\etc\\kube-flannel\\token"), "w") as f:
         f.write(token)
     with open(host.local_path("C:\\etc\\kube-flannel\\net-conf.json"), "w") as f:
-        f.write(node_network.net_conf("10.244.0.0/16", "vxlan", 4096, 4789))
+        f.write(host_network.net_conf("10.244.0.0/16", "vxlan", 4096, 4789))
     yield host
     kubectl("-n", "kube-flannel", "delete", "secret", secret, "--ignore-not-found")
 

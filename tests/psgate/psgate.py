@@ -1,8 +1,8 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-r"""Static gate for the PowerShell in plugins/module_utils/win_scripts.py (run by `make lint`).
+r"""Static gate for the PowerShell in plugins/plugin_utils/scripts/*.ps1 (run by `make lint`).
 
-No PowerShell runs here, so every script in ``win_scripts.SCRIPTS`` is parsed with a real PowerShell
+No PowerShell runs here, so every script (``win_scripts.load_all()``) is parsed with a real PowerShell
 grammar (tree-sitter-powershell) and checked for what would break it on Windows PowerShell 5.1:
 
 - ``parse``: ERROR or MISSING nodes in the syntax tree.
@@ -25,12 +25,13 @@ grammar (tree-sitter-powershell) and checked for what would break it on Windows 
   ``param()`` declares (both case-insensitive), a script nobody runs, and element keys read with
   ``$item.key`` in ``foreach ($item in $Param)`` that the Python never builds. The callers are found
   by scanning plugins/ for ``run_script(..., "<script>", <parameters>)``; the keys come from the real
-  Python: dict literals as written, and the module_utils functions that build parameters are called
+  Python: dict literals as written, and the module_utils and plugin_utils functions that build parameters are called
   (BUILDERS below). A caller whose parameters this gate cannot compute is itself a finding.
 
 Not shipped in the collection (galaxy.yml build_ignore). Usage:
-  psgate.py                     check the checkout's win_scripts.SCRIPTS
-  psgate.py --scripts FILE.py   check the SCRIPTS of another copy of win_scripts.py (e.g. from git)
+  psgate.py                     check the checkout's scripts (plugins/plugin_utils/scripts/*.ps1)
+  psgate.py --scripts DIR       check the *.ps1 scripts of another directory (e.g. from git)
+  psgate.py --scripts FILE.py   check the SCRIPTS of a win_scripts.py from before the scripts were .ps1 files
 """
 
 import argparse
@@ -380,12 +381,12 @@ def _collection():
 
 def _sample_inputs():
     """Inputs that make each builder emit every key it can."""
-    from ansible_collections.kubewin.nodes.plugins.module_utils import node_files
+    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files
     sha = "0" * 128
     directories = [{"path": "C:\\k", "restricted": True}, {"path": "C:\\var\\log", "restricted": False}]
     downloads = [{"url": "http://m/kubelet.exe", "sha512": sha, "extract_dir": "", "dest": "C:\\k\\kubelet.exe"},
                  {"url": "http://m/cni.tgz", "sha512": sha, "extract_dir": "C:\\opt\\cni\\bin",
-                  "dest": node_files.stamp_path({"url": "http://m/cni.tgz", "extract_dir": "C:\\opt\\cni\\bin"})}]
+                  "dest": host_files.stamp_path({"url": "http://m/cni.tgz", "extract_dir": "C:\\opt\\cni\\bin"})}]
     files = [{"path": "C:\\etc\\a.conf", "content": "a", "restricted": False, "secret": False},
              {"path": "C:\\etc\\kube-proxy\\kubeconfig", "content": "t", "restricted": True, "secret": True}]
     return directories, downloads, files, ["C:\\old"], ["C:\\old-dir"]
@@ -395,31 +396,32 @@ def _builders():
     """'module.function' -> a call returning what that function returns, for the parameter builders
     the action plugins pass to run_script. Add one here when a plugin builds parameters a new way."""
     _collection()
-    from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts, node_files
+    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts
 
     def plan():
         d, dl, f, absent, prune = _sample_inputs()
         live = {"files": {}, "dirs": {}, "paths": {absent[0]: "dir", prune[0]: "dir"}}
-        return node_files.plan(d, dl, f, live, absent, prune)
+        return host_files.plan(d, dl, f, live, absent, prune)
 
     return {
-        "node_facts.script_parameters": lambda: node_facts.script_parameters(["C:\\extra"]),
-        "node_files.state_query": lambda: node_files.state_query(*_sample_inputs()),
-        "node_files.plan": plan,
-        "node_files.scan_query": lambda: node_files.scan_query(["C:\\k"]),
+        "host_facts.script_parameters": lambda: host_facts.script_parameters(["C:\\extra"]),
+        "host_files.state_query": lambda: host_files.state_query(*_sample_inputs()),
+        "host_files.plan": plan,
+        "host_files.scan_query": lambda: host_files.scan_query(["C:\\k"]),
     }
 
 
 def _element_builders():
     """(script, parameter) -> lists of the elements Python builds for it (keys read by $item.key)."""
     _collection()
-    from ansible_collections.kubewin.nodes.plugins.module_utils import hns
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import hns
     builders = _builders()
     network = hns.desired_network("cbr0", "l2bridge", "10.244.1.0/24", "10.244.1.1", "Ethernet", None)
     live = {"networks": '{"Success":true,"Output":[{"ID":"n1","Name":"cbr0","Type":"NAT"}]}',
             "endpoints": '{"Success":true,"Output":[{"ID":"e1","VirtualNetwork":"n1"}]}',
             "policylists": '{"Success":true,"Output":[{"ID":"p1","References":["/endpoints/e1"]}]}'}
-    sync = builders["node_files.plan"]()[0]
+    sync = builders["host_files.plan"]()[0]
     return {
         ("hns_calls", "Calls"): hns.plan_network(network, "present", live, recreate=True)["calls"]
         + hns.plan_cleanup(["cbr0"], live)[0],
@@ -430,7 +432,7 @@ def _element_builders():
 
 
 def _imports(tree):
-    """alias -> module basename for `from ...module_utils import x as y`."""
+    """alias -> module basename for `from ...module_utils import x as y` (or plugin_utils)."""
     out = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -509,8 +511,34 @@ def _keys_of(expr, fn, imports, builders, where):
     raise ValueError("parameters given as %r" % ast.unparse(expr))
 
 
+# The action plugins' base class passes its caller's script name on (WindowsAction.script): its callers
+# ``self.script("<script>", <parameters>)`` are checked instead.
+_FORWARDERS = {("windows_action.py", "script")}
+
+
+def _script_call(node, imports):
+    """(script, parameters) expressions of a run_script(action, task_vars, name, parameters) or
+    self.script(name, parameters) call, else None."""
+    f = node.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" and f.attr == "script":
+        args = list(node.args) + [None] * 2
+        script, params = args[0], args[1]
+    elif _call_name(node, imports).split(".")[-1] == "run_script":
+        args = list(node.args) + [None] * 4
+        script, params = args[2], args[3]
+    else:
+        return None
+    for kw in node.keywords:
+        if kw.arg == "name":
+            script = kw.value
+        elif kw.arg == "parameters":
+            params = kw.value
+    return script, params
+
+
 def find_callers(plugin_root=None):
-    """[(script, 'file:line', keys or None, error or None)] for every run_script call in plugins/."""
+    """[(script, 'file:line', keys or None, error or None)] for every run_script or self.script call in
+    plugins/."""
     plugin_root = Path(plugin_root or ROOT / "plugins")
     builders = _builders()
     out = []
@@ -518,22 +546,17 @@ def find_callers(plugin_root=None):
         tree = ast.parse(path.read_text(), str(path))
         imports = _imports(tree)
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and _call_name(node, imports).split(".")[-1] == "run_script"):
+            call = _script_call(node, imports) if isinstance(node, ast.Call) else None
+            fn = _enclosing_function(tree, node) if call else None
+            if call is None or (path.name, fn and fn.name) in _FORWARDERS:
                 continue
             where = "%s:%d" % (path.relative_to(ROOT) if path.is_relative_to(ROOT) else path, node.lineno)
-            args = list(node.args) + [None] * 4
-            script = args[2]
-            params = args[3]
-            for kw in node.keywords:
-                if kw.arg == "name":
-                    script = kw.value
-                elif kw.arg == "parameters":
-                    params = kw.value
+            script, params = call
             if not (isinstance(script, ast.Constant) and isinstance(script.value, str)):
                 out.append((None, where, None, "the script name is not a string literal"))
                 continue
             try:
-                keys = _keys_of(params, _enclosing_function(tree, node), imports, builders, where)
+                keys = _keys_of(params, fn, imports, builders, where)
                 out.append((script.value, where, keys, None))
             except ValueError as e:
                 out.append((script.value, where, None, str(e)))
@@ -605,13 +628,15 @@ def check_script(name, text, callers=None, elements=None):
 def check_all(scripts=None):
     if scripts is None:
         _collection()
-        from ansible_collections.kubewin.nodes.plugins.module_utils.win_scripts import SCRIPTS as scripts
+        from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import load_all
+        scripts = load_all()
     callers = find_callers()
     elements = _element_builders()
     findings = []
     for script, where, _keys, error in callers:
         if script is not None and script not in scripts:
-            findings.append(Finding(script, 0, "contract", "%s runs %r, which is not in SCRIPTS" % (where, script)))
+            findings.append(Finding(script, 0, "contract",
+                                    "%s runs %r, which has no scripts/%s.ps1" % (where, script, script)))
         elif script is None:
             findings.append(Finding("?", 0, "contract", "%s: %s" % (where, error)))
     for name, text in sorted(scripts.items()):
@@ -620,6 +645,11 @@ def check_all(scripts=None):
 
 
 def _load_scripts(path):
+    """{name: text} of the *.ps1 scripts in directory ``path``, or the SCRIPTS of an old win_scripts.py."""
+    if Path(path).is_dir():
+        _collection()
+        from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import load_all
+        return load_all(str(path))
     spec = importlib.util.spec_from_file_location("_psgate_win_scripts", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -628,14 +658,14 @@ def _load_scripts(path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
-    parser.add_argument("--scripts", help="a win_scripts.py to check instead of the checkout's")
+    parser.add_argument("--scripts", help="a directory of <script>.ps1 files (or an old win_scripts.py) to check "
+                                          "instead of the checkout's")
     args = parser.parse_args(argv)
-    scripts = _load_scripts(args.scripts) if args.scripts else None
+    scripts = _load_scripts(args.scripts or ROOT / "plugins" / "plugin_utils" / "scripts")
     findings = check_all(scripts)
     for f in findings:
         print("win_scripts %s line %d: %s: %s" % (f.script, f.line, f.rule, f.message))
-    count = len(scripts or _load_scripts(ROOT / "plugins" / "module_utils" / "win_scripts.py"))
-    print("psgate: %d scripts, %d findings" % (count, len(findings)))
+    print("psgate: %d scripts, %d findings" % (len(scripts), len(findings)))
     return 1 if findings else 0
 
 

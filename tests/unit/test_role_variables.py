@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import daemonset_os, preflight, runtimes
+from ansible_collections.kubewin.nodes.plugins.module_utils import daemonset_os, runtimes
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = ROOT / "roles"

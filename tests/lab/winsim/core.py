@@ -41,7 +41,7 @@ def create_host(root, name, profile="ws2022-containerd", adapters=None, build=No
         shutil.rmtree(host.dir)
     state = winsim_host.initial_state(hostname or name, profile, adapters=adapters, build=build)
     host.create(state)
-    from ansible_collections.kubewin.nodes.plugins.module_utils.kubelet_service import split_windows_command_line
+    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
     for svc in state["services"].values():  # the binaries the installed services run
         exe = split_windows_command_line(svc["image_path"])[0]
         local = host.local_path(exe)

@@ -4,7 +4,12 @@ These read the syntax tree or the text; winsim (tests/lab) implements the same c
 
 import re
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import win_scripts
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import win_scripts
+
+
+def _code(name):
+    """A script's text without its comment lines (its contract comment names what it must not do)."""
+    return "\n".join(line for line in win_scripts.load(name).split("\n") if not line.lstrip().startswith("#"))
 
 
 def _function(text, name):
@@ -14,15 +19,15 @@ def _function(text, name):
 
 
 def test_hns_call_checks_its_hresult_and_an_empty_answer():
-    assert "public static extern int HNSCall(" in win_scripts.HNS_STATE
-    body = _function(win_scripts.HNS_CALLS, "Invoke-Hns")
+    assert "public static extern int HNSCall(" in _code("hns_state")
+    body = _function(_code("hns_calls"), "Invoke-Hns")
     assert re.search(r"\$hr = \[KubewinNodes\.\w+\]::HNSCall\(", body)
     assert re.search(r"if \(\$hr -lt 0\) \{.*?throw", body, re.S)
     assert re.search(r"if \(-not \$response\) \{ throw", body)
 
 
 def test_files_and_downloads_replace_their_destination_in_one_step():
-    sync = win_scripts.NODE_SYNC
+    sync = _code("node_sync")
     assert "Move-Item" not in sync and "WriteAllBytes($file.path" not in sync
     assert "WriteAllText($download.dest" not in sync
     install = _function(sync, "Install-File")
@@ -31,7 +36,7 @@ def test_files_and_downloads_replace_their_destination_in_one_step():
 
 
 def test_restricted_files_are_created_with_their_access_rules():
-    loop = win_scripts.NODE_SYNC.split("foreach ($file in $Files) {", 1)[1].split("\n}\n", 1)[0]
+    loop = _code("node_sync").split("foreach ($file in $Files) {", 1)[1].split("\n}\n", 1)[0]
     created = loop.index("New-Object System.IO.FileStream($tmp, [System.IO.FileMode]::CreateNew")
     assert "$security)" in loop[created:created + 300]
     # an existing destination gets the rules before the new content replaces it
@@ -40,7 +45,7 @@ def test_restricted_files_are_created_with_their_access_rules():
 
 
 def test_files_state_reads_the_owner_and_access_rules_and_reports_links():
-    state = win_scripts.FILES_STATE
+    state = _code("files_state")
     assert "[string[]]$Acls" in state and "acls = $fileAccess" in state
     assert state.count("GetSecurityDescriptorSddlForm('Owner, Access')") == 1  # one Get-Security for both
     assert "-band [System.IO.FileAttributes]::ReparsePoint" in _function(state, "Get-Entry")
@@ -49,16 +54,16 @@ def test_files_state_reads_the_owner_and_access_rules_and_reports_links():
 
 
 def test_missing_restricted_directories_are_created_with_their_security():
-    loop = win_scripts.NODE_SYNC.split("foreach ($dir in $Dirs) {", 1)[1].split("\n}\n", 1)[0]
+    loop = _code("node_sync").split("foreach ($dir in $Dirs) {", 1)[1].split("\n}\n", 1)[0]
     assert "[System.IO.Directory]::CreateDirectory($dir.path, $security)" in loop
     assert "SetSecurityDescriptorSddlForm($dir.sddl, 'Owner, Access')" in loop
     # an existing one: refused when a link, else owner and access rules set before anything is written
     assert loop.index("ReparsePoint") < loop.index("Set-Security $dir.path $dir.sddl")
-    assert "Set-Acl" not in win_scripts.NODE_SYNC  # it writes back the owner Get-Acl read
+    assert "Set-Acl" not in _code("node_sync")  # it writes back the owner Get-Acl read
 
 
 def test_remove_never_follows_links():
-    sync = win_scripts.NODE_SYNC
+    sync = _code("node_sync")
     tree = _function(sync, "Remove-Tree")
     link = tree.index("ReparsePoint")
     assert "[System.IO.Directory]::Delete($Path, $false)" in tree[link:link + 200]
@@ -69,7 +74,7 @@ def test_remove_never_follows_links():
 
 
 def test_restart_starts_the_dependents_that_were_running():
-    apply = win_scripts.SERVICE_APPLY
+    apply = _code("service_apply")
     assert "$service.DependentServices | Where-Object Status -eq 'Running'" in apply
     start = apply.split("if ($Run -in @('start', 'restart')) {", 1)[1]
     assert start.index("Start-Service -Name $Name") < start.index("foreach ($dependent in $dependentsToStart)")
@@ -78,7 +83,7 @@ def test_restart_starts_the_dependents_that_were_running():
 def test_files_state_never_takes_what_it_cannot_read_for_absent():
     """Review finding 1: Get-Item -ErrorAction SilentlyContinue and catch { $null } made an unreadable
     directory look missing."""
-    state = win_scripts.FILES_STATE
+    state = _code("files_state")
     entry = _function(state, "Get-Entry")
     assert "SilentlyContinue" not in entry
     assert "-ErrorAction Stop }" in entry
@@ -92,7 +97,7 @@ def test_files_state_never_takes_what_it_cannot_read_for_absent():
 def test_files_state_never_hashes_a_link_and_survives_a_file_it_cannot_read():
     """Review findings 3 and 5: Get-FileHash on a dangling link wrote a non-terminating error and returned
     nothing, then .Hash on null stopped files_state; a directory at a file destination reads as 'directory'."""
-    loop = win_scripts.FILES_STATE.split("foreach ($path in $Files) {", 1)[1].split("\n}\n", 1)[0]
+    loop = _code("files_state").split("foreach ($path in $Files) {", 1)[1].split("\n}\n", 1)[0]
     assert loop.index("$links.Contains($path)) { $null }") < loop.index("(Get-FileHash")
     assert "elseif ($item.PSIsContainer) { 'directory' }" in loop
     assert re.search(r"try \{ \(Get-FileHash -LiteralPath \$path -Algorithm SHA512 -ErrorAction Stop\)"
@@ -101,14 +106,14 @@ def test_files_state_never_hashes_a_link_and_survives_a_file_it_cannot_read():
 
 def test_the_scan_stops_at_20_hits_inside_a_directory_too():
     """Review finding 9: the cap was checked only between directories."""
-    inner = win_scripts.FILES_STATE.split("foreach ($child in $children) {", 1)[1]
+    inner = _code("files_state").split("foreach ($child in $children) {", 1)[1]
     assert inner.lstrip().startswith("if ($hits.Count -ge 20) { break }")
 
 
 def test_set_security_writes_a_new_descriptor_without_reading_the_old_one():
     """Review findings 2 and 6: reading the descriptor first failed before the takeown hint could be given,
     and takeown /R would make what others planted below Administrators' own."""
-    body = _function(win_scripts.NODE_SYNC, "Set-Security")
+    body = _function(_code("node_sync"), "Set-Security")
     assert "GetAccessControl" not in body
     assert ("if ($item.PSIsContainer) { New-Object System.Security.AccessControl.DirectorySecurity }\n"
             "        else { New-Object System.Security.AccessControl.FileSecurity }") in body
@@ -119,12 +124,27 @@ def test_set_security_writes_a_new_descriptor_without_reading_the_old_one():
 
 def test_a_file_where_a_restricted_directory_goes_is_refused_before_any_rule_is_set():
     """Review finding 10: Set-Security gave a file the directory's OICI rules."""
-    loop = win_scripts.NODE_SYNC.split("foreach ($dir in $Dirs) {", 1)[1].split("\n}\n", 1)[0]
+    loop = _code("node_sync").split("foreach ($dir in $Dirs) {", 1)[1].split("\n}\n", 1)[0]
     refuse = loop.index("if (-not $item.PSIsContainer) { throw")
     assert refuse < loop.index("Set-Security $dir.path $dir.sddl")
     assert "volume mount point" in loop
 
 
 def test_discard_removes_a_dangling_link_too():
-    loop = win_scripts.NODE_SYNC.split("foreach ($path in $Discard) {", 1)[1].split("\n}\n", 1)[0]
+    loop = _code("node_sync").split("foreach ($path in $Discard) {", 1)[1].split("\n}\n", 1)[0]
     assert "if (Get-Item -LiteralPath $path -Force -ErrorAction SilentlyContinue) { Remove-Tree $path }" in loop
+
+
+def test_both_hns_scripts_carry_the_same_pinvoke():
+    def pinvoke(name):
+        text = win_scripts.load(name)
+        start = text.index("Add-Type -Namespace KubewinNodes")
+        return text[start:text.index("\n}\n", text.index("function Invoke-Hns"))]
+    assert pinvoke("hns_state") == pinvoke("hns_calls")
+
+
+def test_each_script_file_names_itself_in_its_header():
+    names = win_scripts.names()
+    assert len(names) == 8
+    for name in names:
+        assert win_scripts.load(name).startswith(win_scripts.HEADER_PREFIX + name + "\n")

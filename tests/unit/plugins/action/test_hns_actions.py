@@ -65,7 +65,8 @@ def test_drift_fails_with_host_and_remedy_and_changes_nothing(make_action):
     fake = FakeHns(networks=[{"ID": "N", "Name": "host", "Type": "NAT",
                               "Subnets": [{"AddressPrefix": "172.30.0.0/20", "GatewayAddress": "172.30.0.1"}]}])
     result = make_action(NetworkAction, dict(NAT), fake.host).run(task_vars={"inventory_hostname": "win1"})
-    assert result["failed"] and "host on win1" in result["msg"] and "recreate: true" in result["msg"]
+    assert result["failed"] and result["msg"].startswith("hns_network on win1: network host: ")
+    assert "recreate: true" in result["msg"]
     assert fake.host.names() == ["hns_state"]
     redo = make_action(NetworkAction, dict(NAT, recreate=True), fake.host).run(task_vars={})
     assert redo["changed"] and [n["Subnets"][0]["AddressPrefix"] for n in fake.networks] == ["172.29.0.0/20"]

@@ -4,8 +4,8 @@ from remote_host import FakeScm
 
 from ansible_collections.kubewin.nodes.plugins.action.win_kubelet_service import ActionModule as KubeletAction
 from ansible_collections.kubewin.nodes.plugins.action.win_node_service import ActionModule as NodeServiceAction
-from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
 
 PROXY_LOG = "C:\\var\\log\\kubelet\\kube-proxy.log"
 PROXY = {"name": "kube-proxy", "path": "C:\\k\\kube-log-runner.exe",
@@ -35,7 +35,7 @@ def test_running_then_stopped_fails_with_the_services_last_words_and_its_log(mak
     result = make_action(NodeServiceAction, dict(PROXY), scm.host).run(task_vars={"inventory_hostname": "win-2"})
     assert result["failed"]
     msg = result["msg"]
-    assert msg.startswith("win_node_service kube-proxy on win-2: service kube-proxy was started and reported Running,"
+    assert msg.startswith("win_node_service on win-2: service kube-proxy was started and reported Running,"
                           " then went Stopped within 2s")
     assert "1067" in msg and KLOG in msg and PROXY_LOG in msg
 

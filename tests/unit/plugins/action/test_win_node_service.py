@@ -63,7 +63,8 @@ def test_a_service_that_does_not_stay_running_fails_the_task(make_action):
     scm = FakeScm()
     scm.after_start = "Paused"  # what NSSM shows while its program keeps exiting
     result = make_action(ActionModule, dict(PROXY), scm.host).run(task_vars={"inventory_hostname": "win-1"})
-    assert result["failed"] and "kube-proxy on win-1" in result["msg"] and "is Paused" in result["msg"]
+    assert result["failed"] and result["msg"].startswith("win_node_service on win-1: service kube-proxy was started")
+    assert "is Paused" in result["msg"]
 
 
 NSSM = {"name": "flanneld", "path": "C:\\k\\nssm.exe",

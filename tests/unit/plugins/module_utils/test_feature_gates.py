@@ -4,8 +4,8 @@ import re
 import pytest
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
-from ansible_collections.kubewin.nodes.plugins.module_utils import kubelet_service as ks
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_network as nn
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_network as nn
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubelet_service as ks
 
 POD_CIDR = "10.244.3.0/24"
 

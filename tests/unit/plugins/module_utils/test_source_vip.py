@@ -5,7 +5,7 @@ import ntpath
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_network as nn
+from ansible_collections.kubewin.nodes.plugins.module_utils import host_network as nn
 from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
 
 

@@ -171,7 +171,7 @@ def run(host, argv, cwd=None, stdin=None, shell="cmd"):
 
 def service_process_start(host, svc):
     """What happens when SCM launches a service's ImagePath."""
-    from ansible_collections.kubewin.nodes.plugins.module_utils.kubelet_service import split_windows_command_line
+    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
 
     argv = split_windows_command_line(svc["image_path"] or "")
     if not argv:
@@ -241,7 +241,7 @@ def locked_files(host):
 
 
 def _argv(svc):
-    from ansible_collections.kubewin.nodes.plugins.module_utils.kubelet_service import split_windows_command_line
+    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
     return split_windows_command_line(svc["image_path"] or "")
 
 

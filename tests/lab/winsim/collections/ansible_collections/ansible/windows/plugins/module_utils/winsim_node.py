@@ -545,7 +545,7 @@ def _nssm_service_start(host, version, svc, args):
     fn = binaries.PROCESSES.get(tool)
     if fn is None:
         raise SimError("winsim: no implementation of %s (%s) running as a plain process under NSSM" % (win, tool))
-    from ansible_collections.kubewin.nodes.plugins.module_utils.kubelet_service import split_windows_command_line
+    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
     argv = split_windows_command_line(_param(params, "AppParameters") or "")
     env = service_environment(host, svc)
     app_env = _multi(_param(params, "AppEnvironment"))

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Test-lab only: the header line of kubewin.nodes' PowerShell scripts.
 """kubewin.nodes scripts carry their id in their header line (``# kubewin.nodes script: <id>``, see
-kubewin.nodes win_scripts.script_id). Every one of them runs as written through the lab's PowerShell
+kubewin.nodes win_scripts.script_id; the script's file is plugins/plugin_utils/scripts/<id>.ps1, and its
+text arrives here as the action plugin sent it). Every one of them runs as written through the lab's PowerShell
 interpreter (tests/lab/winsim/ps; the win_powershell stand-in's INTERPRETED list): no Python
 re-implementation of a script is left here, and a script the interpreter is not given fails loudly.
 """

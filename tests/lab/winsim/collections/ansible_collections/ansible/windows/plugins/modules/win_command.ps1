@@ -17,7 +17,7 @@ def body(sim):
             raise SimError("parameters are mutually exclusive: cmd, argv")
         argv = [str(a) for a in p["argv"]]
     elif cmd:
-        from ansible_collections.kubewin.nodes.plugins.module_utils.kubelet_service import split_windows_command_line
+        from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
         argv = split_windows_command_line(cmd)
     else:
         raise SimError("one of the following is required: cmd, argv")

@@ -22,23 +22,6 @@ NETWORK_TYPES = {
 }
 
 
-NETWORK_ARGSPEC = dict(
-    name=dict(type="str", required=True),
-    type=dict(type="str", choices=sorted(NETWORK_TYPES)),
-    address_prefix=dict(type="str"),
-    gateway=dict(type="str"),
-    adapter_name=dict(type="str"),
-    vsid=dict(type="int"),
-    state=dict(type="str", default="present", choices=["present", "absent"]),
-    recreate=dict(type="bool", default=False),
-)
-NETWORK_REQUIRED_IF = [("state", "present", ["type"])]
-
-CLEANUP_ARGSPEC = dict(
-    networks=dict(type="list", elements="str", required=True),
-)
-
-
 class HnsError(Exception):
     """HNS refused a request, or the input cannot describe a valid network."""
 

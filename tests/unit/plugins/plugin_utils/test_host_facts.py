@@ -1,7 +1,7 @@
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_facts as nf
 from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts as nf
 
 
 def answer(**over):

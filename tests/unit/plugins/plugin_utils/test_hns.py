@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import hns
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import hns
 
 
 def wrap(items):
@@ -120,3 +120,8 @@ def test_hns_refusal_text_reaches_the_user():
         hns.check_call_responses(calls, [json.dumps({"Success": False, "Error": "An adapter was not found"})])
     with pytest.raises(hns.HnsError, match="was not run"):
         hns.check_call_responses(calls, [])
+
+
+def test_the_argument_spec_offers_exactly_the_types_hns_knows():
+    from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args
+    assert windows_args.HNS_NETWORK_ARGSPEC["type"]["choices"] == sorted(hns.NETWORK_TYPES)

@@ -1,7 +1,7 @@
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import hostprocess as hp
-from ansible_collections.kubewin.nodes.plugins.module_utils import preflight
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import hostprocess as hp
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
 
 TAG = "docker.io/sigwindowstools/flannel:v0.27.0-hostprocess"
 DIGEST = "docker.io/sigwindowstools/flannel@sha256:" + "0123456789abcdef" * 4

@@ -18,7 +18,7 @@ import re
 import urllib.parse
 import urllib.request
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.node_network import json_text
+from ansible_collections.kubewin.nodes.plugins.module_utils.host_network import json_text
 
 # Administrators and SYSTEM only, not inherited: for C:\k, C:\etc\kubernetes, C:\var\lib\kubelet
 # and files holding credentials.
@@ -42,35 +42,6 @@ def owned(dacl):
     """An SDDL with the restricted owner and the given DACL, for node_sync ('Owner, Access')."""
     return "O:%s%s" % (RESTRICTED_OWNER, dacl)
 
-
-FILES_ARGSPEC = dict(
-    directories=dict(type="list", elements="dict", default=[], options=dict(
-        path=dict(type="str", required=True),
-        restricted=dict(type="bool", default=True),
-    )),
-    downloads=dict(type="list", elements="dict", default=[], options=dict(
-        url=dict(type="str", required=True),
-        dest=dict(type="str"),
-        extract_dir=dict(type="str"),
-        checksum=dict(type="str"),
-        checksum_url=dict(type="str"),
-        # The SHA-512 win_node_preflight resolved (its 'downloads' result): used as given, nothing is fetched.
-        sha512=dict(type="str"),
-    )),
-    files=dict(type="list", elements="dict", default=[], options=dict(
-        path=dict(type="str", required=True),
-        # str; a JSON document the templating decoded on the way (ansible-core 2.18 turns a filter's JSON
-        # text without true/false/null into a dict) is written as node_network.json_text writes it.
-        content=dict(type="raw", required=True),
-        restricted=dict(type="bool", default=False),
-        secret=dict(type="bool", default=False),
-    )),
-    absent=dict(type="list", elements="str", default=[]),
-    prune=dict(type="list", elements="str", default=[]),
-    proxy=dict(type="str"),
-    proxy_bypass=dict(type="list", elements="str", default=[], no_log=False),
-    checksum_timeout=dict(type="int", default=30),
-)
 
 _SHA512 = re.compile(r"^[0-9a-f]{128}$")
 
@@ -203,7 +174,7 @@ def trusted_owner(owner):
 def file_text(content):
     """The text a file entry's content stands for: itself, or for a JSON document the templating decoded on
     the way (ansible-core 2.18 turns a filter's JSON text without true/false/null into a dict) the text
-    node_network.json_text writes, which every JSON-producing filter uses."""
+    host_network.json_text writes, which every JSON-producing filter uses."""
     return content if isinstance(content, str) else json_text(content)
 
 

@@ -14,10 +14,6 @@ JOIN_MARKERS = [wp.KUBELET_CONF, wp.BOOTSTRAP_CONF, wp.CA_CERT]
 
 NODE_SERVICES = ["containerd", "docker", "cri-dockerd", "kubelet", "kube-proxy", "flanneld"]
 
-FACTS_ARGSPEC = dict(
-    extra_paths=dict(type="list", elements="str", default=[]),
-)
-
 
 def script_parameters(extra_paths=()):
     return {"Paths": JOIN_MARKERS + list(extra_paths), "Services": NODE_SERVICES,

@@ -2,7 +2,8 @@
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import preflight, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import versions
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
 
 VALID = dict(
     node_name="win-worker-1",

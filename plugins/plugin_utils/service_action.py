@@ -7,9 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
-from ansible_collections.kubewin.nodes.plugins.module_utils.winremote import RemoteScriptError, run_script
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.plugin_utils.winremote import RemoteScriptError, run_script
 
 
 class ServiceNotRunning(RemoteScriptError):

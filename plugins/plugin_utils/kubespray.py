@@ -94,7 +94,7 @@ def no_proxy(kubespray):
     """kubespray's ``no_proxy`` (a comma-separated string, or a list) as the list kubewin_no_proxy takes;
     without it ``additional_no_proxy``, the entries kubespray adds to the list it builds from its own
     hosts (those are cluster addresses, not download mirrors). IPv6 networks are left out: .NET's bypass
-    list cannot express them and the Windows nodes here fetch over IPv4 only (node_files.no_proxy_pattern)."""
+    list cannot express them and the Windows nodes here fetch over IPv4 only (host_files.no_proxy_pattern)."""
     kubespray = kubespray or {}
     value = kubespray.get("no_proxy")
     if value is None or _text(value) == "":

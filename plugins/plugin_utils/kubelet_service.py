@@ -16,32 +16,9 @@ import re
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
 from ansible_collections.kubewin.nodes.plugins.module_utils import runtimes, versions
-from ansible_collections.kubewin.nodes.plugins.module_utils import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
-from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
 from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
-
-SERVICE_ARGSPEC = dict(
-    name=dict(type="str", default="kubelet"),
-    state=dict(type="str", default="present", choices=["present", "started", "stopped", "absent"]),
-    kubelet_version=dict(type="str"),
-    kubelet_path=dict(type="str", default=wp.KUBELET_EXE),
-    config_file=dict(type="str", default=wp.KUBELET_CONFIG),
-    kubeconfig=dict(type="str", default=wp.KUBELET_CONF),
-    bootstrap_kubeconfig=dict(type="str", default=wp.BOOTSTRAP_CONF),
-    cert_dir=dict(type="str", default=wp.KUBELET_PKI),
-    kubeadm_flags_file=dict(type="str", default=wp.KUBEADM_FLAGS),
-    container_runtime=dict(type="str", default="containerd", choices=["containerd", "docker"]),
-    dependencies=dict(type="list", elements="str"),
-    pod_infra_container_image=dict(type="str"),
-    extra_args=dict(type="dict", default={}),
-    restart_delay_seconds=dict(type="int", default=10),
-    log_runner_path=dict(type="str", default=wp.KUBE_LOG_RUNNER_EXE),
-    log_file=dict(type="str", default=wp.LOG_FILES["kubelet"]),
-    watch_seconds=dict(type="int"),
-)
-SERVICE_REQUIRED_IF = [("state", "present", ["kubelet_version"]), ("state", "started", ["kubelet_version"]),
-                       ("state", "stopped", ["kubelet_version"])]
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
 
 DISPLAY_NAME = "Kubernetes kubelet"
 DESCRIPTION = "Kubernetes node agent (managed by kubewin.nodes)"

@@ -18,80 +18,9 @@ import re
 import urllib.parse
 import urllib.request
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import flannel, hostprocess, node_files, runtimes, versions
-
-PREFLIGHT_ARGSPEC = dict(
-    node_name=dict(type="str", required=True),
-    hostname=dict(type="str"),
-    windows_build=dict(type="str"),
-    supported_builds=dict(type="list", elements="str"),
-    # No choices: a typo is reported by check_inputs naming the variable, not by the argument spec.
-    container_runtime=dict(type="str", default="containerd"),
-    runtime=dict(type="dict", options=dict(
-        service_exists=dict(type="bool"),
-        service_status=dict(type="str"),
-        pipe_exists=dict(type="bool"),
-        version=dict(type="str"),
-        cri_dockerd_service_exists=dict(type="bool"),
-    )),
-    deployment_mode=dict(type="str", default="services"),
-    kube_pods_subnet=dict(type="str"),
-    kube_service_addresses=dict(type="str"),
-    cluster_pod_subnet=dict(type="str"),
-    cluster_service_subnet=dict(type="str"),
-    kube_network_plugin=dict(type="str", default="flannel"),
-    flannel_backend_type=dict(type="str", default="vxlan"),
-    flannel_vxlan_vni=dict(type="int", default=4096),
-    flannel_vxlan_port=dict(type="int", default=4789),
-    cluster_flannel=dict(type="dict", options=dict(
-        found=dict(type="bool", default=True),
-        backend_type=dict(type="str"),
-        vni=dict(type="int"),
-        port=dict(type="int"),
-        network=dict(type="str"),
-        direct_routing=dict(type="bool"),
-    )),
-    flannel_vxlan_direct_routing=dict(type="bool", default=False),
-    # Inventory values that differ from the cluster's (cluster_settings.conflicts): each stops preflight.
-    # {host, variable, value, message} each (no suboptions: 'message' is a name Ansible reserves).
-    settings_conflicts=dict(type="list", elements="dict", default=[]),
-    kube_version=dict(type="str"),
-    server_version=dict(type="str"),
-    existing_node=dict(type="dict", options=dict(
-        exists=dict(type="bool", default=False),
-        ready=dict(type="bool", default=False),
-        os=dict(type="str"),
-    )),
-    joined=dict(type="bool", default=False),
-    adapters=dict(type="list", elements="dict", options=dict(
-        name=dict(type="str", required=True),
-        ipv4=dict(type="list", elements="str", default=[]),
-    )),
-    adapter_name=dict(type="str"),
-    # Downloads whose checksums are resolved now, so a missing checksum stops the run before any change.
-    downloads=dict(type="list", elements="dict", default=[], options=dict(
-        url=dict(type="str", required=True),
-        dest=dict(type="str"),
-        extract_dir=dict(type="str"),
-        checksum=dict(type="str"),
-        checksum_url=dict(type="str"),
-    )),
-    proxy=dict(type="str"),
-    checksum_timeout=dict(type="int", default=30),
-    # Where the runtime reads CNI config and plugins (win_node_facts' kubewin_node.cni[runtime]).
-    cni_dirs=dict(type="dict"),
-    # Values checked for their form before anything else (check_inputs).
-    no_proxy=dict(type="list", elements="str", default=[]),
-    flannel_version=dict(type="str"),
-    cni_plugins_version=dict(type="str"),
-    kubeadm_token=dict(type="str", no_log=True),
-    download_bases=dict(type="dict", default={}),
-    allow_insecure_downloads=dict(type="bool", default=False),
-    checksums=dict(type="dict", default={}),
-    # hostprocess mode: variable name -> image reference, and the tag -> digest pins (check_hostprocess_images)
-    hostprocess_images=dict(type="dict", default={}),
-    hostprocess_image_pins=dict(type="dict", default={}),
-)
+from ansible_collections.kubewin.nodes.plugins.module_utils import flannel, host_files, runtimes, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import PREFLIGHT_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import hostprocess
 
 # The user-facing variable behind each option (kubespray's name where kubespray has one).
 VARIABLES = {
@@ -838,12 +767,12 @@ def check_inputs(kube_version=None, server_version=None, container_runtime="cont
     bad = []
     for entry in no_proxy or []:
         try:
-            node_files.no_proxy_pattern(entry)
-        except node_files.NoProxyEntryError as e:
+            host_files.no_proxy_pattern(entry)
+        except host_files.NoProxyEntryError as e:
             bad.append(str(e))
     if bad:
         f.fail(VARIABLES["no_proxy"], "%s has entries the nodes cannot use: %s; each entry is %s"
-               % (VARIABLES["no_proxy"], "; ".join(bad), node_files.NO_PROXY_FORMS))
+               % (VARIABLES["no_proxy"], "; ".join(bad), host_files.NO_PROXY_FORMS))
     return f.result()
 
 
@@ -885,7 +814,7 @@ def check_downloads(downloads, download_bases=None, allow_insecure=False, checks
     urls = [d.get("url") for d in downloads or []]
     for key in sorted(str(k) for k in (checksums or {})):
         if "://" not in key and not key.startswith("\\\\"):
-            matches = [u for u in urls if u and node_files.windows_basename(u.split("?", 1)[0]) == key]
+            matches = [u for u in urls if u and host_files.windows_basename(u.split("?", 1)[0]) == key]
             f.fail(pins_var, "%s key %r is a file name; pins are keyed by the full download URL, so a pin holds "
                              "for one version of the file only: %s"
                    % (pins_var, key, "use %r" % matches[0] if matches else
@@ -898,12 +827,12 @@ def check_downloads(downloads, download_bases=None, allow_insecure=False, checks
 
 def probe_download(url, proxy=None, timeout=30, no_proxy=()):
     """Whether ``url`` can be fetched, asked the way the node fetches it (through the proxy unless
-    ``no_proxy`` or loopback sends it around, as node_files.fetch_checksum_file): one GET of its first
+    ``no_proxy`` or loopback sends it around, as host_files.fetch_checksum_file): one GET of its first
     byte (Range: bytes=0-0; a server that ignores Range is cut off after one byte). Raises what urllib
     raises when it cannot."""
     handlers = []
     if proxy:
-        use = not node_files.bypassed(url, no_proxy)
+        use = not host_files.bypassed(url, no_proxy)
         handlers.append(urllib.request.ProxyHandler({"http": proxy, "https": proxy} if use else {}))
     request = urllib.request.Request(url, headers={"Range": "bytes=0-0"})
     with urllib.request.build_opener(*handlers).open(request, timeout=timeout) as response:
@@ -936,8 +865,8 @@ def unavailable_downloads(downloads, fetch, probe):
         if not d.get("checksum"):
             checksum_url = d.get("checksum_url") or url + ".sha512"
             try:
-                node_files.parse_checksum(fetch(checksum_url), checksum_url)
-            except node_files.NodeFilesError as e:
+                host_files.parse_checksum(fetch(checksum_url), checksum_url)
+            except host_files.NodeFilesError as e:
                 out.append((checksum_url, "not a SHA-512 checksum file: %s" % e))
             except Exception as e:  # any transport error: the URL and the answer
                 out.append((checksum_url, _fetch_reason(e)))
@@ -991,8 +920,8 @@ def resolved_downloads(downloads, fetch):
     download's checksum is decided (pinned, else its checksum file). ``fetch`` should be the one
     download_failures used (fetch_once), so no checksum file is read twice."""
     try:
-        return node_files.resolve_checksums(downloads or [], fetch), []
-    except node_files.NodeFilesError as e:
+        return host_files.resolve_checksums(downloads or [], fetch), []
+    except host_files.NodeFilesError as e:
         return None, [finding("downloads", VARIABLES["checksums"], str(e))]
 
 
@@ -1004,8 +933,8 @@ def download_failures(downloads, fetch, probe, inputs):
     for d in downloads or []:
         if d.get("checksum"):
             try:
-                node_files.parse_checksum(d["checksum"], "the checksum pinned for %s" % redact_url(d["url"]))
-            except node_files.NodeFilesError as e:
+                host_files.parse_checksum(d["checksum"], "the checksum pinned for %s" % redact_url(d["url"]))
+            except host_files.NodeFilesError as e:
                 out.append(finding("downloads", VARIABLES["checksums"], str(e)))
     unavailable = unavailable_downloads(downloads, fetch, probe)
     if unavailable:

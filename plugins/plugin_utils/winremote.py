@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.win_scripts import SCRIPTS
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import win_scripts
 
 POWERSHELL_MODULE = "ansible.windows.win_powershell"
 
@@ -36,7 +36,8 @@ def become_problem(action, task_vars):
 
 
 def run_script(action, task_vars, name, parameters=None, sensitive=False):
-    """Run SCRIPTS[name] with ``parameters`` on the task's host and return its ``$Ansible.Result``.
+    """Run the script ``name`` (scripts/<name>.ps1) with ``parameters`` on the task's host and return
+    its ``$Ansible.Result``.
 
     ``action`` is the calling ActionBase; the module runs through its ``_execute_module``, so one
     call is one remote operation. ``sensitive`` runs it with no_log, so parameters holding secrets
@@ -46,7 +47,7 @@ def run_script(action, task_vars, name, parameters=None, sensitive=False):
     if problem:
         raise RemoteScriptError(problem)
     module_args = {
-        "script": SCRIPTS[name],
+        "script": win_scripts.load(name),
         "parameters": parameters or {},
         "error_action": "stop",
         "depth": 8,
@@ -68,6 +69,6 @@ def run_script(action, task_vars, name, parameters=None, sensitive=False):
             for e in errors
         ) or result.get("msg") or "no error text returned"
         raise RemoteScriptError(
-            "script %s failed on %s: %s" % (name, task_vars.get("inventory_hostname", "?"), detail)
+            "script %s failed: %s" % (name, detail)
         )
     return result.get("result") or {}

@@ -1,0 +1,188 @@
+# -*- coding: utf-8 -*-
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Argument specs of the modules that run through an action plugin on a Windows host (and of win_node_preflight).
+
+The action plugins validate their task with these (plugins/plugin_utils, on the controller); the doc
+stubs in plugins/modules build an AnsibleModule from the same dicts so validate-modules compares them
+with the documentation. They live here because a module may import only module_utils.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
+
+# kubewin.nodes.hns_network; the types are hns.NETWORK_TYPES' keys.
+HNS_NETWORK_ARGSPEC = dict(
+    name=dict(type="str", required=True),
+    type=dict(type="str", choices=["l2bridge", "nat", "overlay", "transparent"]),
+    address_prefix=dict(type="str"),
+    gateway=dict(type="str"),
+    adapter_name=dict(type="str"),
+    vsid=dict(type="int"),
+    state=dict(type="str", default="present", choices=["present", "absent"]),
+    recreate=dict(type="bool", default=False),
+)
+HNS_NETWORK_REQUIRED_IF = [("state", "present", ["type"])]
+
+# kubewin.nodes.hns_cleanup
+HNS_CLEANUP_ARGSPEC = dict(
+    networks=dict(type="list", elements="str", required=True),
+)
+
+# kubewin.nodes.win_kubelet_service
+KUBELET_SERVICE_ARGSPEC = dict(
+    name=dict(type="str", default="kubelet"),
+    state=dict(type="str", default="present", choices=["present", "started", "stopped", "absent"]),
+    kubelet_version=dict(type="str"),
+    kubelet_path=dict(type="str", default=wp.KUBELET_EXE),
+    config_file=dict(type="str", default=wp.KUBELET_CONFIG),
+    kubeconfig=dict(type="str", default=wp.KUBELET_CONF),
+    bootstrap_kubeconfig=dict(type="str", default=wp.BOOTSTRAP_CONF),
+    cert_dir=dict(type="str", default=wp.KUBELET_PKI),
+    kubeadm_flags_file=dict(type="str", default=wp.KUBEADM_FLAGS),
+    container_runtime=dict(type="str", default="containerd", choices=["containerd", "docker"]),
+    dependencies=dict(type="list", elements="str"),
+    pod_infra_container_image=dict(type="str"),
+    extra_args=dict(type="dict", default={}),
+    restart_delay_seconds=dict(type="int", default=10),
+    log_runner_path=dict(type="str", default=wp.KUBE_LOG_RUNNER_EXE),
+    log_file=dict(type="str", default=wp.LOG_FILES["kubelet"]),
+    watch_seconds=dict(type="int"),
+)
+KUBELET_SERVICE_REQUIRED_IF = [("state", "present", ["kubelet_version"]), ("state", "started", ["kubelet_version"]),
+                               ("state", "stopped", ["kubelet_version"])]
+
+# kubewin.nodes.win_node_service
+NODE_SERVICE_ARGSPEC = dict(
+    name=dict(type="str", required=True),
+    state=dict(type="str", default="started", choices=["present", "started", "stopped", "absent"]),
+    path=dict(type="str"),
+    args=dict(type="list", elements="str", default=[]),
+    dependencies=dict(type="list", elements="str", default=[]),
+    environment=dict(type="dict", default={}),
+    parameters=dict(type="dict", default={}),
+    display_name=dict(type="str"),
+    description=dict(type="str", default="Kubernetes node component (managed by kubewin.nodes)"),
+    restart_delay_seconds=dict(type="int", default=10),
+    log_files=dict(type="list", elements="str"),
+    watch_seconds=dict(type="int"),
+)
+NODE_SERVICE_REQUIRED_IF = [("state", "present", ["path"]), ("state", "started", ["path"]),
+                            ("state", "stopped", ["path"])]
+
+# kubewin.nodes.win_node_facts
+FACTS_ARGSPEC = dict(
+    extra_paths=dict(type="list", elements="str", default=[]),
+)
+
+# kubewin.nodes.win_node_files
+FILES_ARGSPEC = dict(
+    directories=dict(type="list", elements="dict", default=[], options=dict(
+        path=dict(type="str", required=True),
+        restricted=dict(type="bool", default=True),
+    )),
+    downloads=dict(type="list", elements="dict", default=[], options=dict(
+        url=dict(type="str", required=True),
+        dest=dict(type="str"),
+        extract_dir=dict(type="str"),
+        checksum=dict(type="str"),
+        checksum_url=dict(type="str"),
+        # The SHA-512 win_node_preflight resolved (its 'downloads' result): used as given, nothing is fetched.
+        sha512=dict(type="str"),
+    )),
+    files=dict(type="list", elements="dict", default=[], options=dict(
+        path=dict(type="str", required=True),
+        # str; a JSON document the templating decoded on the way (ansible-core 2.18 turns a filter's JSON
+        # text without true/false/null into a dict) is written as host_network.json_text writes it.
+        content=dict(type="raw", required=True),
+        restricted=dict(type="bool", default=False),
+        secret=dict(type="bool", default=False),
+    )),
+    absent=dict(type="list", elements="str", default=[]),
+    prune=dict(type="list", elements="str", default=[]),
+    proxy=dict(type="str"),
+    proxy_bypass=dict(type="list", elements="str", default=[], no_log=False),
+    checksum_timeout=dict(type="int", default=30),
+)
+
+# kubewin.nodes.win_node_credential_state
+CREDENTIAL_STATE_ARGSPEC = dict(
+    paths=dict(type="list", elements="str", required=True),
+)
+
+# kubewin.nodes.win_node_preflight
+PREFLIGHT_ARGSPEC = dict(
+    node_name=dict(type="str", required=True),
+    hostname=dict(type="str"),
+    windows_build=dict(type="str"),
+    supported_builds=dict(type="list", elements="str"),
+    # No choices: a typo is reported by check_inputs naming the variable, not by the argument spec.
+    container_runtime=dict(type="str", default="containerd"),
+    runtime=dict(type="dict", options=dict(
+        service_exists=dict(type="bool"),
+        service_status=dict(type="str"),
+        pipe_exists=dict(type="bool"),
+        version=dict(type="str"),
+        cri_dockerd_service_exists=dict(type="bool"),
+    )),
+    deployment_mode=dict(type="str", default="services"),
+    kube_pods_subnet=dict(type="str"),
+    kube_service_addresses=dict(type="str"),
+    cluster_pod_subnet=dict(type="str"),
+    cluster_service_subnet=dict(type="str"),
+    kube_network_plugin=dict(type="str", default="flannel"),
+    flannel_backend_type=dict(type="str", default="vxlan"),
+    flannel_vxlan_vni=dict(type="int", default=4096),
+    flannel_vxlan_port=dict(type="int", default=4789),
+    cluster_flannel=dict(type="dict", options=dict(
+        found=dict(type="bool", default=True),
+        backend_type=dict(type="str"),
+        vni=dict(type="int"),
+        port=dict(type="int"),
+        network=dict(type="str"),
+        direct_routing=dict(type="bool"),
+    )),
+    flannel_vxlan_direct_routing=dict(type="bool", default=False),
+    # Inventory values that differ from the cluster's (cluster_settings.conflicts): each stops preflight.
+    # {host, variable, value, message} each (no suboptions: 'message' is a name Ansible reserves).
+    settings_conflicts=dict(type="list", elements="dict", default=[]),
+    kube_version=dict(type="str"),
+    server_version=dict(type="str"),
+    existing_node=dict(type="dict", options=dict(
+        exists=dict(type="bool", default=False),
+        ready=dict(type="bool", default=False),
+        os=dict(type="str"),
+    )),
+    joined=dict(type="bool", default=False),
+    adapters=dict(type="list", elements="dict", options=dict(
+        name=dict(type="str", required=True),
+        ipv4=dict(type="list", elements="str", default=[]),
+    )),
+    adapter_name=dict(type="str"),
+    # Downloads whose checksums are resolved now, so a missing checksum stops the run before any change.
+    downloads=dict(type="list", elements="dict", default=[], options=dict(
+        url=dict(type="str", required=True),
+        dest=dict(type="str"),
+        extract_dir=dict(type="str"),
+        checksum=dict(type="str"),
+        checksum_url=dict(type="str"),
+    )),
+    proxy=dict(type="str"),
+    checksum_timeout=dict(type="int", default=30),
+    # Where the runtime reads CNI config and plugins (win_node_facts' kubewin_node.cni[runtime]).
+    cni_dirs=dict(type="dict"),
+    # Values checked for their form before anything else (check_inputs).
+    no_proxy=dict(type="list", elements="str", default=[]),
+    flannel_version=dict(type="str"),
+    cni_plugins_version=dict(type="str"),
+    kubeadm_token=dict(type="str", no_log=True),
+    download_bases=dict(type="dict", default={}),
+    allow_insecure_downloads=dict(type="bool", default=False),
+    checksums=dict(type="dict", default={}),
+    # hostprocess mode: variable name -> image reference, and the tag -> digest pins (check_hostprocess_images)
+    hostprocess_images=dict(type="dict", default={}),
+    hostprocess_image_pins=dict(type="dict", default={}),
+)

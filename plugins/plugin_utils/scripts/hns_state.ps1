@@ -1,0 +1,39 @@
+# kubewin.nodes script: hns_state
+# Contract: no parameters. Result: {networks, endpoints, policylists}, each the raw JSON text HNS
+# answered for GET on /networks/, /endpoints/ and /policylists/ ({"Success":..,"Output":[..]}).
+[CmdletBinding(SupportsShouldProcess)]
+param()
+$ErrorActionPreference = 'Stop'
+
+# Shared P/Invoke for the HNS v1 API, the same entry point hns.psm1 and hcsshim use. HNSCall returns
+# an HRESULT (hcsshim: ``_hnsCall(...) (hr error) = vmcompute.HNSCall?``); a failure, or an empty
+# answer, ends the script with that error instead of handing null to ConvertFrom-Json. The type name
+# differs from the former void signature, which a long-lived runspace may still hold. hns_state and
+# hns_calls carry the same copy (tests/unit/psgate/test_win_scripts_text.py keeps them equal).
+Add-Type -Namespace KubewinNodes -Name HnsApi -MemberDefinition @'
+[DllImport("vmcompute.dll")]
+public static extern int HNSCall(
+    [MarshalAs(UnmanagedType.LPWStr)] string method,
+    [MarshalAs(UnmanagedType.LPWStr)] string path,
+    [MarshalAs(UnmanagedType.LPWStr)] string request,
+    [MarshalAs(UnmanagedType.LPWStr)] out string response);
+'@
+
+function Invoke-Hns([string]$Method, [string]$Path, [string]$Request) {
+    $response = ''
+    $hr = [KubewinNodes.HnsApi]::HNSCall($Method, $Path, $Request, [ref]$response)
+    if ($hr -lt 0) {
+        $reason = [System.Runtime.InteropServices.Marshal]::GetExceptionForHR($hr).Message
+        throw ("HNS call {0} {1} failed with HRESULT 0x{2:X8}: {3} (is the Host Network Service running and the " +
+            "Containers feature installed?)") -f $Method, $Path, $hr, $reason
+    }
+    if (-not $response) { throw "HNS call $Method $Path returned no answer (HRESULT 0)" }
+    $response
+}
+
+$Ansible.Changed = $false
+$Ansible.Result = @{
+    networks = Invoke-Hns 'GET' '/networks/' ''
+    endpoints = Invoke-Hns 'GET' '/endpoints/' ''
+    policylists = Invoke-Hns 'GET' '/policylists/' ''
+}

@@ -1,0 +1,81 @@
+# kubewin.nodes script: node_facts
+# Contract: parameters Paths (files whose existence matters) and Services (names).
+# Result: {computer_name, hostname, version: {major, minor, build, ubr}, adapters: [{name, mac, ipv4: [..]}],
+# pipes: [names under \\.\pipe\ that matter], services: {name: {exists, status, image_path, version_output}},
+# paths: {path: bool}}. version_output is what the service's program prints for --version (runtimes only).
+# config_dump (services in ConfigDumpOf only): what `<program> [--config <file>] config dump` printed, the
+# --config value taken from the service's ImagePath with ConfigFlagPattern (group 1), or "error: ...".
+# machine_path: the machine-scope Path, expanded (what a process started after a reboot or a new logon sees).
+[CmdletBinding(SupportsShouldProcess)]
+param(
+    [string[]]$Paths = @(),
+    [string[]]$Services = @(),
+    [string[]]$VersionOf = @(),
+    [string[]]$ConfigDumpOf = @(),
+    [string]$ConfigFlagPattern = ''
+)
+$ErrorActionPreference = 'Stop'
+$Ansible.Changed = $false
+$nt = Get-ItemProperty -LiteralPath 'HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion'
+$adapters = foreach ($nic in (Get-NetAdapter | Where-Object Status -eq 'Up')) {
+    $ips = @(Get-NetIPAddress -InterfaceIndex $nic.ifIndex -AddressFamily IPv4 -ErrorAction SilentlyContinue |
+        Where-Object { $_.IPAddress -notlike '169.254.*' } | ForEach-Object IPAddress)
+    @{ name = $nic.Name; mac = $nic.MacAddress; ipv4 = $ips }
+}
+$serviceFacts = @{}
+foreach ($name in $Services) {
+    $svc = Get-Service -Name $name -ErrorAction SilentlyContinue
+    $entry = @{ exists = [bool]$svc; status = $null; image_path = $null; version_output = $null }
+    if ($svc) {
+        $entry.status = $svc.Status.ToString()
+        $key = Get-ItemProperty -LiteralPath "HKLM:\SYSTEM\CurrentControlSet\Services\$($svc.Name)"
+        $entry.image_path = $key.ImagePath
+        if ($name -in $VersionOf) {
+            $path = $entry.image_path
+            $exe = if ($path.StartsWith('"')) { $path.Split('"')[1] } else { $path.Split(' ')[0] }
+            try {
+                $ErrorActionPreference = 'Continue'  # 5.1: a stderr line must not end the script
+                $entry.version_output = (& $exe --version 2>&1 | ForEach-Object { "$_" }) -join "`n"
+            } catch {
+                $entry.version_output = "error: $_"  # a broken runtime is reported, not fatal
+            } finally {
+                $ErrorActionPreference = 'Stop'
+            }
+        }
+    }
+    if ($svc -and $name -in $ConfigDumpOf) {
+        $image = [string]$entry.image_path
+        $program = if ($image.StartsWith('"')) { $image.Split('"')[1] } else { $image.Split(' ')[0] }
+        $dumpArgs = @()
+        if ($ConfigFlagPattern -and $image -match $ConfigFlagPattern) {
+            $dumpArgs = @('--config', $Matches[1].Trim('"'))
+        }
+        $entry.config_dump = & {
+            # containerd logs warnings to stderr; under 'Stop' Windows PowerShell 5.1 would throw on them.
+            $ErrorActionPreference = 'Continue'
+            try {
+                $text = & $program @dumpArgs config dump 2>&1 |
+                    Where-Object { $_ -isnot [System.Management.Automation.ErrorRecord] } | Out-String
+                if ($LASTEXITCODE -ne 0) { "error: exit code $LASTEXITCODE" } else { $text }
+            } catch {
+                "error: $_"
+            }
+        }
+    }
+    $serviceFacts[$name] = $entry
+}
+$pathFacts = @{}
+foreach ($path in $Paths) { $pathFacts[$path] = Test-Path -LiteralPath $path }
+$Ansible.Result = @{
+    computer_name = $env:COMPUTERNAME
+    hostname = [System.Net.Dns]::GetHostName()
+    version = @{ major = $nt.CurrentMajorVersionNumber; minor = $nt.CurrentMinorVersionNumber
+                 build = $nt.CurrentBuildNumber; ubr = $nt.UBR }
+    adapters = @($adapters)
+    # only the pipes that matter are probed: listing \\.\pipe\ throws on names .NET rejects
+    pipes = @(@('containerd-containerd', 'docker_engine', 'cri-dockerd') |
+        Where-Object { Test-Path -LiteralPath "\\.\pipe\$_" })
+    services = $serviceFacts
+    paths = $pathFacts
+    machine_path = [Environment]::GetEnvironmentVariable('Path', 'Machine')
+}

@@ -1,0 +1,154 @@
+# kubewin.nodes script: node_sync
+# Contract: parameters Dirs [{path, sddl}] (sddl: the owner and access rules 'O:BAD:P(...)', or empty for
+# a plain directory), Discard (paths removed first: files another user owns, links), Downloads [{url, dest,
+# sha512, extract_dir}] (URL, UNC or local path; the SHA-512 is checked before the file is put in place; with
+# extract_dir the archive is unpacked there with tar.exe and dest is a stamp file holding the archive's
+# SHA-512), Files [{path, content (base64), sddl}], Remove (paths, removed with everything in them), Prune
+# (directories removed only when empty, in the order given), Proxy, ProxyBypass (list of regular
+# expressions). Applied in that order. Result: {}.
+# Security: only the owner and access sections are written (never group or audit rules, which would need
+# SeSecurityPrivilege), through .NET's SetAccessControl, which persists only the sections that were set
+# (NativeObjectSecurity.Persist); not Set-Acl, which writes back the owner Get-Acl read and then fails with
+# "The security identifier is not allowed to be the owner of this object" when that is another user.
+# A missing directory is created with its final owner and access rules (Directory.CreateDirectory(path,
+# DirectorySecurity): every directory it creates on the way gets them too), so nothing is ever written
+# under inherited rules; an existing one gets them before anything is written into it, and a link there is
+# refused. A file or download goes to a temporary file next to its destination first, which then replaces
+# the destination in one step ([IO.File]::Replace, or a rename when there is none). A file with sddl is
+# created with it (FileStream with FileSecurity), and an existing destination gets it before the new
+# content replaces it (Replace keeps the destination's security). Remove and Discard never follow a
+# junction or symbolic link: the link itself is deleted (RemoveDirectoryW / DeleteFileW on a reparse point
+# remove the link, never its target: Microsoft Learn, RemoveDirectoryW remarks), while Windows PowerShell
+# 5.1's Remove-Item -Recurse walks into a junction and deletes the target's content
+# (PowerShell/PowerShell#621, scriptcs-contrib/svm#48).
+param(
+    [object[]]$Dirs = @(),
+    [string[]]$Discard = @(),
+    [object[]]$Downloads = @(),
+    [object[]]$Files = @(),
+    [string[]]$Remove = @(),
+    [string[]]$Prune = @(),
+    [string]$Proxy = '',
+    [string[]]$ProxyBypass = @()
+)
+$ErrorActionPreference = 'Stop'
+
+function Set-Security([string]$Path, [string]$Sddl) {
+    if (-not $Sddl) { return }
+    $item = Get-Item -LiteralPath $Path -Force
+    # a new descriptor, not the one on disk: reading that needs READ_CONTROL, which its owner may deny
+    $security = if ($item.PSIsContainer) { New-Object System.Security.AccessControl.DirectorySecurity }
+        else { New-Object System.Security.AccessControl.FileSecurity }
+    $security.SetSecurityDescriptorSddlForm($Sddl, 'Owner, Access')
+    try {
+        $item.SetAccessControl($security)
+    } catch [System.UnauthorizedAccessException] {
+        # not /R: Administrators would own what others planted below, and the next check would accept it
+        throw ("cannot make Administrators the owner of $Path (another user took away their access): run " +
+            "takeown /F `"$Path`" /A as an administrator, then re-run")
+    }
+}
+
+function Remove-Tree([string]$Path) {
+    $item = Get-Item -LiteralPath $Path -Force
+    if ($item.Attributes -band [System.IO.FileAttributes]::ReparsePoint) {
+        # the link itself, never its target
+        if ($item.PSIsContainer) { [System.IO.Directory]::Delete($Path, $false) } else {
+            [System.IO.File]::Delete($Path)
+        }
+    } elseif ($item.PSIsContainer) {
+        foreach ($child in @(Get-ChildItem -LiteralPath $Path -Force)) { Remove-Tree $child.FullName }
+        Remove-Item -LiteralPath $Path -Force
+    } else {
+        Remove-Item -LiteralPath $Path -Force
+    }
+}
+
+function Install-File([string]$Source, [string]$Destination) {
+    if (Test-Path -LiteralPath $Destination -PathType Leaf) {
+        [System.IO.File]::Replace($Source, $Destination, [NullString]::Value)
+    } else {
+        [System.IO.File]::Move($Source, $Destination)
+    }
+}
+
+foreach ($dir in $Dirs) {
+    if (-not $dir.sddl) {
+        New-Item -ItemType Directory -Path $dir.path -Force | Out-Null
+    } elseif (Test-Path -LiteralPath $dir.path) {
+        $item = Get-Item -LiteralPath $dir.path -Force
+        if ($item.Attributes -band [System.IO.FileAttributes]::ReparsePoint) {
+            throw ("$($dir.path) is a junction, symbolic link or volume mount point (a reparse point): not " +
+                "following it")
+        }
+        if (-not $item.PSIsContainer) { throw "$($dir.path) is a file, not a directory: move it away, then re-run" }
+        Set-Security $dir.path $dir.sddl
+    } else {
+        $security = New-Object System.Security.AccessControl.DirectorySecurity
+        $security.SetSecurityDescriptorSddlForm($dir.sddl, 'Owner, Access')
+        [System.IO.Directory]::CreateDirectory($dir.path, $security) | Out-Null
+    }
+}
+foreach ($path in $Discard) {
+    # Get-Item, as files_state found it: a dangling link is there too
+    if (Get-Item -LiteralPath $path -Force -ErrorAction SilentlyContinue) { Remove-Tree $path }
+}
+foreach ($download in $Downloads) {
+    $tmp = "$($download.dest).kubewin-download"
+    New-Item -ItemType Directory -Path (Split-Path -Parent $download.dest) -Force | Out-Null
+    if ($download.url -match '^(\\\\|[A-Za-z]:\\)') {
+        Copy-Item -LiteralPath $download.url -Destination $tmp -Force
+    } else {
+        $client = New-Object System.Net.WebClient
+        if ($Proxy) { $client.Proxy = New-Object System.Net.WebProxy($Proxy, $true, $ProxyBypass) }
+        $client.DownloadFile($download.url, $tmp)
+    }
+    $hash = (Get-FileHash -LiteralPath $tmp -Algorithm SHA512).Hash.ToLowerInvariant()
+    if ($hash -ne $download.sha512) {
+        Remove-Item -LiteralPath $tmp -Force
+        throw "checksum mismatch for $($download.url): expected sha512 $($download.sha512), got $hash"
+    }
+    if ($download.extract_dir) {
+        New-Item -ItemType Directory -Path $download.extract_dir -Force | Out-Null
+        # 5.1 makes each stderr line (a bsdtar warning too) an error record: decide on the exit code only
+        $ErrorActionPreference = 'Continue'
+        $tarOutput = (& tar.exe -xf $tmp -C $download.extract_dir 2>&1 | ForEach-Object { "$_" }) -join "`n"
+        $tarExit = $LASTEXITCODE
+        $ErrorActionPreference = 'Stop'
+        if ($tarExit -ne 0) { throw "tar.exe could not unpack $($download.url) (exit code ${tarExit}): $tarOutput" }
+        Remove-Item -LiteralPath $tmp -Force
+        [System.IO.File]::WriteAllText($tmp, $download.sha512)
+        Install-File $tmp $download.dest
+    } else {
+        Install-File $tmp $download.dest
+    }
+}
+foreach ($file in $Files) {
+    New-Item -ItemType Directory -Path (Split-Path -Parent $file.path) -Force | Out-Null
+    $bytes = [Convert]::FromBase64String($file.content)
+    $tmp = "$($file.path).kubewin-new"
+    if (Test-Path -LiteralPath $tmp) { Remove-Item -LiteralPath $tmp -Force }
+    if ($file.sddl) {
+        $security = New-Object System.Security.AccessControl.FileSecurity
+        $security.SetSecurityDescriptorSddlForm($file.sddl, 'Owner, Access')
+        # created with its final owner and access rules: .NET Framework's FileStream(..., FileSecurity)
+        $stream = New-Object System.IO.FileStream($tmp, [System.IO.FileMode]::CreateNew,
+            [System.Security.AccessControl.FileSystemRights]::Write, [System.IO.FileShare]::None, 4096,
+            [System.IO.FileOptions]::None, $security)
+        try { $stream.Write($bytes, 0, $bytes.Length) } finally { $stream.Dispose() }
+        if (Test-Path -LiteralPath $file.path -PathType Leaf) { Set-Security $file.path $file.sddl }
+    } else {
+        [System.IO.File]::WriteAllBytes($tmp, $bytes)
+    }
+    Install-File $tmp $file.path
+}
+foreach ($path in $Remove) {
+    if (Test-Path -LiteralPath $path) { Remove-Tree $path }
+}
+foreach ($path in $Prune) {
+    if ((Test-Path -LiteralPath $path -PathType Container) -and
+        -not (Get-ChildItem -LiteralPath $path -Force | Select-Object -First 1)) {
+        Remove-Item -LiteralPath $path -Force
+    }
+}
+$Ansible.Result = @{}

@@ -1,0 +1,101 @@
+# kubewin.nodes script: service_apply
+# Contract: parameters Name, Action (create|update|remove|none), CommandLine, DisplayName,
+# Description, Dependencies (list), FailureResetSeconds, FailureActions (sc.exe form
+# "restart/10000/..."), Environment (list of NAME=value: the service's own environment), Parameters
+# (name -> text or list: values of the service's Parameters key, as NSSM reads them), Run
+# (none|start|restart|stop). create/update set start mode automatic, then recovery actions (also on
+# non-crash failures); remove stops and deletes the service. Result: {status}.
+param(
+    [Parameter(Mandatory)][string]$Name,
+    [Parameter(Mandatory)][ValidateSet('create', 'update', 'remove', 'none')][string]$Action,
+    [string]$CommandLine = '',
+    [string]$DisplayName = '',
+    [string]$Description = '',
+    [string[]]$Dependencies = @(),
+    [int]$FailureResetSeconds = 86400,
+    [string]$FailureActions = '',
+    [string[]]$Environment = @(),
+    [hashtable]$Parameters = @{},
+    [hashtable]$ParameterTypes = @{},
+    [ValidateSet('none', 'start', 'restart', 'stop')][string]$Run = 'none'
+)
+$ErrorActionPreference = 'Stop'
+
+function Invoke-Sc([string[]]$Arguments) {
+    # Windows PowerShell 5.1 turns each stderr line of a native program into an error record, which
+    # 'Stop' would make fatal before the exit code is read: decide on the exit code only.
+    $ErrorActionPreference = 'Continue'
+    $out = (& sc.exe @Arguments 2>&1 | ForEach-Object { "$_" }) -join ' '
+    $code = $LASTEXITCODE
+    $ErrorActionPreference = 'Stop'
+    if ($code -ne 0) { throw "sc.exe $($Arguments[0]) failed with exit code ${code}: $out" }
+}
+
+if ($Action -eq 'remove') {
+    $service = Get-Service -Name $Name -ErrorAction SilentlyContinue
+    if ($service) {
+        if ($service.Status -ne 'Stopped') { Stop-Service -Name $Name -Force }
+        Invoke-Sc @('delete', $Name)
+    }
+    $Ansible.Result = @{ status = 'Absent' }
+    return
+}
+
+# Stop-Service -Force stops the dependent services first (ServiceController.Stop); a restart starts
+# again those that were running.
+$dependentsToStart = @()
+if ($Run -in @('stop', 'restart')) {
+    $service = Get-Service -Name $Name -ErrorAction SilentlyContinue
+    if ($service -and $service.Status -ne 'Stopped') {
+        if ($Run -eq 'restart') {
+            $dependentsToStart = @($service.DependentServices | Where-Object Status -eq 'Running' |
+                ForEach-Object Name)
+        }
+        Stop-Service -Name $Name -Force
+    }
+}
+if ($Action -eq 'none') {
+    # only the run state changes
+} elseif ($Action -eq 'create') {
+    $new = @{ Name = $Name; BinaryPathName = $CommandLine; DisplayName = $DisplayName; StartupType = 'Automatic' }
+    if ($Dependencies.Count -gt 0) { $new.DependsOn = $Dependencies }
+    New-Service @new | Out-Null
+} else {
+    $wmi = Get-CimInstance -ClassName Win32_Service | Where-Object { $_.Name -eq $Name }
+    $change = Invoke-CimMethod -InputObject $wmi -MethodName Change -Arguments @{
+        PathName = $CommandLine; DisplayName = $DisplayName; StartMode = 'Automatic'
+        ServiceDependencies = [string[]]$Dependencies
+    }
+    if ($change.ReturnValue -ne 0) { throw "Win32_Service.Change failed with code $($change.ReturnValue)" }
+    Set-ItemProperty -LiteralPath "HKLM:\SYSTEM\CurrentControlSet\Services\$Name" -Name DelayedAutostart -Value 0
+}
+if ($Action -ne 'none') {
+    Set-Service -Name $Name -Description $Description
+    $key = "HKLM:\SYSTEM\CurrentControlSet\Services\$Name"
+    if ($Environment.Count -gt 0) {
+        Set-ItemProperty -LiteralPath $key -Name Environment -Value $Environment -Type MultiString
+    } else {
+        Remove-ItemProperty -LiteralPath $key -Name Environment -ErrorAction SilentlyContinue
+    }
+    if ($Parameters.Count -gt 0) {
+        # New-Item -Force would empty an existing registry key, so create it only when missing.
+        if (-not (Test-Path -LiteralPath "$key\Parameters")) { New-Item -Path "$key\Parameters" | Out-Null }
+        foreach ($valueName in $Parameters.Keys) {
+            # the registry type is decided on the controller: DWord, MultiString or String
+            $type = $ParameterTypes[$valueName]
+            if (-not $type) { throw "no registry type given for the parameter $valueName" }
+            $value = $Parameters[$valueName]
+            if ($type -eq 'DWord') { $value = [BitConverter]::ToInt32([BitConverter]::GetBytes([uint32]$value), 0) }
+            Set-ItemProperty -LiteralPath "$key\Parameters" -Name $valueName -Value $value -Type $type
+        }
+    }
+}
+if ($Action -ne 'none' -and $FailureActions) {
+    Invoke-Sc @('failure', $Name, 'reset=', [string]$FailureResetSeconds, 'actions=', $FailureActions)
+    Invoke-Sc @('failureflag', $Name, '1')
+}
+if ($Run -in @('start', 'restart')) {
+    Start-Service -Name $Name
+    foreach ($dependent in $dependentsToStart) { Start-Service -Name $dependent }
+}
+$Ansible.Result = @{ status = (Get-Service -Name $Name).Status.ToString(); restarted_dependents = $dependentsToStart }

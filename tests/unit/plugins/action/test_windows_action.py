@@ -1,0 +1,40 @@
+"""Every Windows action plugin reports a failure as '<module> on <host>: <reason>'."""
+
+import importlib
+from pathlib import Path
+
+import pytest
+from remote_host import RemoteHost, ScriptFailed
+
+ACTION_DIR = Path(__file__).resolve().parents[4] / "plugins" / "action"
+
+# module -> (options, what the reason starts with before the script's own words)
+CASES = {
+    "hns_cleanup": ({"networks": ["cbr0"]}, ""),
+    "hns_network": ({"name": "cbr0", "state": "absent"}, "network cbr0: "),
+    "win_kubelet_service": ({"kubelet_version": "v1.36.4"}, "service kubelet: "),
+    "win_node_service": ({"name": "kube-proxy", "path": "C:\\k\\kube-proxy.exe"}, "service kube-proxy: "),
+    "win_node_facts": ({}, ""),
+    "win_node_files": ({"directories": [{"path": "C:\\k"}]}, ""),
+    "win_node_credential_state": ({"paths": ["C:\\k\\kubeconfig"]}, ""),
+}
+
+
+def _refuse(params):
+    raise ScriptFailed("Access is denied")
+
+
+@pytest.mark.parametrize("module", sorted(CASES))
+def test_a_failed_script_names_module_host_and_what_the_host_said(make_action, module):
+    options, subject = CASES[module]
+    action_cls = importlib.import_module("ansible_collections.kubewin.nodes.plugins.action." + module).ActionModule
+    host = RemoteHost({name: _refuse for name in ("hns_state", "service_state", "node_facts", "files_state")})
+    result = make_action(action_cls, options, host).run(task_vars={"inventory_hostname": "win-9"})
+    assert result["failed"] and len(host.calls) == 1
+    script = host.calls[0][0]
+    assert result["msg"] == "%s on win-9: %sscript %s failed: Access is denied" % (module, subject, script)
+
+
+def test_every_windows_action_plugin_is_covered():
+    # win_node_preflight runs nothing on the host: its failure lists every problem (test_win_node_preflight).
+    assert {p.stem for p in ACTION_DIR.glob("*.py")} - {"win_node_preflight"} == set(CASES)
