@@ -13,11 +13,12 @@ VENV_ROOT := .venv
 COLL_ROOT := .build/collections
 COLL_LINK := $(COLL_ROOT)/ansible_collections/kubewin/nodes
 
-.PHONY: help setup test units sanity lint lab-build lab-up lab-down lab-test demo clean collection bench
+.PHONY: help setup check test units sanity lint changelog-lint lab-build lab-up lab-down lab-test demo clean collection importer bench
 
 help:
 	@echo "make setup   - install everything a fresh machine needs (Python venvs per ansible-core, lab build)"
-	@echo "make test    - run the whole test suite (lint, sanity, unit on every ansible-core, lab tests)"
+	@echo "make check   - the fast checks before a commit (lint and unit tests on one ansible-core)"
+	@echo "make test    - run the whole test suite (lint, sanity, unit on every ansible-core, importer, lab tests)"
 	@echo "make lab-up / lab-down / demo - the test lab (see README)"
 
 $(COLL_LINK):
@@ -31,7 +32,15 @@ $(VENV_ROOT)/core-%/.done: requirements.txt requirements-dev.txt
 	$(VENV_ROOT)/core-$*/bin/pip install -q -r requirements-dev.txt $(ansible_pkg_$*)
 	touch $@
 
-setup: $(COLL_LINK) $(foreach c,$(CORES),$(VENV_ROOT)/core-$(c)/.done) lab-build
+# galaxy-importer in its own venv: its ansible-core and ansible-lint pins must not move the core venvs.
+$(VENV_ROOT)/importer/.done: tests/importer/requirements.txt
+	rm -rf $(VENV_ROOT)/importer
+	$(PYTHON) -m venv $(VENV_ROOT)/importer
+	$(VENV_ROOT)/importer/bin/pip install -q --upgrade pip
+	$(VENV_ROOT)/importer/bin/pip install -q -r tests/importer/requirements.txt
+	touch $@
+
+setup: $(COLL_LINK) $(foreach c,$(CORES),$(VENV_ROOT)/core-$(c)/.done) $(VENV_ROOT)/importer/.done lab-build
 
 units: $(COLL_LINK)
 	@for c in $(CORES); do \
@@ -39,11 +48,18 @@ units: $(COLL_LINK)
 	  $(VENV_ROOT)/core-$$c/bin/python -m pytest -q tests/unit || exit 1; \
 	done
 
-lint: $(COLL_LINK)
+lint: $(COLL_LINK) changelog-lint
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ruff check plugins tests bench
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/yamllint -s .
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python tests/psgate/psgate.py
 	cd $(COLL_LINK) && ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/$(COLL_ROOT) $(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-lint --profile production
+
+changelog-lint:
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/antsibull-changelog lint
+
+# The fast checks before a commit: lint and the unit tests on one ansible-core (no sanity, no lab).
+check: lint
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python -m pytest -q tests/unit
 
 sanity:
 	@for c in $(CORES); do \
@@ -60,6 +76,16 @@ collection: $(COLL_LINK)
 	    | grep -q "MODULE kubewin.nodes.$$m" || { echo "ansible-doc kubewin.nodes.$$m: no documentation"; exit 1; }; \
 	  echo "ansible-doc kubewin.nodes.$$m: ok"; \
 	done
+	@filters=$$(ANSIBLE_NOCOLOR=1 ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.build/installed $(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-doc -t filter -l kubewin.nodes | awk '{print $$1}'); \
+	[ -n "$$filters" ] || { echo "ansible-doc -t filter -l kubewin.nodes: no filters"; exit 1; }; \
+	docs=$$(ANSIBLE_NOCOLOR=1 ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.build/installed $(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-doc -t filter $$filters); \
+	for f in $$filters; do \
+	  grep -q "^> FILTER $$f " <<<"$$docs" || { echo "ansible-doc -t filter $$f: no documentation (plugins/filter/$${f#kubewin.nodes.}.yml)"; exit 1; }; \
+	done; echo "ansible-doc of $$(echo $$filters | wc -w) filters: ok"
+
+# galaxy-importer (what Galaxy and Automation Hub run on an upload, ansible-lint on) on the tarball built above.
+importer: collection $(VENV_ROOT)/importer/.done
+	tests/importer/run.sh
 
 # The lab: a real control plane on 127.0.0.1 and simulated Windows hosts (tests/lab/README.md).
 lab-build:
@@ -88,7 +114,7 @@ bench: lab-up
 demo: lab-up
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python tests/lab/demo.py
 
-test: lint sanity units collection lab-test
+test: lint sanity units collection importer lab-test
 
 clean:
-	rm -rf .build kubewin-nodes-*.tar.gz .pytest_cache
+	rm -rf .build kubewin-nodes-*.tar.gz .pytest_cache importer_result.json

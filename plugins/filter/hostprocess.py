@@ -1,11 +1,8 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the HostProcess mode: digest-pinned images and the Pod Security label it changes."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
@@ -23,7 +20,7 @@ def _wrap(func):
     return filter_func
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {
             "hostprocess_image_problems": hp.image_problems,

@@ -1,11 +1,8 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The kubeadm JoinConfiguration a Windows node joins with (the token stays off the command line)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
@@ -23,6 +20,6 @@ def join_configuration(join_args, node_name, cri_socket):
         raise AnsibleFilterError("cannot build the kubeadm JoinConfiguration: %s" % e) from None
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"join_configuration": join_configuration}

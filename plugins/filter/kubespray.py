@@ -1,12 +1,9 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters mapping kubespray's download and proxy settings to the Windows nodes' downloads
 (plugin_utils/kubespray.py; used by roles/kubewin/defaults/main.yml)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
@@ -24,7 +21,7 @@ def _wrap(func):
     return filter_func
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {
             # _kubewin_kubespray | kubespray_download_url('kubernetes'): a download's base URL

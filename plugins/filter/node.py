@@ -1,11 +1,8 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters the roles use to render a Windows node's configuration."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
@@ -51,7 +48,7 @@ def cni_installed_dirs(cni_dirs):
     return runtime_cni.installed_dirs(cni_dirs["bin_dir"], cni_dirs["conf_dir"])
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         filters = {name: _wrap(getattr(nn, name)) for name in (
             "cidr_host", "network_name", "net_conf", "cni_config", "source_vip", "flanneld_args",

@@ -1,0 +1,177 @@
+"""What the roles get from the collection's filters, rendered through Ansible's templating by FQCN."""
+
+import json
+
+import pytest
+from ansible.errors import AnsibleError
+
+TOKEN = "abcdef.0123456789abcdef"
+PIN = "sha256:" + "a" * 64
+CNI_DIRS = {"bin_dir": "C:\\Program Files\\containerd\\cni\\bin",
+            "conf_dir": "C:\\Program Files\\containerd\\cni\\conf"}
+CNI_VERSIONS = {"cni": "v1.6.2", "flannel_cni": "v1.7.1-flannel1", "sdn_cni": "v0.3.1"}
+CNI_BASES = {"cni": "https://github.com/containernetworking/plugins/releases/download",
+             "flannel_cni": "https://github.com/flannel-io/cni-plugin/releases/download",
+             "sdn_cni": "https://github.com/microsoft/windows-container-networking/releases/download"}
+
+
+def data(rendered):
+    """A filter's JSON text as data (ansible-core 2.18's templating turns JSON-looking text into data itself)."""
+    return rendered if isinstance(rendered, (dict, list)) else json.loads(rendered)
+
+
+def test_network_name_is_the_hns_network_flannel_creates(render):
+    assert render("{{ b | kubewin.nodes.network_name(4097) }}", b="vxlan") == "flannel.4097"
+    assert render("{{ b | kubewin.nodes.network_name(4097) }}", b="host-gw") == "cbr0"
+
+
+def test_a_module_error_reaches_the_user_as_a_template_error_naming_the_variable(render):
+    with pytest.raises(AnsibleError, match="flannel_backend_type must be vxlan or host-gw, not 'vxaln'"):
+        render("{{ 'vxaln' | kubewin.nodes.network_name(4096) }}")
+
+
+def test_flanneld_service_parameters_split_back_into_flanneld_args(render):
+    """The network role passes the node IP through flanneld_args and windows_command_line into NSSM's AppParameters;
+    an argument with a space is quoted whole, so Windows splits the line back into the same arguments."""
+    line = render("{{ ip | kubewin.nodes.flanneld_args(k) | kubewin.nodes.windows_command_line }}", ip="192.0.2.20",
+                  k="C:\\Program Files\\flannel\\kubeconfig")
+    assert line == ('--kube-subnet-mgr "--kubeconfig-file=C:\\Program Files\\flannel\\kubeconfig" '
+                    '--net-config-path=C:\\etc\\kube-flannel\\net-conf.json --iface=192.0.2.20 --ip-masq=false')
+
+
+def test_kube_proxy_runs_under_kube_log_runner_with_its_source_vip(render):
+    argv = render("{{ ([exe] + ('win-1' | kubewin.nodes.kube_proxy_args('10.244.0.0/16', 'vxlan', 4096, "
+                  "'10.244.3.0/24', v))) | kubewin.nodes.kube_log_runner(log, v) }}",
+                  exe="C:\\k\\kube-proxy.exe", log="C:\\var\\log\\kube-proxy.log", v="1.33.2")
+    assert argv[0] == "C:\\k\\kube-log-runner.exe" and argv[2] == "C:\\k\\kube-proxy.exe"
+    assert "--hostname-override=win-1" in argv and "--network-name=flannel.4096" in argv
+    assert "--source-vip=10.244.3.254" in argv
+
+
+def test_kube_proxy_args_without_a_version_stops_with_what_to_set(render):
+    with pytest.raises(AnsibleError, match="kube_version None is not a Kubernetes version"):
+        render("{{ 'win-1' | kubewin.nodes.kube_proxy_args('10.244.0.0/16', 'host-gw', 4096) }}")
+
+
+def test_the_join_configuration_carries_the_token_and_a_bad_token_is_never_echoed(render):
+    args = ["192.0.2.10:6443", "--token", TOKEN, "--discovery-token-ca-cert-hash", PIN]
+    conf = data(render("{{ a | kubewin.nodes.join_configuration('win-1', sock) }}",
+                       a=args, sock="npipe:////./pipe/containerd-containerd"))
+    assert conf["kind"] == "JoinConfiguration"
+    assert conf["discovery"]["bootstrapToken"] == {"apiServerEndpoint": "192.0.2.10:6443", "caCertHashes": [PIN],
+                                                   "token": TOKEN}
+    assert conf["nodeRegistration"] == {"criSocket": "npipe:////./pipe/containerd-containerd", "name": "win-1"}
+    bad = "ABCDEF.0123456789secret"
+    with pytest.raises(AnsibleError, match="cannot build the kubeadm JoinConfiguration") as err:
+        render("{{ a | kubewin.nodes.join_configuration('win-1', 'npipe:x') }}",
+               a=["192.0.2.10:6443", "--token", bad, "--discovery-token-ca-cert-hash", PIN])
+    assert "secret" not in str(err.value)
+
+
+def test_an_image_by_tag_runs_only_through_its_digest_pin(render):
+    digest = "registry.example/flannel@sha256:" + "b" * 64
+    expr = "{{ i | kubewin.nodes.hostprocess_pinned_image(pins, 'kubewin_flannel_hostprocess_image') }}"
+    pins = {"registry.example/flannel:v0.26.7": digest}
+    assert render(expr, i="registry.example/flannel:v0.26.7", pins=pins) == digest
+    assert render(expr, i=digest, pins={}) == digest
+    with pytest.raises(AnsibleError, match="kubewin_flannel_hostprocess_image is 'registry.example/flannel:v0.26.7'"):
+        render(expr, i="registry.example/flannel:v0.26.7", pins={})
+    problems = render("{{ {'kubewin_flannel_hostprocess_image': i} | kubewin.nodes.hostprocess_image_problems({}) }}",
+                      i="registry.example/flannel:v0.26.7")
+    assert len(problems) == 1 and problems[0].startswith("kubewin_flannel_hostprocess_image")
+
+
+def test_reset_gives_a_namespace_back_the_pod_security_label_it_had(render):
+    ns = {"metadata": {"name": "kube-system", "labels": {"pod-security.kubernetes.io/enforce": "baseline"}}}
+    patch = render("{{ ns | kubewin.nodes.pod_security_enable }}", ns=ns)
+    assert patch["metadata"]["labels"] == {"pod-security.kubernetes.io/enforce": "privileged"}
+    changed = {"metadata": {"name": "kube-system", "labels": patch["metadata"]["labels"],
+                            "annotations": patch["metadata"]["annotations"]}}
+    assert render("{{ ns | kubewin.nodes.pod_security_enable }}", ns=changed) == {}  # a re-run changes nothing
+    reverts = render("{{ nss | kubewin.nodes.pod_security_reverts }}", nss=[changed, {"metadata": {"name": "default"}}])
+    assert [r["name"] for r in reverts] == ["kube-system"]
+    assert reverts[0]["patch"]["metadata"]["labels"] == {"pod-security.kubernetes.io/enforce": "baseline"}
+
+
+def test_cni_archives_go_where_the_runtime_looks_and_reset_removes_exactly_them(render):
+    downloads = render("{{ d | kubewin.nodes.cni_downloads('containerd', v, b) }}",
+                       d=CNI_DIRS, v=CNI_VERSIONS, b=CNI_BASES)
+    assert {d["extract_dir"] for d in downloads} == {CNI_DIRS["bin_dir"]}
+    assert all(d["url"].startswith(tuple(CNI_BASES.values())) for d in downloads)
+    files = render("{{ d | kubewin.nodes.cni_installed_files('containerd', v) }}", d=CNI_DIRS, v=CNI_VERSIONS)
+    assert CNI_DIRS["conf_dir"] + "\\10-flannel.conf" in files
+    assert all(f.startswith((CNI_DIRS["bin_dir"] + "\\", CNI_DIRS["conf_dir"] + "\\")) for f in files)
+    assert render("{{ d | kubewin.nodes.cni_installed_dirs }}", d=CNI_DIRS)[-1] == "C:\\Program Files\\containerd\\cni"
+
+
+@pytest.mark.parametrize("dirs", [None, {}, {"error": "containerd config dump failed"}])
+def test_unknown_cni_directories_give_nothing_to_install_or_remove(render, dirs):
+    """Preflight stops with the reason; the filters must not invent a directory meanwhile."""
+    assert render("{{ d | kubewin.nodes.cni_downloads('containerd', v, b) }}",
+                  d=dirs, v=CNI_VERSIONS, b=CNI_BASES) == []
+    assert render("{{ d | kubewin.nodes.cni_installed_files('containerd', v) }}", d=dirs, v=CNI_VERSIONS) == []
+    assert render("{{ d | kubewin.nodes.cni_installed_dirs }}", d=dirs) == []
+
+
+def test_a_pinned_checksum_applies_to_its_url_only(render):
+    downloads = [{"url": "https://dl.k8s.io/release/v1.33.2/bin/windows/amd64/kubelet.exe"},
+                 {"url": "https://dl.k8s.io/release/v1.33.1/bin/windows/amd64/kubelet.exe"}]
+    pinned = render("{{ d | kubewin.nodes.pin_checksums({d[0].url: 'f' * 128}) }}", d=downloads)
+    assert pinned[0]["checksum"] == "f" * 128 and "checksum" not in pinned[1]
+
+
+def test_kubeadm_finds_the_kubelet_in_the_install_directory_first(render):
+    assert render("{{ p | kubewin.nodes.kubeadm_process_path }}", p="C:\\Windows\\system32;C:\\Windows") == \
+        "C:\\k;C:\\Windows\\system32;C:\\Windows"
+
+
+@pytest.mark.parametrize("given, server, expected", [("1.33.2", "", "v1.33.2"), ("v1.33.2", "v1.32.0", "v1.33.2"),
+                                                     ("", "v1.33.1", "v1.33.1")])
+def test_kube_release_in_either_spelling_or_the_servers(render, given, server, expected):
+    assert render("{{ k | kubewin.nodes.kube_release(s) }}", k=given, s=server) == expected
+
+
+def test_the_node_gets_the_pod_network_from_the_cluster_and_a_hopeless_endpoint_is_refused(render):
+    cluster = {"kubeadm_config": {"found": True, "control_plane_endpoint": "192.0.2.10:6443",
+                                  "pod_subnet": "10.233.64.0/18", "service_subnet": "10.233.0.0/18"}}
+    settings = render("{{ c | kubewin.nodes.cluster_settings('cp1', {}, '192.0.2.10') }}", c=cluster)
+    assert settings["pods_subnet"] == "10.233.64.0/18"
+    assert any(line.startswith("pod network 10.233.64.0/18")
+               for line in render("{{ s | kubewin.nodes.settings_summary }}", s=settings))
+    conflicts = render("{{ s | kubewin.nodes.settings_conflicts('win-1', {'kube_pods_subnet': '10.244.0.0/16'}) }}",
+                       s=settings)
+    assert [(c["host"], c["variable"]) for c in conflicts] == [("win-1", "kube_pods_subnet")]
+    loopback = {"kubeadm_config": dict(cluster["kubeadm_config"], control_plane_endpoint="127.0.0.1:6443")}
+    with pytest.raises(AnsibleError, match="loadbalancer_apiserver"):
+        render("{{ c | kubewin.nodes.cluster_settings('cp1', {}, none) }}", c=loopback)
+
+
+def test_node_credentials_files_are_secret_and_checked_by_hash(render):
+    paths = {"kube-proxy": "C:\\etc\\kube-proxy\\token", "flanneld": "C:\\etc\\kube-flannel\\token"}
+    files = render("{{ t | kubewin.nodes.token_files(p) }}", t={"kube-proxy": "tok1"}, p=paths)
+    assert files == [{"path": paths["kube-proxy"], "content": "tok1", "restricted": True, "secret": True}]
+    kubeconfig = data(render("{{ 'https://192.0.2.10:6443' | kubewin.nodes.token_file_kubeconfig('Q0E=', 'u', p) }}",
+                                   p=paths["kube-proxy"]))
+    assert kubeconfig["users"][0]["user"] == {"tokenFile": paths["kube-proxy"]}
+    assert render("{{ p | kubewin.nodes.token_file_hashes({}) }}", p=paths) == {"kube-proxy": None, "flanneld": None}
+    assert render("{{ {} | kubewin.nodes.credential_files_in_sync(f) }}", f=files) is False
+
+
+def test_kubespray_download_and_proxy_settings(render):
+    assert render("{{ k | kubewin.nodes.kubespray_download_url('kubernetes') }}", k={}) == "https://dl.k8s.io/release"
+    assert render("{{ k | kubewin.nodes.kubespray_proxy(['https://dl.k8s.io/release']) }}",
+                  k={"https_proxy": "http://proxy.example:3128"}) == "http://proxy.example:3128"
+    assert render("{{ k | kubewin.nodes.kubespray_no_proxy }}", k={"no_proxy": "mirror.example,10.0.0.0/8"}) == \
+        ["mirror.example", "10.0.0.0/8"]
+
+
+def test_net_conf_cni_config_cidr_host_and_source_vip_through_templating(render):
+    assert data(render("{{ '10.244.0.0/16' | kubewin.nodes.net_conf('host-gw') }}")) == \
+        {"Network": "10.244.0.0/16", "Backend": {"Type": "host-gw"}}
+    conf = data(render("{{ '10.244.0.0/16' | kubewin.nodes.cni_config('10.96.0.0/12', 'host-gw', 4096, "
+                             "'10.96.0.10', 'cluster.local') }}"))
+    assert conf["name"] == "cbr0" and conf["delegate"]["type"] == "sdnbridge"
+    assert render("{{ '10.233.0.0/18' | kubewin.nodes.cidr_host(3) }}") == "10.233.0.3"
+    assert render("{{ '10.244.3.0/24' | kubewin.nodes.source_vip }}") == "10.244.3.254"
+    reservation = render("{{ '10.244.3.0/24' | kubewin.nodes.source_vip_reservation('vxlan', 4096) }}")
+    assert reservation["path"].endswith("\\flannel.4096\\10.244.3.254")
