@@ -93,7 +93,11 @@ def test_hns_network_create_then_idempotent(lab):
         - name: net
           kubewin.nodes.hns_network: {name: cbr0, type: l2bridge, address_prefix: 10.244.1.0/24, gateway: 10.244.1.1}
     """
-    rc, _, res = lab.play(task)
+    # the new vSwitch cuts the host off for a moment (winsim_hns): wait for it as the network role does
+    rc, _, res = lab.play(task + """
+        - name: wait
+          ansible.builtin.wait_for_connection: {delay: 1, sleep: 1, timeout: 60}
+    """)
     assert rc == 0 and _one(res, "net")["changed"]
     dump = lab.dump()
     assert [n["Name"] for n in dump["hns"]["networks"]] == ["cbr0"]
@@ -123,7 +127,7 @@ def test_hns_rules(lab):
     assert "An adapter was not found" in _one(res, "unknown adapter")["msg"]
     assert _one(res, "named adapter")["changed"]
     with core.Host(lab.root, "win-1").open(save=False) as h:
-        assert h.state["hns"]["blips"] == [{"adapter": "Ethernet 2", "network": "cbr0"}]
+        assert h.state["hns"]["blips"] == [{"adapter": "Ethernet 2", "network": "cbr0", "pending": True}]
 
 
 def test_hns_refusals_at_the_api():

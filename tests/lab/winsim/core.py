@@ -165,7 +165,9 @@ def edit(root, name, fn):
 
 
 def flannel(root, name, backend="vxlan", vni=4096, pod_subnet="10.244.1.0/24", adapter=None):
-    """What flanneld does to HNS when it starts on the node."""
+    """What flanneld does to HNS when it starts on the node (a test's set-up: its vSwitch blip is over)."""
     host = Host(root, name)
     with host.open():
-        return winsim_hns.flannel_network(host.state, backend, vni, pod_subnet, adapter)
+        answer = winsim_hns.flannel_network(host.state, backend, vni, pod_subnet, adapter)
+        winsim_hns.take_blip(host.state)
+        return answer

@@ -5,17 +5,17 @@
 Rules: names are unique per object kind ("network already exists"); an L2Bridge/Overlay/Transparent
 network binds an adapter ("An adapter was not found" for an unknown name, or when several adapters
 exist and none is named); the first such network on an adapter creates a vSwitch, which blips the
-host's connectivity (recorded in ``hns.blips`` with the wall-clock time: the kubewin_lab.winsim connection
-fails every remote operation for BLIP_SECONDS after it, as WinRM loses the host); removing the last one
-removes the vSwitch and blips again; a network with endpoints cannot be deleted; an endpoint referenced by a
-policy list cannot be deleted.
+host's connectivity (recorded in ``hns.blips``; the kubewin_lab.winsim connection fails the next module
+execution as unreachable, as WinRM loses the host); removing the last one removes the vSwitch and blips
+again; a network with endpoints cannot be deleted; an endpoint referenced by a policy list cannot be deleted.
 
 The blip: binding an adapter to a new Hyper-V vSwitch moves its addresses to "vEthernet (<adapter>)" and
 the host is unreachable meanwhile. microsoft/SDN Kubernetes/flannel/{l2bridge,overlay}/start.ps1: "Create
 a L2Bridge to trigger a vSwitch creation. Do this only once as it causes network blip" (a permanent network
 named External is created first, then they wait 5-10 s) and "Start FlannelD, which would recreate the
-network. Expect disruption in node connectivity for few seconds". How long is not documented: the lab
-takes BLIP_SECONDS (winsim.json "vswitch_blip_seconds"), and any remote operation in that window fails.
+network. Expect disruption in node connectivity for few seconds". How long is not documented; remote
+operations follow each other within a second, so the lab takes the stricter view that the next one always
+falls into it (deterministic, no waiting in the lab).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,10 +23,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import time
 import uuid
-
-BLIP_SECONDS = 3.0
 
 TYPES = {"nat": "NAT", "l2bridge": "L2Bridge", "overlay": "Overlay", "transparent": "Transparent",
          "ics": "ICS", "private": "Private", "l2tunnel": "L2Tunnel"}
@@ -107,7 +104,7 @@ def _create_networks(state, hns, doc):
         if adapter not in hns["vswitches"]:
             # The first external network on an adapter builds a vSwitch: the NIC drops for seconds.
             hns["vswitches"][adapter] = "vEthernet (%s)" % adapter
-            hns["blips"].append({"adapter": adapter, "network": name, "at": time.time()})
+            hns["blips"].append({"adapter": adapter, "network": name, "pending": True})
     subnets = []
     for s in doc.get("Subnets") or []:
         subnets.append({"AddressPrefix": s.get("AddressPrefix"), "GatewayAddress": s.get("GatewayAddress", ""),
@@ -150,10 +147,13 @@ def _create_policylists(state, hns, doc):
     return pl
 
 
-def blip_until(state, seconds=BLIP_SECONDS):
-    """Wall-clock time until which the host is unreachable after its last vSwitch change (0: not now)."""
-    blips = [b.get("at") or 0 for b in ((state.get("hns") or {}).get("blips") or [])]
-    return max(blips) + float(seconds) if blips else 0
+def take_blip(state):
+    """The vSwitch change the next remote operation runs into, marked as seen (None when there is none)."""
+    for blip in (state.get("hns") or {}).get("blips") or []:
+        if blip.get("pending"):
+            blip["pending"] = False
+            return blip
+    return None
 
 
 def _drop_unused_vswitch(hns, net):
@@ -162,7 +162,7 @@ def _drop_unused_vswitch(hns, net):
     if adapter and adapter in hns["vswitches"] and not any(
             n.get("NetworkAdapterName") == adapter for n in hns["networks"]):
         del hns["vswitches"][adapter]
-        hns["blips"].append({"adapter": adapter, "network": net["Name"], "removed": True, "at": time.time()})
+        hns["blips"].append({"adapter": adapter, "network": net["Name"], "removed": True, "pending": True})
 
 
 def _check_delete_networks(hns, net):

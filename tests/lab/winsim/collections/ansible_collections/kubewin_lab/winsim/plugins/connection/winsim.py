@@ -26,8 +26,7 @@ options:
     vars: [{name: winsim_host}, {name: inventory_hostname}]
 """
 
-import json  # noqa: E402 (DOCUMENTATION first, as in every Ansible plugin)
-import os  # noqa: E402
+import os  # noqa: E402 (DOCUMENTATION first, as in every Ansible plugin)
 import re  # noqa: E402
 import shlex  # noqa: E402
 import time  # noqa: E402
@@ -46,16 +45,6 @@ _HOUSEKEEPING = re.compile(r"^\s*(?:/bin/sh -c )?'?\s*"
                            r"(?:\( umask 77 && mkdir -p|echo ~|rm -f -r |chmod |test -e |setfacl |chown )")
 
 
-def _blip_seconds(root):
-    """winsim.json "vswitch_blip_seconds" (default winsim_hns.BLIP_SECONDS)."""
-    from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns
-    try:
-        with open(os.path.join(root, "winsim.json")) as f:
-            return float(json.load(f).get("vswitch_blip_seconds", winsim_hns.BLIP_SECONDS))
-    except (IOError, OSError, ValueError):
-        return winsim_hns.BLIP_SECONDS
-
-
 class Connection(LocalConnection):
     transport = "kubewin_lab.winsim.winsim"
     module_implementation_preferences = (".ps1", ".exe", "")
@@ -67,22 +56,20 @@ class Connection(LocalConnection):
         host = self.get_option("winsim_host") or self._play_context.remote_addr
         return os.path.abspath(root), host
 
-    def _check_network(self, root, host, hostdir, module):
-        """While the host's network blips (a vSwitch was just created or removed: winsim_hns), nothing reaches
-        it: the operation fails as WinRM's would, before it runs (the task is unreachable)."""
-        from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns
-        try:
-            with open(os.path.join(hostdir, "state.json")) as f:
-                state = json.load(f)
-        except (IOError, OSError, ValueError):
-            return
-        until = winsim_hns.blip_until(state, _blip_seconds(root))
-        if time.time() < until:
+    def _check_network(self, root, host, module):
+        """Right after a vSwitch change (winsim_hns: the first L2Bridge/Overlay network on an adapter, or the
+        removal of the last) nothing reaches the host: the next module execution fails as WinRM's would,
+        before it runs (the task is unreachable)."""
+        from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns, winsim_host
+        with winsim_host.Host(root, host).open() as h:
+            blip = winsim_hns.take_blip(h.state)
+        if blip:
             raise AnsibleConnectionFailure(
-                "winsim: %s unreachable: its network adapter is being bound to a new Hyper-V virtual switch (HNS "
-                "vSwitch change, %.1f s left) - as with WinRM: HTTPConnectionPool(host='%s', port=5985): Max "
-                "retries exceeded with url: /wsman (Caused by ConnectTimeoutError) [module %s not run]"
-                % (host, until - time.time(), host, module))
+                "winsim: %s unreachable: its adapter %s was just %s a Hyper-V virtual switch (HNS network %s), as "
+                "WinRM sees it: HTTPConnectionPool(host='%s', port=5985): Max retries exceeded with url: /wsman "
+                "(Caused by ConnectTimeoutError) [module %s not run]"
+                % (host, blip.get("adapter"), "released from" if blip.get("removed") else "bound to",
+                   blip.get("network"), host, module))
 
     def exec_command(self, cmd, in_data=None, sudoable=True):
         root, host = self._state_dir()
@@ -113,7 +100,7 @@ class Connection(LocalConnection):
                             % (name, host)).encode()
         if not os.path.isdir(hostdir):
             raise AnsibleConnectionFailure("winsim: no simulated host state in %s (run make_inventory)" % hostdir)
-        self._check_network(root, host, hostdir, m.group(3))
+        self._check_network(root, host, m.group(3))
         with open(os.path.join(hostdir, "ops.log"), "a") as log:
             log.write("%.3f %s\n" % (time.time(), m.group(3)))
         env = "KUBEWIN_SIM_HOST=%s KUBEWIN_SIM_ROOT=%s KUBEWIN_SIM_LIB=%s " % (
