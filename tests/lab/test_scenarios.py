@@ -184,7 +184,8 @@ def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, ap
     assert ready(core, "hg-win-1")
     dump = sc.dump("win-1")
     networks = {n["Name"]: n["Type"] for n in dump["hns"]["networks"]}
-    assert networks == {"cbr0": "L2Bridge"}
+    # External binds the vSwitch before flanneld (network role), flanneld's cbr0 shares it
+    assert networks == {"cbr0": "L2Bridge", "External": "L2Bridge"}
     assert "--network-name=cbr0" in dump["services"]["kube-proxy"]["image_path"]
     assert "--source-vip" not in dump["services"]["kube-proxy"]["image_path"]
     rc, doc, text = sc.run("scale_up.yml")
@@ -294,6 +295,9 @@ def test_a_join_interrupted_half_way_is_resumed_by_the_next_run(tmp_path, api):
     assert "C:\\var\\log\\kubelet\\kubelet.log" in messages  # where the kubelet's own words are
     files = sc.dump("win-1")["files"]
     assert "C:\\etc\\kubernetes\\pki\\ca.crt" in files and "C:\\etc\\kubernetes\\kubelet.conf" not in files
+    # kubeadm v1.37 removes the bootstrap kubeconfig (the token) also when the wait for the kubelet fails
+    # (cmd/kubeadm/app/cmd/phases/join/kubelet.go runKubeletWaitBootstrapPhase, deferred os.Remove)
+    assert "C:\\etc\\kubernetes\\bootstrap-kubelet.conf" not in files
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     assert "kubewin.nodes.node : Clear what an interrupted join left behind" in scenario.changed_tasks(doc)["win-1"]

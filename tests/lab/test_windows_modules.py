@@ -25,7 +25,11 @@ def test_hns_network_create_then_idempotent(lab):
         - name: net
           kubewin.nodes.hns_network: {name: cbr0, type: l2bridge, address_prefix: 10.244.1.0/24, gateway: 10.244.1.1}
     """
-    rc, _, res = lab.play(task)
+    # the new vSwitch cuts the host off for a moment (winsim_hns): wait for it as the network role does
+    rc, _, res = lab.play(task + """
+        - name: wait
+          ansible.builtin.wait_for_connection: {delay: 1, sleep: 1, timeout: 60}
+    """)
     assert rc == 0 and one(res, "net")["changed"]
     dump = lab.dump()
     assert [n["Name"] for n in dump["hns"]["networks"]] == ["cbr0"]

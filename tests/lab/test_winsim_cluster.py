@@ -87,13 +87,27 @@ def test_join_ends_with_ready_node(lab):
     files = lab.dump()["files"]
     assert "C:\\etc\\kubernetes\\kubelet.conf" in files
     assert "C:\\etc\\kubernetes\\bootstrap-kubelet.conf" not in files
-    with open(os.path.join(lab.root, "hosts", "win-1", "C", "var", "lib", "kubelet", "kubeadm-flags.env")) as f:
-        assert f.read() == 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=npipe:////./pipe/containerd-containerd"\n'
+    kubelet_dir = os.path.join(lab.root, "hosts", "win-1", "C", "var", "lib", "kubelet")
+    # kubeadm v1.37 (NodeLocalCRISocket, GA since 1.36): the CRI endpoint goes to instance-config.yaml, applied
+    # to config.yaml; kubeadm-flags.env keeps only --hostname-override when the node name is not the host name
+    # (cmd/kubeadm/app/phases/kubelet/flags.go, config.go)
+    with open(os.path.join(kubelet_dir, "kubeadm-flags.env")) as f:
+        assert f.read() == 'KUBELET_KUBEADM_ARGS=""\n'
+    with open(os.path.join(kubelet_dir, "instance-config.yaml")) as f:
+        assert f.read() == 'containerRuntimeEndpoint: "npipe:////./pipe/containerd-containerd"\n'
+    with open(os.path.join(kubelet_dir, "config.yaml")) as f:
+        assert "containerRuntimeEndpoint: npipe:////./pipe/containerd-containerd" in f.read()
     ready = kubectl("wait", "--for=condition=Ready", "node/" + lab.node, "--timeout=60s")
     assert ready.returncode == 0, ready.stderr
-    # a second join is refused by preflight (kubelet.conf and ca.crt exist)
+    # a second join is refused by preflight, with the check names kubeadm.exe prints (filepath.Join of
+    # "/etc/kubernetes" on Windows; the CA path is v1beta4's Windows default as written)
     rc, doc, res = lab.play(None, plays=_join_play(_version()))
-    assert rc != 0 and "FileAvailable--etc-kubernetes-kubelet.conf" in res["join"]["win-1"]["stderr"]
+    stderr = res["join"]["win-1"]["stderr"]
+    assert rc != 0
+    assert ("[ERROR FileAvailable-\\etc\\kubernetes\\kubelet.conf]: \\etc\\kubernetes\\kubelet.conf already "
+            "exists") in stderr
+    assert "[ERROR Port-10250]: Port 10250 is in use" in stderr
+    assert "[ERROR FileAvailable-C:-etc-kubernetes-pki-ca.crt]: C:/etc/kubernetes/pki/ca.crt already exists" in stderr
 
 
 def test_kubelet_with_unknown_flag_does_not_start(lab):
@@ -219,6 +233,9 @@ def flannel_host(lab):
         f.write(token)
     with open(host.local_path("C:\\etc\\kube-flannel\\net-conf.json"), "w") as f:
         f.write(host_network.net_conf("10.244.0.0/16", "vxlan", 4096, 4789))
+    # the adapter is on its vSwitch already (the network role's External network): flanneld's network does not
+    # blip the host (winsim_hns), so the start's watch reaches it
+    core.edit(lab.root, "win-1", lambda st: st["hns"]["vswitches"].update(Ethernet="vEthernet (Ethernet)"))
     yield host
     kubectl("-n", "kube-flannel", "delete", "secret", secret, "--ignore-not-found")
 

@@ -165,10 +165,11 @@ def edit(root, name, fn):
 
 
 def flannel(root, name, backend="vxlan", vni=4096, pod_subnet="10.244.1.0/24", adapter=None):
-    """What flanneld does to HNS when it starts on the node."""
+    """What flanneld does to HNS when it starts on the node (a test's set-up: its vSwitch blip is over)."""
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_node
     host = Host(root, name)
     with host.open():
         answer = winsim_hns.flannel_network(host.state, backend, vni, pod_subnet, adapter)
+        winsim_hns.take_blip(host.state)
         winsim_node.kube_proxy_network_found(host)
         return answer

@@ -103,7 +103,7 @@ def test_hns_rules(lab):
     assert "An adapter was not found" in one(res, "unknown adapter")["msg"]
     assert one(res, "named adapter")["changed"]
     with core.Host(lab.root, "win-1").open(save=False) as h:
-        assert h.state["hns"]["blips"] == [{"adapter": "Ethernet 2", "network": "cbr0"}]
+        assert h.state["hns"]["blips"] == [{"adapter": "Ethernet 2", "network": "cbr0", "pending": True}]
 
 
 def test_hns_refusals_at_the_api():

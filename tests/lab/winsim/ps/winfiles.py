@@ -336,15 +336,27 @@ def _file_replace(interp, node, source, dest, backup):
     return VOID
 
 
+def _writable(interp, node, method, nargs, path):
+    """The local path of a file a .NET method is about to write; one a running program holds is an IOException
+    (winsim_files.check_writable: sharing violation)."""
+    host = interp.host.host
+    local = host.local_path(to_str(path))
+    try:
+        winsim_files.check_writable(host, local, to_str(path))
+    except SimError as e:
+        raise _method_error(interp, node, method, nargs, str(e), "System.IO.IOException") from None
+    return local
+
+
 def _write_all_text(interp, node, path, text):
     """[IO.File]::WriteAllText: UTF-8 without a byte order mark."""
-    with open(interp.host.host.local_path(to_str(path)), "wb") as f:
+    with open(_writable(interp, node, "WriteAllText", 2, path), "wb") as f:
         f.write(to_str(text).encode("utf-8"))
     return VOID
 
 
 def _write_all_bytes(interp, node, path, data):
-    with open(interp.host.host.local_path(to_str(path)), "wb") as f:
+    with open(_writable(interp, node, "WriteAllBytes", 2, path), "wb") as f:
         f.write(bytes(_bytes(interp, data, node)))
     return VOID
 
@@ -424,6 +436,7 @@ class WebClient(NetObject):
     def m_downloadfile(self, interp, node, url, path):
         host = interp.host.host
         proxy = self.proxy
+        _sim(interp, node, winsim_files.check_writable, host, host.local_path(to_str(path)), to_str(path))
         _sim(interp, node, winsim_files.http_download, to_str(url), host.local_path(to_str(path)),
              proxy.address if proxy else "", proxy.bypass if proxy else ())
         return VOID
@@ -452,8 +465,10 @@ def tar_exe(host, argv):
     if len(argv) != 4 or argv[0] != "-xf" or argv[2] != "-C":
         raise SimError("winsim: tar.exe %s is not simulated" % " ".join(argv))
     winsim_binaries.log_process(host, "C:\\Windows\\System32\\tar.exe", ["tar.exe"] + argv)
-    rc = winsim_files.extract(host, host.local_path(argv[1]), argv[3])
-    return rc, "", "" if rc == 0 else "tar.exe: Error exit delayed from previous errors.\r\n"
+    errors = []
+    rc = winsim_files.extract(host, host.local_path(argv[1]), argv[3], errors)
+    return rc, "", "" if rc == 0 else "".join(e + "\r\n" for e in errors) + \
+        "tar.exe: Error exit delayed from previous errors.\r\n"
 
 
 FILE_CMDLETS = {

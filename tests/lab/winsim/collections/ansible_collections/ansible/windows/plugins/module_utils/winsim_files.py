@@ -381,6 +381,24 @@ def remove_item(host, path, recurse, locked=()):
         remove_file(local)
 
 
+IN_USE = "The process cannot access the file '%s' because it is being used by another process."
+
+
+def in_use(host, local):
+    """Whether a file is held by a running program: the image of a running process, or a file NSSM holds
+    open (winsim_binaries.locked_files). Writing over it fails with ERROR_SHARING_VIOLATION: the loader maps
+    an image without FILE_SHARE_WRITE, so CreateFile for writing is refused while it runs (Microsoft Learn,
+    "Creating and Opening Files": sharing modes; a running .exe can be renamed but not written or deleted)."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries
+    return os.path.normcase(os.path.abspath(local)) in winsim_binaries.locked_files(host)
+
+
+def check_writable(host, local, win=None):
+    """Raise the sharing violation .NET reports (IOException) when ``local`` is in use."""
+    if in_use(host, local):
+        raise SimError(IN_USE % (win or host.win_path(local)))
+
+
 def parent(win_path):
     parts = split_win_path(win_path)
     if not parts:
@@ -441,10 +459,12 @@ def http_download(url, local_tmp, proxy="", bypass=()):
 
 
 def copy_item(host, source, local_tmp):
-    """Copy-Item -LiteralPath source -Destination tmp -Force (a C: or UNC path)."""
+    """Copy-Item -LiteralPath source -Destination tmp -Force (a C: or UNC path); a destination in use is a
+    sharing violation (check_writable)."""
     local = resolve(host, source)
     if local is None or not os.path.isfile(local):
         raise SimError("Cannot find path '%s' because it does not exist." % source)
+    check_writable(host, local_tmp)
     shutil.copyfile(local, local_tmp)
 
 
@@ -461,10 +481,21 @@ def _member_target(name):
     return parts
 
 
-def extract(host, local_archive, extract_dir):
-    """tar.exe -xf archive -C extract_dir (bsdtar reads .tgz and .zip alike). Returns tar's exit code."""
+def extract(host, local_archive, extract_dir, errors=None):
+    """tar.exe -xf archive -C extract_dir (bsdtar reads .tgz and .zip alike). Returns tar's exit code.
+
+    A member whose destination is in use (a running program) cannot be written: libarchive reports
+    "Can't create '<path>'" for it, goes on with the other members and bsdtar exits 1 ("Error exit delayed
+    from previous errors", bsdtar's read.c). The message is appended to ``errors``."""
     base = host.local_path(extract_dir)
     bad = False
+    errors = [] if errors is None else errors
+
+    def writable(dest):
+        if in_use(host, dest):
+            errors.append("tar.exe: %s: Can't create '\\\\?\\%s'" % (os.path.basename(dest), host.win_path(dest)))
+            return False
+        return True
 
     def target(parts):
         return host.local_path(extract_dir.rstrip("\\") + "\\" + "\\".join(parts))
@@ -483,6 +514,9 @@ def extract(host, local_archive, extract_dir):
                     os.makedirs(dest, exist_ok=True)
                     continue
                 os.makedirs(os.path.dirname(dest), exist_ok=True)
+                if not writable(dest):
+                    bad = True
+                    continue
                 with z.open(info) as src, open(dest, "wb") as out:
                     shutil.copyfileobj(src, out)
         return 1 if bad else 0
@@ -503,6 +537,9 @@ def extract(host, local_archive, extract_dir):
                 os.makedirs(dest, exist_ok=True)
             elif member.isfile():
                 os.makedirs(os.path.dirname(dest), exist_ok=True)
+                if not writable(dest):
+                    bad = True
+                    continue
                 with archive.extractfile(member) as src, open(dest, "wb") as out:
                     shutil.copyfileobj(src, out)
             # links and devices: not produced by the release archives; skipped

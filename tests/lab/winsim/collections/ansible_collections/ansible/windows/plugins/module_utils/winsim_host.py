@@ -169,6 +169,10 @@ class Host(object):
         os.makedirs(self.drive, exist_ok=True)
         for d in (r"Windows\System32", "ProgramData", r"Users\Administrator", r"Windows\Temp"):
             os.makedirs(self.local_path("C:\\" + d), exist_ok=True)
+        # xcopy.exe ships with Windows in System32; kubeadm's preflight looks for it on the Path
+        # (cmd/kubeadm/app/preflight/checks_windows.go addExecChecks).
+        with open(self.local_path("C:\\Windows\\System32\\xcopy.exe"), "w") as f:
+            f.write("KUBEWIN-SIM-BINARY xcopy 10.0\n")
         self.state = state
         self._write()
 

@@ -234,9 +234,9 @@ def kubeadm(host, version, args, stdin):
         elif cmd == "join":
             _join(host, version, rest, out, warn)
         elif cmd == "reset":
-            _reset(host, version, rest, out, stdin)
+            _reset(host, version, rest, out, stdin, warn)
         elif cmd == "upgrade" and rest[:1] == ["node"]:
-            _upgrade_node(host, version, rest[1:], out)
+            _upgrade_node(host, version, rest[1:], out, warn)
         else:
             raise _KubeadmExit("unknown command %r for \"kubeadm\"" % cmd)
     except _KubeadmExit as e:
@@ -245,13 +245,16 @@ def kubeadm(host, version, args, stdin):
     return 0, out.text(), "".join(w + "\n" for w in warnings)
 
 
-def _kubelet_version_errors(host, ignore):
+def _kubelet_version_errors(host, ignore, kubeadm_version=None):
     """The preflight checks that run `kubelet --version` (kubernetes v1.37.2
     cmd/kubeadm/app/preflight/checks.go: SystemVerificationCheck.Check and KubeletVersionCheck.Check call
     GetKubeletVersion, utils.go: execer.Command("kubelet", "--version"), a Path lookup of the kubeadm
     process). Join runs both (addCommonChecks); upgrade node runs SystemVerification (RunUpgradeChecks).
+    With ``kubeadm_version``, KubeletVersion also refuses a kubelet below MinimumKubeletVersion
+    (constants.go: getSkewedKubernetesVersion(-3), the kubeadm minor minus 3).
     Returns {check name: error text} for the checks that fail and are not ignored."""
     win, local = binaries.look_path(host, "kubelet", binaries.session_path(host))
+    errors = {}
     if local is None:
         # k8s.io/utils/exec wraps os/exec's error; on Windows exec.ErrNotFound reads "... in %PATH%".
         why = "cannot execute 'kubelet --version': exec: \"kubelet\": executable file not found in %PATH%"
@@ -259,11 +262,68 @@ def _kubelet_version_errors(host, ignore):
         marker = binaries.read_marker(local)
         rc, out, _err = binaries.run(host, [win, "--version"]) if marker else (1, "", "")
         m = re.match(r"^\s*Kubernetes v((0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)([-\w.+]*)?)\s*$", out or "")
-        if rc == 0 and m:
-            return {}
-        why = "Unable to parse output from Kubelet: %r" % (out or "").strip()
-    return {name: "couldn't get kubelet version: " + why for name in ("KubeletVersion", "SystemVerification")
-            if name.lower() not in ignore and "all" not in ignore}
+        why = None
+        if not (rc == 0 and m):
+            why = "Unable to parse output from Kubelet: %r" % (out or "").strip()
+        elif kubeadm_version:
+            major, minor = _minor(kubeadm_version)
+            if (int(m.group(2)), int(m.group(3))) < (major, minor - 3):
+                errors["KubeletVersion"] = ("Kubelet version \"%s\" is lower than kubeadm can support. Please "
+                                            "upgrade kubelet" % m.group(1))
+        if why is None:
+            return {k: v for k, v in errors.items() if k.lower() not in ignore and "all" not in ignore}
+    errors = {name: "couldn't get kubelet version: " + why for name in ("KubeletVersion", "SystemVerification")}
+    return {k: v for k, v in errors.items() if k.lower() not in ignore and "all" not in ignore}
+
+
+def _minor(version):
+    m = re.match(r"^v?(\d+)\.(\d+)", str(version))
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def node_local_cri_socket(version):
+    """kubeadm's NodeLocalCRISocket gate (cmd/kubeadm/app/features/features.go: alpha 1.32, beta and on by
+    default 1.34, GA and locked 1.36): the CRI endpoint goes to instance-config.yaml, not kubeadm-flags.env."""
+    return _minor(version) >= (1, 34)
+
+
+# kubeadm runs on Windows with paths built by filepath.Join from "/etc/kubernetes" (constants.KubernetesDir):
+# rooted on the current drive, printed with backslashes and no drive letter. The join's CA path defaults to
+# "C:/etc/kubernetes/pki/ca.crt" (apis/kubeadm/v1beta4/defaults_windows.go DefaultCACertPath), kept as written.
+KUBEADM_ETC = "\\etc\\kubernetes"
+KUBEADM_CA = "C:/etc/kubernetes/pki/ca.crt"
+KUBEADM_KUBELET_DIR = "\\var\\lib\\kubelet"
+
+
+def _check_name_file(path):
+    """FileAvailableCheck.Name (preflight/checks.go): "FileAvailable-" + the path with "/" made "-"."""
+    return "FileAvailable-" + path.replace("/", "-")
+
+
+def _kubeadm_service_stop(host, name):
+    """kubeadm's Windows ServiceStop (cmd/kubeadm/app/util/initsystem/initsystem_windows.go): nothing to do when
+    the service is stopped, else a plain ControlService(SERVICE_CONTROL_STOP) -- no dependents stopped first, so
+    it fails with ERROR_DEPENDENT_SERVICES_RUNNING (1051) while one runs (Microsoft Learn, ControlService)."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
+    try:
+        winsim_scm.control_stop(host, name)
+    except SimError as e:
+        raise SimError("could not stop service %s: %s" % (name, e)) from None
+
+
+def _kubeadm_service_start(host, name):
+    """kubeadm's Windows ServiceStart: StartService, then up to 10 s for Running."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
+    try:
+        winsim_scm.start(host, name)
+    except SimError as e:
+        raise SimError("could not start service %s: %s" % (name, e)) from None
+
+
+def _klog_warning(text):
+    """A klog warning line as kubeadm writes it to stderr."""
+    now = datetime.datetime.utcnow()
+    return "W%s %s    4242 kubelet.go:43] %s" % (now.strftime("%m%d"), now.strftime("%H:%M:%S.%f"), text)
 
 
 JOIN_FLAGS = {"token", "discovery-token", "tls-bootstrap-token", "discovery-token-ca-cert-hash", "node-name",
@@ -438,21 +498,9 @@ def _join(host, version, args, out, warn=None):
     cri = cfg["cri"]
 
     out("[preflight] Running pre-flight checks")
-    errors = []
-    for name, path in (("FileAvailable--etc-kubernetes-kubelet.conf", ETC + "\\kubelet.conf"),
-                       ("FileAvailable--etc-kubernetes-pki-ca.crt", ETC + "\\pki\\ca.crt")):
-        if _exists(host, path) and name.lower() not in ignore and "all" not in ignore:
-            errors.append("[ERROR %s]: %s already exists" % (name, path))
-    pipe = cri.replace("npipe:////./pipe/", "\\\\.\\pipe\\")
-    if pipe not in host.state.get("pipes", []) and "cri" not in ignore and "all" not in ignore:
-        errors.append("[ERROR CRI]: container runtime is not running: validate service connection: validate CRI v1 "
-                      "runtime API for endpoint \"%s\": open %s: The system cannot find the file specified."
-                      % (cri, pipe))
-    # addCommonChecks order: ContainerRuntime ... SystemVerification, Hostname, KubeletVersion.
-    kubelet_errors = _kubelet_version_errors(host, ignore)
-    for name in ("SystemVerification", "KubeletVersion"):
-        if name in kubelet_errors:
-            errors.append("[ERROR %s]: %s" % (name, kubelet_errors[name]))
+    errors, warnings = _join_preflight(host, version, cri, ignore)
+    for w in warnings:
+        warn(w)
     if errors:
         raise _KubeadmExit("error execution phase preflight: [preflight] Some fatal errors "
                            "occurred:\n\t%s\n[preflight] "
@@ -461,16 +509,24 @@ def _join(host, version, args, out, warn=None):
 
     server = "https://" + endpoint
     cluster_server, ca_pem = _discover(host, server, m.group(1), m.group(2), pins, skip_verify, out)
-    _write(host, ETC + "\\pki\\ca.crt", ca_pem)
-    _write(host, ETC + "\\bootstrap-kubelet.conf", _kubeconfig(cluster_server, ca_pem, {"token": tls_token}))
-
     api = Api(cluster_server, ca_pem, token=tls_token)
     try:
+        # the join's preflight phase reads the cluster's configuration (kubeadm-config, with the kubelet's)
         out("[preflight] Reading configuration from the \"kubeadm-config\" ConfigMap in namespace \"kube-system\"...")
         code, cm = api.request("GET", "/api/v1/namespaces/kube-system/configmaps/kubeadm-config")
         if code != 200:
             raise _KubeadmExit("error execution phase preflight: unable to fetch the kubeadm-config ConfigMap: %s"
                                % cm.get("message"))
+        code, kcm = api.request("GET", "/api/v1/namespaces/kube-system/configmaps/kubelet-config")
+        if code != 200:
+            raise _KubeadmExit("error execution phase preflight: unable to fetch the kubelet-config ConfigMap: %s"
+                               % kcm.get("message"))
+        # kubelet-start (cmd/kubeadm/app/cmd/phases/join/kubelet.go runKubeletStartJoinPhase): the bootstrap
+        # kubeconfig first, the CA only when missing, then the check for a Ready Node of that name -- a
+        # failure there leaves bootstrap-kubelet.conf behind (only the wait phase removes it).
+        _write(host, ETC + "\\bootstrap-kubelet.conf", _kubeconfig(cluster_server, ca_pem, {"token": tls_token}))
+        if not _exists(host, ETC + "\\pki\\ca.crt"):
+            _write(host, ETC + "\\pki\\ca.crt", ca_pem)
         code, node = api.request("GET", "/api/v1/nodes/%s" % node_name)
         if code == 200 and any(c.get("type") == "Ready" and c.get("status") == "True"
                                for c in (node.get("status") or {}).get("conditions") or []):
@@ -478,43 +534,126 @@ def _join(host, version, args, out, warn=None):
                                "\"Ready\" already "
                                "exists in the cluster. You must delete the existing Node or change the name of this "
                                "new joining Node" % node_name)
-        code, kcm = api.request("GET", "/api/v1/namespaces/kube-system/configmaps/kubelet-config")
-        if code != 200:
-            raise _KubeadmExit("error execution phase kubelet-start: unable to fetch the kubelet-config ConfigMap: %s"
-                               % kcm.get("message"))
     finally:
         api.close()
 
-    out("[kubelet-start] Writing kubelet configuration to file \"%s\\config.yaml\"" % KUBELET_DIR)
-    _write(host, KUBELET_DIR + "\\config.yaml", _windows_kubelet_config(kcm["data"]["kubelet"]))
-    kubelet_args = ["--container-runtime-endpoint=" + cri]
-    if node_name != host.state["hostname"].lower():
-        kubelet_args.append("--hostname-override=" + node_name)
-    out("[kubelet-start] Writing kubelet environment file with flags to file \"%s\\kubeadm-flags.env\"" % KUBELET_DIR)
-    _write(host, KUBELET_DIR + "\\kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=%s\n" % go_quote(" ".join(kubelet_args)))
-
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
     svc = winsim_scm.find(host.state, "kubelet")
+    # TryStopKubelet (phases/kubelet/kubelet.go): a failure is only a warning.
+    if svc is None:
+        out("[kubelet-start] Couldn't detect a kubelet service, can't make sure the kubelet not running for a "
+            "short period of time while setting up configuration for it.")
+    try:
+        _kubeadm_service_stop(host, "kubelet")
+    except SimError as e:
+        warn(_klog_warning("[kubelet-start] WARNING: unable to stop the kubelet service momentarily: [%s]" % e))
+    instance = None
+    if node_local_cri_socket(version):
+        # WriteInstanceConfigToDisk (phases/kubelet/config.go): containerRuntimeEndpoint as Go's %q writes it;
+        # WriteConfigToDisk then applies it to config.yaml as a patch.
+        instance = "containerRuntimeEndpoint: %s\n" % go_quote(cri)
+        out("[kubelet-start] Writing kubelet configuration to file \"%s\\instance-config.yaml\""
+            % KUBEADM_KUBELET_DIR)
+        _write(host, KUBELET_DIR + "\\instance-config.yaml", instance)
+    out("[kubelet-start] Writing kubelet configuration to file \"%s\\config.yaml\"" % KUBEADM_KUBELET_DIR)
+    _write(host, KUBELET_DIR + "\\config.yaml", _windows_kubelet_config(kcm["data"]["kubelet"], instance))
+    # WriteKubeletDynamicEnvFile (phases/kubelet/flags.go buildKubeletArgsCommon): --register-with-taints (a
+    # worker's join sets none) and --hostname-override when the node name is not the lower-cased host name;
+    # the CRI flag only before NodeLocalCRISocket (v1.36.3 flags.go).
+    kubelet_args = [] if instance else ["--container-runtime-endpoint=" + cri]
+    if node_name != host.state["hostname"].lower():
+        kubelet_args.append("--hostname-override=" + node_name)
+    out("[kubelet-start] Writing kubelet environment file with flags to file \"%s\\kubeadm-flags.env\""
+        % KUBEADM_KUBELET_DIR)
+    _write(host, KUBELET_DIR + "\\kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=%s\n" % go_quote(" ".join(kubelet_args)))
+
+    out("[kubelet-start] Starting the kubelet")
+    # TryStartKubelet: ServiceRestart = ServiceStop, then ServiceStart; a failure is only a warning.
     if svc is None:
         out("[kubelet-start] Couldn't detect a kubelet service, can't make sure the kubelet is running properly.")
-    else:
-        out("[kubelet-start] Starting the kubelet")
+    try:
         try:
-            winsim_scm.stop(host, "kubelet", force=True)
-            winsim_scm.start(host, "kubelet")
+            _kubeadm_service_stop(host, "kubelet")
         except SimError as e:
-            out("[kubelet-start] WARNING: unable to start the kubelet service: [%s]" % e)
-    out("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap")
-    # The simulated kubelet bootstraps synchronously inside its start, so there is nothing to wait for:
-    # a missing kubelet.conf now is what kubeadm reports after its 4-minute wait.
-    if svc is None or winsim_scm.find(host.state, "kubelet")["status"] != "Running" \
-            or not _exists(host, ETC + "\\kubelet.conf"):
-        raise _KubeadmExit("error execution phase kubelet-start: failed while waiting for the kubelet to start: "
-                           "The HTTP call equal to 'curl -sSL http://127.0.0.1:10248/healthz' returned error: "
-                           "timed out waiting for the condition")
-    os.remove(host.local_path(ETC + "\\bootstrap-kubelet.conf"))
+            raise SimError("couldn't stop service kubelet: %s" % e) from None
+        try:
+            _kubeadm_service_start(host, "kubelet")
+        except SimError as e:
+            raise SimError("couldn't start service kubelet: %s" % e) from None
+    except SimError as e:
+        warn(_klog_warning("[kubelet-start] WARNING: unable to start the kubelet service: [%s]" % e))
+        out("[kubelet-start] Please ensure kubelet is reloaded and running manually.")
+
+    # kubelet-wait-bootstrap (runKubeletWaitBootstrapPhase): bootstrap-kubelet.conf is removed by a deferred
+    # os.Remove, so also when the wait fails.
+    try:
+        out("[kubelet-check] Waiting for a healthy kubelet at http://127.0.0.1:10248/healthz. This can take up to "
+            "4m0s")
+        # The simulated kubelet bootstraps inside its start; one that exited after Running (a crash record)
+        # never answers /healthz, which kubeadm reports after KubeletHealthCheck (4 min).
+        svc = winsim_scm.find(host.state, "kubelet")
+        if svc is None or svc.get("crash") or winsim_scm.observe(host, svc)[0] != "Running":
+            raise _KubeadmExit("error execution phase kubelet-wait-bootstrap: failed while waiting for the kubelet "
+                               "to start: The HTTP call equal to 'curl -sSL http://127.0.0.1:10248/healthz' "
+                               "returned error: Get \"http://127.0.0.1:10248/healthz\": dial tcp 127.0.0.1:10248: "
+                               "connectex: No connection could be made because the target machine actively refused "
+                               "it.")
+        out("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap")
+        if not _exists(host, ETC + "\\kubelet.conf"):
+            raise _KubeadmExit("error execution phase kubelet-wait-bootstrap: failed while waiting for TLS "
+                               "bootstrap: context deadline exceeded")
+    finally:
+        local = host.local_path(ETC + "\\bootstrap-kubelet.conf")
+        if os.path.exists(local):
+            os.remove(local)
     out("\nThis node has joined the cluster:\n* Certificate signing request was sent to apiserver and a response was "
         "received.\n* The Kubelet was informed of the new secure connection details.")
+
+
+def _join_preflight(host, version, cri, ignore):
+    """JoinNodeChecks (cmd/kubeadm/app/preflight/checks.go v1.37.2) in their order, as kubeadm.exe names and
+    words them on Windows (checks_windows.go, checks_other.go: no swap or IPv4 checks). Returns ([ERROR ...]
+    texts, [WARNING ...] texts) after --ignore-preflight-errors (names compared lower-cased)."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
+    found = []  # (name, error or None, warning or None)
+    for name in ("kubelet.conf", "bootstrap-kubelet.conf"):
+        shown = KUBEADM_ETC + "\\" + name
+        if _exists(host, ETC + "\\" + name):
+            found.append((_check_name_file(shown), "%s already exists" % shown, None))
+    pipe = cri.replace("npipe:////./pipe/", "\\\\.\\pipe\\")
+    if pipe not in host.state.get("pipes", []):
+        found.append(("CRI", "container runtime is not running: validate service connection: validate CRI v1 "
+                             "runtime API for endpoint \"%s\": open %s: The system cannot find the file specified."
+                      % (cri, pipe), None))
+    # addExecChecks (checks_windows.go): xcopy must be on the Path of the kubeadm process.
+    if binaries.look_path(host, "xcopy", binaries.session_path(host))[1] is None:
+        found.append(("FileExisting-xcopy", "xcopy not found in system path", None))
+    kubelet_errors = _kubelet_version_errors(host, set(), version)
+    if "SystemVerification" in kubelet_errors:
+        found.append(("SystemVerification", kubelet_errors["SystemVerification"], None))
+    if "KubeletVersion" in kubelet_errors:
+        found.append(("KubeletVersion", kubelet_errors["KubeletVersion"], None))
+    # ServiceCheck{kubelet, CheckIfActive: false}: warnings only.
+    svc = winsim_scm.find(host.state, "kubelet")
+    if svc is None:
+        found.append(("Service-kubelet", None, "kubelet service does not exist"))
+    elif svc["start"] == 4:
+        found.append(("Service-kubelet", None, "kubelet service is not enabled, please run 'Set-Service 'kubelet' "
+                                               "-StartupType Automatic'"))
+    # PortOpenCheck{10250}: a kubelet that runs (and has not exited after Running) holds its port.
+    if svc is not None and not svc.get("crash") and winsim_scm.observe(host, svc)[0] == "Running":
+        found.append(("Port-10250", "Port 10250 is in use", None))
+    if _exists(host, ETC + "\\pki\\ca.crt"):
+        found.append((_check_name_file(KUBEADM_CA), "%s already exists" % KUBEADM_CA, None))
+    errors, warnings = [], []
+    for name, error, warning in found:
+        if error and (name.lower() in ignore or "all" in ignore):
+            warning, error = error, None
+        if warning:
+            warnings.append("\t[WARNING %s]: %s" % (name, warning))
+        if error:
+            errors.append("[ERROR %s]: %s" % (name, error))
+    return errors, warnings
 
 
 def _discover(host, server, token_id, token_secret, pins, skip_verify, out):
@@ -581,32 +720,42 @@ def _discover(host, server, token_id, token_secret, pins, skip_verify, out):
     return cluster["server"], ca_pem
 
 
-def _windows_kubelet_config(text):
-    """kubeadm's Windows mutation of the KubeletConfiguration (componentconfigs/kubelet_windows.go):
-    absolute paths gain the system drive, and there is no resolv.conf."""
+def _windows_kubelet_config(text, instance=None):
+    """kubeadm's Windows mutation of the KubeletConfiguration (componentconfigs/kubelet_windows.go
+    mutatePaths: staticPodPath, authentication.x509.clientCAFile and resolvConf gain the system drive, or
+    resolvConf none at all), then instance-config.yaml applied as a patch (phases/kubelet/config.go
+    WriteConfigToDisk)."""
     cfg = yaml.safe_load(text)
 
     def fix(p):
         return "C:" + p.replace("/", "\\") if isinstance(p, str) and p.startswith("/") else p
-    for key in ("staticPodPath", "tlsCertFile", "tlsPrivateKeyFile"):
-        if cfg.get(key):
-            cfg[key] = fix(cfg[key])
+    if cfg.get("staticPodPath"):
+        cfg["staticPodPath"] = fix(cfg["staticPodPath"])
     x509 = ((cfg.get("authentication") or {}).get("x509") or {})
     if x509.get("clientCAFile"):
         x509["clientCAFile"] = fix(x509["clientCAFile"])
     cfg["resolvConf"] = ""
+    if instance:
+        cfg.update(yaml.safe_load(instance) or {})
     return yaml.safe_dump(cfg, default_flow_style=False)
 
 
-def _reset(host, version, args, out, stdin):
+def _reset(host, version, args, out, stdin, warn=None):
+    warn = warn or (lambda text: None)
     flags, _ = _parse_kubeadm_flags(args, {"cri-socket", "ignore-preflight-errors", "v", "cert-dir", "kubeconfig",
                                            "skip-phases"}, {"force", "f", "dry-run", "cleanup-tmp-dir"})
     if flags.get("force") != "true" and flags.get("f") != "true" and (stdin or "").strip().lower() not in ("y", "yes"):
         raise _KubeadmExit("won't proceed; the user didn't answer (Y|n) in order to continue")
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
+    # cmd/kubeadm/app/cmd/phases/reset/cleanupnode.go: ServiceStop, a failure only a warning; the kubelet then
+    # keeps running while its directories are emptied.
     out("[reset] Stopping the kubelet service")
     if winsim_scm.find(host.state, "kubelet"):
-        winsim_scm.stop(host, "kubelet", force=True)
+        try:
+            _kubeadm_service_stop(host, "kubelet")
+        except SimError as e:
+            warn(_klog_warning("[reset] The kubelet service could not be stopped by kubeadm: [%s]" % e))
+            warn(_klog_warning("[reset] Please ensure kubelet is stopped manually"))
     for d in (ETC + "\\manifests", KUBELET_DIR, ETC + "\\pki"):
         local = host.local_path(d)
         if os.path.isdir(local):
@@ -622,7 +771,8 @@ def _reset(host, version, args, out, stdin):
     out("[reset] Deleted files; the reset process does not clean CNI configuration or HNS state")
 
 
-def _upgrade_node(host, version, args, out):
+def _upgrade_node(host, version, args, out, warn=None):
+    warn = warn or (lambda text: None)
     flags, _positional = _parse_kubeadm_flags(args, {"v", "patches", "skip-phases", "ignore-preflight-errors"},
                                               {"dry-run", "certificate-renewal", "etcd-upgrade"})
     # cmd/kubeadm/app/cmd/phases/upgrade/node/preflight.go runs RunUpgradeChecks: SystemVerification.
@@ -635,8 +785,8 @@ def _upgrade_node(host, version, args, out):
     if not _exists(host, ETC + "\\kubelet.conf"):
         raise _KubeadmExit("error execution phase preflight: couldn't create a Kubernetes client from file "
                            "\"%s\": open "
-                           "%s: The system cannot find the file specified." % (ETC + "\\kubelet.conf",
-                                                                                ETC + "\\kubelet.conf"))
+                           "%s: The system cannot find the file specified." % (KUBEADM_ETC + "\\kubelet.conf",
+                                                                                KUBEADM_ETC + "\\kubelet.conf"))
     api = _api_from_kubeconfig(host, ETC + "\\kubelet.conf")
     try:
         code, kcm = api.request("GET", "/api/v1/namespaces/kube-system/configmaps/kubelet-config")
@@ -644,8 +794,40 @@ def _upgrade_node(host, version, args, out):
         api.close()
     if code != 200:
         raise _KubeadmExit("error execution phase kubelet-config: %s" % kcm.get("message"))
-    _write(host, KUBELET_DIR + "\\config.yaml", _windows_kubelet_config(kcm["data"]["kubelet"]))
-    out("[upgrade] The configuration for this node was successfully upgraded!")
+    # phases/upgrade/postupgrade.go WriteKubeletConfigFiles (v1.37.2): config.yaml backed up to
+    # \etc\kubernetes\tmp\kubeadm-kubelet-config-<time> (constants.CreateTimestampDir), instance-config.yaml
+    # created when missing with the node's CRI socket (util/config/cluster.go GetNodeRegistration: auto-detected
+    # among the known pipes, else the default), then config.yaml written with it applied as a patch.
+    stamp = datetime.datetime.utcfromtimestamp(_host_time(host)).strftime("%Y-%m-%d-%H-%M-%S")
+    backup = ETC + "\\tmp\\kubeadm-kubelet-config-" + stamp
+    warn(_klog_warning("Using temporary directory %s for kubelet config. To override it set the environment "
+                       "variable KUBEADM_UPGRADE_DRYRUN_DIR" % backup.replace(ETC, KUBEADM_ETC)))
+    if os.path.isdir(host.local_path(backup)):
+        raise _KubeadmExit("error execution phase kubelet-config: could not create timestamp directory: mkdir %s: "
+                           "Cannot create a file when that file already exists." % backup.replace(ETC, KUBEADM_ETC))
+    os.makedirs(host.local_path(backup))
+    out("[upgrade] Backing up kubelet config file to %s\\config.yaml" % backup.replace(ETC, KUBEADM_ETC))
+    if not _exists(host, KUBELET_DIR + "\\config.yaml"):
+        raise _KubeadmExit("error execution phase kubelet-config: error backing up the kubelet config file: open "
+                           "%s\\config.yaml: The system cannot find the file specified." % KUBEADM_KUBELET_DIR)
+    _write(host, backup + "\\config.yaml", _read(host, KUBELET_DIR + "\\config.yaml"))
+    instance_path = KUBELET_DIR + "\\instance-config.yaml"
+    if node_local_cri_socket(version) and not _exists(host, instance_path):
+        pipes = host.state.get("pipes", [])
+        cri = next((s for s in (CRI_CONTAINERD, "npipe:////./pipe/cri-dockerd")
+                    if s.replace("npipe:////./pipe/", "\\\\.\\pipe\\") in pipes), CRI_CONTAINERD)
+        warn(_klog_warning("The kubelet instance configuration file %s\\instance-config.yaml was not found. Creating "
+                           "a new one with defaults. Please verify its contents!" % KUBEADM_KUBELET_DIR))
+        _write(host, instance_path, "containerRuntimeEndpoint: %s\n" % go_quote(cri))
+    instance = _read(host, instance_path).decode("utf-8") if _exists(host, instance_path) else None
+    out("[kubelet-start] Writing kubelet configuration to file \"%s\\config.yaml\"" % KUBEADM_KUBELET_DIR)
+    _write(host, KUBELET_DIR + "\\config.yaml", _windows_kubelet_config(kcm["data"]["kubelet"], instance))
+    out("[upgrade/kubelet-config] The kubelet configuration for this node was successfully upgraded!")
+
+
+def _host_time(host):
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
+    return winsim_scm.clock(host)
 
 
 # --- kubelet --------------------------------------------------------------------------------

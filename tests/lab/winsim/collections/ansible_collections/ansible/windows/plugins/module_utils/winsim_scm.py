@@ -176,6 +176,20 @@ def stop(host, name, force=True):
         del state["services"][svc["name"].lower()]
 
 
+def control_stop(host, name):
+    """ControlService(SERVICE_CONTROL_STOP) as a program calls it (kubeadm's ServiceStop, golang.org/x/sys
+    windows/svc/mgr Service.Control): nothing is done for a stopped service; while a running service depends
+    on it, the call fails with ERROR_DEPENDENT_SERVICES_RUNNING (Microsoft Learn, ControlService: "The service
+    cannot be stopped because other running services are dependent on it"); dependents are never stopped."""
+    refresh(host)
+    svc = require(host.state, name)
+    if svc["status"] == "Stopped":
+        return
+    if any(s["status"] != "Stopped" for s in dependents(host.state, svc["name"])):
+        raise SimError("A stop control has been sent to a service that other running services are dependent on.")
+    stop(host, svc["name"], force=False)
+
+
 def start(host, name, _chain=()):
     """Start a service and, first, the services it depends on (as SCM does)."""
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries

@@ -56,6 +56,21 @@ class Connection(LocalConnection):
         host = self.get_option("winsim_host") or self._play_context.remote_addr
         return os.path.abspath(root), host
 
+    def _check_network(self, root, host, module):
+        """Right after a vSwitch change (winsim_hns: the first L2Bridge/Overlay network on an adapter, or the
+        removal of the last) nothing reaches the host: the next module execution fails as WinRM's would,
+        before it runs (the task is unreachable)."""
+        from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns, winsim_host
+        with winsim_host.Host(root, host).open() as h:
+            blip = winsim_hns.take_blip(h.state)
+        if blip:
+            raise AnsibleConnectionFailure(
+                "winsim: %s unreachable: its adapter %s was just %s a Hyper-V virtual switch (HNS network %s), as "
+                "WinRM sees it: HTTPConnectionPool(host='%s', port=5985): Max retries exceeded with url: /wsman "
+                "(Caused by ConnectTimeoutError) [module %s not run]"
+                % (host, blip.get("adapter"), "released from" if blip.get("removed") else "bound to",
+                   blip.get("network"), host, module))
+
     def exec_command(self, cmd, in_data=None, sudoable=True):
         root, host = self._state_dir()
         hostdir = os.path.join(root, "hosts", host)
@@ -85,6 +100,7 @@ class Connection(LocalConnection):
                             % (name, host)).encode()
         if not os.path.isdir(hostdir):
             raise AnsibleConnectionFailure("winsim: no simulated host state in %s (run make_inventory)" % hostdir)
+        self._check_network(root, host, m.group(3))
         with open(os.path.join(hostdir, "ops.log"), "a") as log:
             log.write("%.3f %s\n" % (time.time(), m.group(3)))
         env = "KUBEWIN_SIM_HOST=%s KUBEWIN_SIM_ROOT=%s KUBEWIN_SIM_LIB=%s " % (
