@@ -10,7 +10,7 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils import cluster_setti
 
 
 def cluster_settings(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1):
-    """``cluster_info``'s result and the first control-plane host's kubespray variables -> the settings."""
+    """``k8s_join_info``'s result and the first control-plane host's kubespray variables -> the settings."""
     try:
         return cs.resolve(cluster, cp_host, cp_values, cp_address, int(control_planes or 1))
     except cs.SettingsError as exc:

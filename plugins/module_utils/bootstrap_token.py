@@ -5,7 +5,7 @@
 """Kubernetes bootstrap tokens, the way kubeadm makes and uses them.
 
 Plain functions with no Kubernetes API access, shared by the
-``kubewin.nodes.kubeadm_join_token`` module and unit-tested on their own:
+``kubewin.nodes.k8s_join_token`` module and unit-tested on their own:
 token generation/parsing/validation, Go-style duration parsing, expiry maths,
 the bootstrap-token Secret body, reuse selection, CA public key pins,
 the detached JWS that kube-controller-manager's bootstrapsigner writes into
@@ -671,7 +671,7 @@ def parse_join_args(args):
     args = list(args or [])
     if len(args) < 5 or len(args) % 2 == 0 or args[1] != "--token":
         raise BootstrapTokenError("the join arguments are not <endpoint> --token <token> "
-                                  "--discovery-token-ca-cert-hash <pin>... (kubeadm_join_token's join_args)")
+                                  "--discovery-token-ca-cert-hash <pin>... (k8s_join_token's join_args)")
     pins = []
     for position in range(3, len(args), 2):
         # Never quote an argument: a misplaced one may be the token.

@@ -4,7 +4,7 @@
 
 """What a Windows-node preflight needs to know about a cluster, from API objects as dicts.
 
-Plain functions with no Kubernetes API access, used by ``kubewin.nodes.cluster_info`` and
+Plain functions with no Kubernetes API access, used by ``kubewin.nodes.k8s_join_info`` and
 unit-tested on their own: the server version, flannel's ``net-conf.json`` with the defaults
 flannel applies, a per-node summary, kubeadm's ClusterConfiguration and the kubelet-config
 ConfigMap name.

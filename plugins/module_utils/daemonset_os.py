@@ -4,7 +4,7 @@
 
 """Keeping Linux DaemonSets off Windows nodes: decide which DaemonSets need ``kubernetes.io/os: linux``.
 
-Plain functions with no Kubernetes API access, used by ``kubewin.nodes.daemonset_os_pin`` and
+Plain functions with no Kubernetes API access, used by ``kubewin.nodes.k8s_daemonset_os_pin`` and
 unit-tested on their own. kube-proxy and flannel tolerate every taint, so only a nodeSelector or a
 required node affinity on ``kubernetes.io/os`` keeps them off Windows nodes. A DaemonSet already kept
 off Windows either way is left untouched (changing its pod template would roll all its pods).

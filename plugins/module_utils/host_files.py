@@ -105,7 +105,7 @@ def resolve_checksums(downloads, fetch):
     """Each download with its SHA-512 (``sha512``) instead of the ways to find it. ``fetch(url)`` returns a
     checksum file's text.
 
-    A ``sha512`` already given (win_node_preflight resolved it) is used as it is; a pinned ``checksum``
+    A ``sha512`` already given (node_preflight resolved it) is used as it is; a pinned ``checksum``
     wins over the checksum file; otherwise ``checksum_url`` (default: the URL + '.sha512', as Kubernetes
     and the CNI plugins publish them) is fetched.
     """

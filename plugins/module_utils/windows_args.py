@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Argument specs of the modules that run through an action plugin on a Windows host (and of win_node_preflight).
+"""Argument specs of the modules that run through an action plugin on a Windows host (and of node_preflight).
 
 The action plugins validate their task with these (plugins/plugin_utils, on the controller); the doc
 stubs in plugins/modules build an AnsibleModule from the same dicts so validate-modules compares them
@@ -14,7 +14,7 @@ __metaclass__ = type
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
 
-# kubewin.nodes.hns_network; the types are hns.NETWORK_TYPES' keys.
+# kubewin.nodes.win_hns_network; the types are hns.NETWORK_TYPES' keys.
 HNS_NETWORK_ARGSPEC = dict(
     name=dict(type="str", required=True),
     type=dict(type="str", choices=["l2bridge", "nat", "overlay", "transparent"]),
@@ -27,7 +27,7 @@ HNS_NETWORK_ARGSPEC = dict(
 )
 HNS_NETWORK_REQUIRED_IF = [("state", "present", ["type"])]
 
-# kubewin.nodes.hns_cleanup
+# kubewin.nodes.win_hns_cleanup
 HNS_CLEANUP_ARGSPEC = dict(
     networks=dict(type="list", elements="str", required=True),
 )
@@ -73,7 +73,7 @@ NODE_SERVICE_ARGSPEC = dict(
 NODE_SERVICE_REQUIRED_IF = [("state", "present", ["path"]), ("state", "started", ["path"]),
                             ("state", "stopped", ["path"])]
 
-# kubewin.nodes.win_node_facts
+# kubewin.nodes.win_host_facts
 FACTS_ARGSPEC = dict(
     extra_paths=dict(type="list", elements="str", default=[]),
 )
@@ -90,7 +90,7 @@ FILES_ARGSPEC = dict(
         extract_dir=dict(type="str"),
         checksum=dict(type="str"),
         checksum_url=dict(type="str"),
-        # The SHA-512 win_node_preflight resolved (its 'downloads' result): used as given, nothing is fetched.
+        # The SHA-512 node_preflight resolved (its 'downloads' result): used as given, nothing is fetched.
         sha512=dict(type="str"),
     )),
     files=dict(type="list", elements="dict", default=[], options=dict(
@@ -113,7 +113,7 @@ CREDENTIAL_STATE_ARGSPEC = dict(
     paths=dict(type="list", elements="str", required=True),
 )
 
-# kubewin.nodes.win_node_preflight
+# kubewin.nodes.node_preflight
 PREFLIGHT_ARGSPEC = dict(
     node_name=dict(type="str", required=True),
     hostname=dict(type="str"),
@@ -172,7 +172,7 @@ PREFLIGHT_ARGSPEC = dict(
     )),
     proxy=dict(type="str"),
     checksum_timeout=dict(type="int", default=30),
-    # Where the runtime reads CNI config and plugins (win_node_facts' kubewin_node.cni[runtime]).
+    # Where the runtime reads CNI config and plugins (win_host_facts' kubewin_node.cni[runtime]).
     cni_dirs=dict(type="dict"),
     # Values checked for their form before anything else (check_inputs).
     no_proxy=dict(type="list", elements="str", default=[]),

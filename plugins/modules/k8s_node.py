@@ -130,7 +130,7 @@ seealso:
   - name: Safely drain a node
     description: What kubectl drain does, and PodDisruptionBudgets.
     link: https://kubernetes.io/docs/tasks/administer-cluster/safely-drain-node/
-  - module: kubewin.nodes.cluster_info
+  - module: kubewin.nodes.k8s_join_info
 """
 
 EXAMPLES = r"""

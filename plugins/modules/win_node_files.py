@@ -58,7 +58,7 @@ options:
         type: str
       sha512:
         description:
-          - The SHA-512 (hex) from the C(downloads) result of M(kubewin.nodes.win_node_preflight), used as given
+          - The SHA-512 (hex) from the C(downloads) result of M(kubewin.nodes.node_preflight), used as given
             (no checksum file is fetched). Wins over O(downloads[].checksum) and O(downloads[].checksum_url).
         type: str
   files:

@@ -4,7 +4,7 @@
 """The one producer of the cluster settings the Windows nodes use, each with where it came from.
 
 An operator adds the Windows hosts to an unchanged kubespray (or kubeadm) inventory and sets nothing
-else: what the cluster knows comes from the cluster (``kubewin.nodes.cluster_info``), what kubespray
+else: what the cluster knows comes from the cluster (``kubewin.nodes.k8s_join_info``), what kubespray
 keeps only in its inventory comes from the first control-plane host's variables (kubespray's
 ``group_vars/k8s_cluster`` applies to that host, never to the Windows group). Inventory values that
 the cluster also knows are compared with it, and every difference is a conflict that names both
@@ -211,7 +211,7 @@ def _dns_server(cluster, service_subnet, notes):
 
 
 def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1):
-    """The settings for the Windows nodes from ``cluster_info``'s result and the first control-plane host's
+    """The settings for the Windows nodes from ``k8s_join_info``'s result and the first control-plane host's
     kubespray variables (``cp_values``: variable -> value, None when not set).
 
     Returns each setting by name (``pods_subnet``, ``service_subnet``, ``dns_domain``, ``dns_server``,

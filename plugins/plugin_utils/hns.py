@@ -185,7 +185,7 @@ def plan_network(desired, state, state_answer, recreate=False):
     networks = [live_network(n) for n in parse_response(state_answer["networks"], "listing networks")]
     matches = [n for n in networks if n["name"] == desired["name"]]
     if len(matches) > 1:
-        raise HnsError("%d HNS networks are named %r; remove the extras (hns_cleanup) and re-run"
+        raise HnsError("%d HNS networks are named %r; remove the extras (win_hns_cleanup) and re-run"
                        % (len(matches), desired["name"]))
     live = matches[0] if matches else None
     plan = {"changed": False, "calls": [], "before": public_view(live), "after": public_view(live),

@@ -1,4 +1,4 @@
-"""cluster_info, daemonset_os_pin and k8s_node run by real Ansible against the lab's real kube-apiserver.
+"""k8s_join_info, k8s_daemonset_os_pin and k8s_node run by real Ansible against the lab's real kube-apiserver.
 
 Every module runs as Ansible runs it (``ansible localhost -m kubewin.nodes.<module>``), with the real
 ``kubernetes`` client. Objects are created with unique names in a namespace of their own and removed
@@ -119,12 +119,12 @@ def _ds_body(name, node_selector=None, affinity=None):
                      "template": {"metadata": {"labels": {"app": name}}, "spec": spec}}}
 
 
-# --- cluster_info -----------------------------------------------------------------------------------
+# --- k8s_join_info -----------------------------------------------------------------------------------
 
 def test_cluster_info_reads_the_lab(kwok_node, core):
     wait(lambda: any(c.type == "Ready" and c.status == "True"
                      for c in (core.read_node(kwok_node).status.conditions or [])), what="kwok node Ready")
-    result = ansible("cluster_info", {})
+    result = ansible("k8s_join_info", {})
     assert result.get("failed") is not True, result
     assert result["changed"] is False
     version = open(os.path.join(LAB, "_run", "VERSION")).read().strip()
@@ -143,7 +143,7 @@ def test_cluster_info_reads_the_lab(kwok_node, core):
     assert result["nodes"][kwok_node]["ready"] is True and result["nodes"][kwok_node]["os"] == "linux"
 
 
-# --- daemonset_os_pin -------------------------------------------------------------------------------
+# --- k8s_daemonset_os_pin -------------------------------------------------------------------------------
 
 def test_daemonset_os_pin(apps, namespace):
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
@@ -155,15 +155,15 @@ def test_daemonset_os_pin(apps, namespace):
     generations = {n: apps.read_namespaced_daemon_set(n, namespace).metadata.generation
                    for n in ("loose", "by-selector", "by-affinity")}
 
-    check = ansible("daemonset_os_pin", {"daemonsets": names}, check=True, diff=True)
+    check = ansible("k8s_daemonset_os_pin", {"daemonsets": names}, check=True, diff=True)
     assert check["changed"] is True and check["pinned"] == [names[0]], check
     loose = apps.read_namespaced_daemon_set("loose", namespace)
     assert "kubernetes.io/os" not in loose.spec.template.spec.node_selector
 
-    failed = ansible("daemonset_os_pin", {"daemonsets": names, "missing": "fail"})
+    failed = ansible("k8s_daemonset_os_pin", {"daemonsets": names, "missing": "fail"})
     assert failed["failed"] is True and names[3] in failed["msg"]
 
-    result = ansible("daemonset_os_pin", {"daemonsets": names}, diff=True)
+    result = ansible("k8s_daemonset_os_pin", {"daemonsets": names}, diff=True)
     assert result["changed"] is True, result
     assert result["pinned"] == [names[0]] and result["already_pinned"] == names[1:3] and result["missing"] == names[3:]
     assert result["daemonsets"][names[2]]["pinned_by"] == "node_affinity"
@@ -173,13 +173,13 @@ def test_daemonset_os_pin(apps, namespace):
     for name in ("by-selector", "by-affinity"):
         assert apps.read_namespaced_daemon_set(name, namespace).metadata.generation == generations[name]
 
-    again = ansible("daemonset_os_pin", {"daemonsets": names})
+    again = ansible("k8s_daemonset_os_pin", {"daemonsets": names})
     assert again["changed"] is False and again["pinned"] == []
 
 
 def test_daemonset_os_pin_defaults_on_the_lab_are_already_pinned():
     # Read-only (check mode): kubeadm's kube-proxy has the nodeSelector, flannel's manifest the affinity.
-    result = ansible("daemonset_os_pin", {}, check=True)
+    result = ansible("k8s_daemonset_os_pin", {}, check=True)
     assert result.get("failed") is not True, result
     assert result["changed"] is False and result["pinned"] == []
     assert "kube-system/kube-proxy" in result["already_pinned"]

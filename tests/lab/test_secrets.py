@@ -360,7 +360,7 @@ def test_each_windows_node_has_its_own_least_privileged_renewable_credentials(tm
 
 def test_a_node_bound_token_dies_with_its_node(tmp_path, api):
     """The lab's API server (v1.37) binds tokens to Node objects: deleting the Node revokes them."""
-    from ansible_collections.kubewin.nodes.plugins.modules import node_credentials as mod
+    from ansible_collections.kubewin.nodes.plugins.modules import k8s_node_credentials as mod
 
     core, _ = api
     name = "nb-bound-node"

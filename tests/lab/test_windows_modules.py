@@ -1,5 +1,5 @@
-"""Tests of the collection's Windows modules and scripts on the simulated Windows hosts: what hns_network,
-hns_cleanup, win_kubelet_service, win_node_facts, win_node_files and win_node_service do to a host, run by real
+"""Tests of the collection's Windows modules and scripts on the simulated Windows hosts: what win_hns_network,
+win_hns_cleanup, win_kubelet_service, win_host_facts, win_node_files and win_node_service do to a host, run by real
 ansible-playbook runs or as the real script text through the lab's interpreter. No control plane needed. The
 simulator itself is tested in tests/lab/winsim/test_simulator.py."""
 
@@ -23,7 +23,8 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import host_files
 def test_hns_network_create_then_idempotent(lab):
     task = """
         - name: net
-          kubewin.nodes.hns_network: {name: cbr0, type: l2bridge, address_prefix: 10.244.1.0/24, gateway: 10.244.1.1}
+          kubewin.nodes.win_hns_network:
+            {name: cbr0, type: l2bridge, address_prefix: 10.244.1.0/24, gateway: 10.244.1.1}
     """
     # the new vSwitch cuts the host off for a moment (winsim_hns): wait for it as the network role does
     rc, _, res = lab.play(task + """
@@ -44,7 +45,7 @@ def test_hns_cleanup_removes_flannel_network_with_endpoint(lab):
     core.flannel(lab.root, "win-1", backend="host-gw")
     rc, _, res = lab.play("""
         - name: cleanup
-          kubewin.nodes.hns_cleanup: {networks: [cbr0]}
+          kubewin.nodes.win_hns_cleanup: {networks: [cbr0]}
     """)
     assert rc == 0 and one(res, "cleanup")["removed"]["endpoints"] == ["cbr0_ep"]
     assert lab.dump()["hns"]["networks"] == []
@@ -90,7 +91,7 @@ def _urls(served):
 def test_node_facts_read_the_host_in_one_operation(lab):
     rc, _, res = lab.play("""
         - name: facts
-          kubewin.nodes.win_node_facts:
+          kubewin.nodes.win_host_facts:
             extra_paths: ['C:\\Windows\\System32', 'D:\\nothing']
     """, check=True)
     node = one(res, "facts")["ansible_facts"]["kubewin_node"]
@@ -108,7 +109,7 @@ def test_node_facts_read_the_host_in_one_operation(lab):
     core.flannel(lab.root, "win-1", backend="host-gw")
     rc, _, res = lab.play("""
         - name: facts
-          kubewin.nodes.win_node_facts:
+          kubewin.nodes.win_host_facts:
     """)
     node = one(res, "facts")["ansible_facts"]["kubewin_node"]
     assert node["join_state"] == "partial"

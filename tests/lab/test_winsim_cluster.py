@@ -48,7 +48,7 @@ def _join_play(version):
   gather_facts: false
   tasks:
     - name: token
-      kubewin.nodes.kubeadm_join_token: {kubeconfig: %(admin)s}
+      kubewin.nodes.k8s_join_token: {kubeconfig: %(admin)s}
       register: join
 - hosts: kube_windows_nodes
   gather_facts: false

@@ -181,18 +181,18 @@ def test_the_first_vswitch_cuts_the_host_off_for_a_moment(tmp_path):
     lab = Lab(tmp_path / "winsim", nodes=1)
     rc, _, res = lab.play("""
         - name: external
-          kubewin.nodes.hns_network: {name: External, type: overlay, address_prefix: 192.168.255.0/30,
+          kubewin.nodes.win_hns_network: {name: External, type: overlay, address_prefix: 192.168.255.0/30,
                                       gateway: 192.168.255.1, vsid: 9999}
         - name: next
-          kubewin.nodes.win_node_facts: {}
+          kubewin.nodes.win_host_facts: {}
           ignore_unreachable: true
         - name: wait
           ansible.builtin.wait_for_connection: {delay: 1, sleep: 1, timeout: 60}
         - name: flannel
-          kubewin.nodes.hns_network: {name: flannel.4096, type: overlay, address_prefix: 10.244.9.0/24,
+          kubewin.nodes.win_hns_network: {name: flannel.4096, type: overlay, address_prefix: 10.244.9.0/24,
                                       gateway: 10.244.9.1, vsid: 4096}
         - name: after
-          kubewin.nodes.win_node_facts: {}
+          kubewin.nodes.win_host_facts: {}
     """)
     assert res["external"]["win-1"]["changed"]
     nxt = res["next"]["win-1"]

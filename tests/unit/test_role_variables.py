@@ -67,7 +67,7 @@ def test_every_option_and_derived_value_is_used():
 
 
 def test_unset_lists_fall_back_to_the_collections_one_home():
-    """kubewin_supported_windows_builds and kubewin_pin_daemonsets unset: preflight's and daemonset_os_pin's own."""
+    """kubewin_supported_windows_builds and kubewin_pin_daemonsets unset: preflight's and k8s_daemonset_os_pin's own."""
     assert DEFAULTS["kubewin_supported_windows_builds"] is None and DEFAULTS["kubewin_pin_daemonsets"] is None
     for build in preflight.SUPPORTED_BUILDS:
         assert str(build) in SPEC["kubewin_supported_windows_builds"]["description"]

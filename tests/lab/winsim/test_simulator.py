@@ -90,13 +90,13 @@ def test_hns_rules(lab):
         {"name": "Ethernet 2", "ip": "192.168.0.5", "prefix": 24, "mac": "00-15-5D-00-01-05"}))
     rc, _, res = lab.play("""
         - name: no adapter
-          kubewin.nodes.hns_network: {name: cbr0, type: l2bridge, address_prefix: 10.244.1.0/24}
+          kubewin.nodes.win_hns_network: {name: cbr0, type: l2bridge, address_prefix: 10.244.1.0/24}
           ignore_errors: true
         - name: unknown adapter
-          kubewin.nodes.hns_network: {name: cbr0, type: l2bridge, address_prefix: 10.244.1.0/24, adapter_name: Nope}
+          kubewin.nodes.win_hns_network: {name: cbr0, type: l2bridge, address_prefix: 10.244.1.0/24, adapter_name: Nope}
           ignore_errors: true
         - name: named adapter
-          kubewin.nodes.hns_network:
+          kubewin.nodes.win_hns_network:
             {name: cbr0, type: l2bridge, address_prefix: 10.244.1.0/24, adapter_name: Ethernet 2}
     """)
     assert "An adapter was not found" in one(res, "no adapter")["msg"]
@@ -133,7 +133,7 @@ def test_fault_switch(lab):
     core.set_fault(lab.root, "win-1", "script:hns_state", "fail_once")
     task = """
         - name: net
-          kubewin.nodes.hns_network: {name: nat, type: nat}
+          kubewin.nodes.win_hns_network: {name: nat, type: nat}
           ignore_errors: true
     """
     rc, _, res = lab.play(task)

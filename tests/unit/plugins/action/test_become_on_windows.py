@@ -4,7 +4,7 @@ modules); the collection says so before anything runs on the host, naming the ho
 import pytest
 from remote_host import RemoteHost
 
-from ansible_collections.kubewin.nodes.plugins.action.win_node_facts import ActionModule as FactsAction
+from ansible_collections.kubewin.nodes.plugins.action.win_host_facts import ActionModule as FactsAction
 
 
 class Become:

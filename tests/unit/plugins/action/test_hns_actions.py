@@ -5,8 +5,8 @@ import json
 import pytest
 from remote_host import RemoteHost
 
-from ansible_collections.kubewin.nodes.plugins.action.hns_cleanup import ActionModule as CleanupAction
-from ansible_collections.kubewin.nodes.plugins.action.hns_network import ActionModule as NetworkAction
+from ansible_collections.kubewin.nodes.plugins.action.win_hns_cleanup import ActionModule as CleanupAction
+from ansible_collections.kubewin.nodes.plugins.action.win_hns_network import ActionModule as NetworkAction
 
 
 class FakeHns:
@@ -65,7 +65,7 @@ def test_drift_fails_with_host_and_remedy_and_changes_nothing(make_action):
     fake = FakeHns(networks=[{"ID": "N", "Name": "host", "Type": "NAT",
                               "Subnets": [{"AddressPrefix": "172.30.0.0/20", "GatewayAddress": "172.30.0.1"}]}])
     result = make_action(NetworkAction, dict(NAT), fake.host).run(task_vars={"inventory_hostname": "win1"})
-    assert result["failed"] and result["msg"].startswith("hns_network on win1: network host: ")
+    assert result["failed"] and result["msg"].startswith("win_hns_network on win1: network host: ")
     assert "recreate: true" in result["msg"]
     assert fake.host.names() == ["hns_state"]
     redo = make_action(NetworkAction, dict(NAT, recreate=True), fake.host).run(task_vars={})

@@ -1,4 +1,4 @@
-"""The join_configuration filter: kubeadm_join_token's join_args plus the node's own name and CRI socket."""
+"""The join_configuration filter: k8s_join_token's join_args plus the node's own name and CRI socket."""
 
 import pytest
 import yaml

@@ -119,7 +119,7 @@ def test_headless_dns_service_has_no_cluster_ip():
 
 
 def test_node_facts_agree_with_node_state():
-    """cluster_info's per-Node summary is node_state's (what k8s_node waits on): one reading of a Node."""
+    """k8s_join_info's per-Node summary is node_state's (what k8s_node waits on): one reading of a Node."""
     from ansible_collections.kubewin.nodes.plugins.module_utils import node_state
 
     node = {"metadata": {"name": "win-2"},

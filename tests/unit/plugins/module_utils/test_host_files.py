@@ -39,7 +39,7 @@ def test_pinned_checksum_needs_no_fetch():
 
 
 def test_a_checksum_preflight_resolved_is_used_without_a_fetch():
-    """win_node_preflight hands the node role each download with its sha512: checksums are fetched once per host."""
+    """node_preflight hands the node role each download with its sha512: checksums are fetched once per host."""
     given = [{"url": URL, "dest": "C:\\k\\kubelet.exe", "sha512": SHA.upper(), "checksum": "f" * 128},
              {"url": URL + ".zip", "extract_dir": "C:\\k\\nssm", "sha512": SHA}]
     out = nfiles.resolve_downloads(given, fetch=lambda url: pytest.fail("fetched %s" % url))

@@ -6,7 +6,7 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils import cluster_setti
 
 
 def kubespray_cluster(**changes):
-    """cluster_info's result for a kubespray cluster with its defaults (nodelocaldns, no external load balancer)."""
+    """k8s_join_info's result for a kubespray cluster with its defaults (nodelocaldns, no external load balancer)."""
     cluster = {
         "server_version": {"git_version": "v1.36.4"},
         "kubeadm_config": {"found": True, "control_plane_endpoint": "192.0.2.10:6443", "pod_subnet": "10.233.64.0/18",

@@ -1,4 +1,4 @@
-"""Unit tests for the kubeadm_join_token module, run end to end through main() against a fake CoreV1Api."""
+"""Unit tests for the k8s_join_token module, run end to end through main() against a fake CoreV1Api."""
 
 import base64
 import hashlib
@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from k8s_fakes import FakeCluster, FakeTime, make_runner
 
-from ansible_collections.kubewin.nodes.plugins.modules import kubeadm_join_token as mod
+from ansible_collections.kubewin.nodes.plugins.modules import k8s_join_token as mod
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes.client.exceptions import ApiException  # noqa: E402
@@ -43,11 +43,11 @@ def _sign(content, token_id, token_secret):
 class TokenCluster(FakeCluster):
     """k8s_fakes.FakeCluster with kube-public/cluster-info and kube-controller-manager's bootstrapsigner."""
 
-    def __init__(self, ca_pem, signer=True, cluster_info=True):
+    def __init__(self, ca_pem, signer=True, cluster_info_configmap=True):
         super().__init__()
         self.host = CLIENT_HOST
         self.signer = signer
-        if cluster_info:
+        if cluster_info_configmap:
             kubeconfig = (
                 "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: %s\n"
                 "    server: %s\n  name: \"\"\ncontexts: null\ncurrent-context: \"\"\nkind: Config\n"
@@ -313,7 +313,7 @@ def test_authentication_only_token_does_not_wait_for_signature(run, ca):
 
 
 def test_missing_cluster_info_fails_clearly(run, ca):
-    api = TokenCluster(ca[0], cluster_info=False)
+    api = TokenCluster(ca[0], cluster_info_configmap=False)
     result = run({}, api)
     assert result["failed"] is True and "kube-public/cluster-info" in result["msg"]
     assert api.writes() == []

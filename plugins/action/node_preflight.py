@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for kubewin.nodes.win_node_preflight: validation on the controller only, no remote call."""
+"""Action plugin for kubewin.nodes.node_preflight: validation on the controller only, no remote call."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -1,9 +1,9 @@
-"""daemonset_os_pin end to end through main() against a fake API."""
+"""k8s_daemonset_os_pin end to end through main() against a fake API."""
 
 import pytest
 from k8s_fakes import FakeCluster, api_error, make_runner
 
-from ansible_collections.kubewin.nodes.plugins.modules import daemonset_os_pin as mod
+from ansible_collections.kubewin.nodes.plugins.modules import k8s_daemonset_os_pin as mod
 
 LINUX_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
     {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}]}}}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: daemonset_os_pin
+module: k8s_daemonset_os_pin
 short_description: Keep Linux DaemonSets such as kube-proxy and flannel off Windows nodes
 version_added: 0.1.0
 description:
@@ -62,18 +62,18 @@ seealso:
   - name: Guide for scheduling Windows containers
     description: Why Linux workloads need a kubernetes.io/os node selector in mixed clusters.
     link: https://kubernetes.io/docs/concepts/windows/user-guide/
-  - module: kubewin.nodes.cluster_info
+  - module: kubewin.nodes.k8s_join_info
 """
 
 EXAMPLES = r"""
 - name: Keep kube-proxy and flannel off the Windows nodes
-  kubewin.nodes.daemonset_os_pin:
+  kubewin.nodes.k8s_daemonset_os_pin:
     kubeconfig: /etc/kubernetes/admin.conf
   delegate_to: "{{ groups['kube_control_plane'][0] }}"
   run_once: true
 
 - name: Pin a monitoring agent too, and fail if any of them is missing
-  kubewin.nodes.daemonset_os_pin:
+  kubewin.nodes.k8s_daemonset_os_pin:
     daemonsets:
       - kube-system/kube-proxy
       - kube-flannel/kube-flannel-ds

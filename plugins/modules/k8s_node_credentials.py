@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: node_credentials
+module: k8s_node_credentials
 short_description: Per-node, Node-bound, expiring tokens for kube-proxy and flanneld on a Windows node
 version_added: 0.2.0
 description:
@@ -80,7 +80,7 @@ notes:
 
 EXAMPLES = r"""
 - name: Tokens for kube-proxy and flanneld of win-1
-  kubewin.nodes.node_credentials:
+  kubewin.nodes.k8s_node_credentials:
     kubeconfig: /etc/kubernetes/admin.conf
     node_name: win-1
   delegate_to: "{{ groups['kube_control_plane'][0] }}"
@@ -324,7 +324,7 @@ def run(module, apis):
     try:
         return present(module, apis) if module.params["state"] == "present" else absent(module, apis)
     except nc.NodeCredentialsError as exc:
-        raise kc.K8sError("node_credentials for node %s: %s" % (module.params["node_name"], exc)) from None
+        raise kc.K8sError("k8s_node_credentials for node %s: %s" % (module.params["node_name"], exc)) from None
 
 
 def main():

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: hns_network
+module: win_hns_network
 short_description: Manage a Host Networking Service (HNS) network on a Windows node
 version_added: 0.1.0
 description:
@@ -70,19 +70,19 @@ extends_documentation_fragment:
 notes:
   - Uses the HNS v1 API (C(vmcompute.dll!HNSCall)), available on Windows Server 2019 and later.
 seealso:
-  - module: kubewin.nodes.hns_cleanup
+  - module: kubewin.nodes.win_hns_cleanup
 author:
   - kubewin.nodes maintainers (@kubewin)
 """
 
 EXAMPLES = r"""
 - name: NAT network Docker needs for the pause container ("host" network)
-  kubewin.nodes.hns_network:
+  kubewin.nodes.win_hns_network:
     name: host
     type: nat
 
 - name: Overlay network for flannel vxlan
-  kubewin.nodes.hns_network:
+  kubewin.nodes.win_hns_network:
     name: flannel.4096
     type: overlay
     address_prefix: 10.244.3.0/24
@@ -91,7 +91,7 @@ EXAMPLES = r"""
     adapter_name: Ethernet0
 
 - name: Remove a network with its endpoints and policy lists
-  kubewin.nodes.hns_network:
+  kubewin.nodes.win_hns_network:
     name: cbr0
     state: absent
 """
@@ -133,7 +133,7 @@ def main():
     module = AnsibleModule(argument_spec=HNS_NETWORK_ARGSPEC, required_if=HNS_NETWORK_REQUIRED_IF,
                            supports_check_mode=True)
     # Reached only if the action plugin was bypassed (e.g. the module was copied elsewhere).
-    module.fail_json(msg="kubewin.nodes.hns_network runs through its action plugin; call it as a task of the "
+    module.fail_json(msg="kubewin.nodes.win_hns_network runs through its action plugin; call it as a task of the "
                          "kubewin.nodes collection")
 
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for kubewin.nodes.hns_cleanup: removes HNS networks with their endpoints and policy lists."""
+"""Action plugin for kubewin.nodes.win_hns_cleanup: removes HNS networks with their endpoints and policy lists."""
 
 from __future__ import absolute_import, division, print_function
 

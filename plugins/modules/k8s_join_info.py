@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: cluster_info
+module: k8s_join_info
 short_description: Read what adding Windows nodes to a kubeadm or kubespray cluster needs to know
 version_added: 0.1.0
 description:
@@ -53,13 +53,13 @@ seealso:
   - name: flannel backends
     description: The vxlan and host-gw settings, and what Windows supports.
     link: https://github.com/flannel-io/flannel/blob/master/Documentation/backends.md
-  - module: kubewin.nodes.daemonset_os_pin
+  - module: kubewin.nodes.k8s_daemonset_os_pin
   - module: kubewin.nodes.k8s_node
 """
 
 EXAMPLES = r"""
 - name: Read the cluster facts from the first control-plane host
-  kubewin.nodes.cluster_info:
+  kubewin.nodes.k8s_join_info:
     kubeconfig: /etc/kubernetes/admin.conf
   delegate_to: "{{ groups['kube_control_plane'][0] }}"
   run_once: true

@@ -8,7 +8,7 @@ import pytest
 from k8s_fakes import FakeCluster, api_error, make_runner
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import node_credentials as nc
-from ansible_collections.kubewin.nodes.plugins.modules import node_credentials as mod
+from ansible_collections.kubewin.nodes.plugins.modules import k8s_node_credentials as mod
 
 UTC = datetime.timezone.utc
 T0 = datetime.datetime(2026, 11, 26, 9, 0, 0, tzinfo=UTC)

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: win_node_preflight
+module: node_preflight
 short_description: Check on the controller that a Windows host can join the cluster, before anything changes
 version_added: 0.1.0
 description:
@@ -223,7 +223,7 @@ options:
     default: 30
   cni_dirs:
     description:
-      - Where the container runtime reads CNI configuration and plugins, as C(win_node_facts) reports them in
+      - Where the container runtime reads CNI configuration and plugins, as C(win_host_facts) reports them in
         C(kubewin_node.cni[runtime]) with the keys C(bin_dir), C(conf_dir) and C(source), or C(error) when they
         could not be read (containerd from C(containerd.exe config dump), cri-dockerd from its service command line).
       - In services mode the roles write the CNI configuration and plugins there; an error fails the check.
@@ -296,12 +296,12 @@ author:
 """
 
 EXAMPLES = r"""
-# The preflight role passes every option; a shorter call for one host (win_node_facts ran before it):
+# The preflight role passes every option; a shorter call for one host (win_host_facts ran before it):
 - name: Read the Windows host
-  kubewin.nodes.win_node_facts:
+  kubewin.nodes.win_host_facts:
 
 - name: Check the host before anything changes
-  kubewin.nodes.win_node_preflight:
+  kubewin.nodes.node_preflight:
     node_name: "{{ kubewin_node_name }}"
     hostname: "{{ kubewin_node.hostname }}"
     windows_build: "{{ kubewin_node.windows_build }}"
@@ -372,7 +372,7 @@ from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import 
 def main():
     module = AnsibleModule(argument_spec=PREFLIGHT_ARGSPEC, supports_check_mode=True)
     # Reached only if the action plugin was bypassed (e.g. the module was copied elsewhere).
-    module.fail_json(msg="kubewin.nodes.win_node_preflight runs through its action plugin; call it as a task of the "
+    module.fail_json(msg="kubewin.nodes.node_preflight runs through its action plugin; call it as a task of the "
                          "kubewin.nodes collection")
 
 

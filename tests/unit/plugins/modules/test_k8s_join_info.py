@@ -1,11 +1,11 @@
-"""cluster_info end to end through main() against a fake API."""
+"""k8s_join_info end to end through main() against a fake API."""
 
 import json
 
 import pytest
 from k8s_fakes import FakeCluster, api_error, make_runner
 
-from ansible_collections.kubewin.nodes.plugins.modules import cluster_info as mod
+from ansible_collections.kubewin.nodes.plugins.modules import k8s_join_info as mod
 
 CLUSTER_CONFIGURATION = """\
 apiVersion: kubeadm.k8s.io/v1beta4

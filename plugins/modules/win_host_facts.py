@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: win_node_facts
+module: win_host_facts
 short_description: Gather what adding a Windows node to Kubernetes depends on, in one remote operation
 version_added: 0.1.0
 description:
@@ -42,7 +42,7 @@ author:
 
 EXAMPLES = r"""
 - name: Read the node
-  kubewin.nodes.win_node_facts:
+  kubewin.nodes.win_host_facts:
 
 - name: Show the build
   ansible.builtin.debug:
@@ -82,7 +82,7 @@ from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import 
 def main():
     module = AnsibleModule(argument_spec=FACTS_ARGSPEC, supports_check_mode=True)
     # Reached only if the action plugin was bypassed.
-    module.fail_json(msg="kubewin.nodes.win_node_facts runs through its action plugin")
+    module.fail_json(msg="kubewin.nodes.win_host_facts runs through its action plugin")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
-"""The win_node_preflight action plugin: validation on the controller only, every failure of a host at once."""
+"""The node_preflight action plugin: validation on the controller only, every failure of a host at once."""
 
 from unittest.mock import MagicMock
 
 import pytest
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.kubewin.nodes.plugins.action.win_node_preflight import ActionModule as PreflightAction
+from ansible_collections.kubewin.nodes.plugins.action.node_preflight import ActionModule as PreflightAction
 
 GOOD = dict(
     node_name="win-worker-1",
@@ -32,7 +32,7 @@ class NoRemote:
 
     def __call__(self, *args, **kwargs):
         self.calls.append((args, kwargs))
-        pytest.fail("win_node_preflight made a remote call: %r %r" % (args, kwargs))
+        pytest.fail("node_preflight made a remote call: %r %r" % (args, kwargs))
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +58,7 @@ def make_preflight():
         play_context = MagicMock()
         play_context.check_mode = check_mode
         action = PreflightAction(task, connection, play_context, MagicMock(), MagicMock(), MagicMock())
-        action._load_name = "kubewin.nodes.win_node_preflight"  # set by the plugin loader in real runs
+        action._load_name = "kubewin.nodes.node_preflight"  # set by the plugin loader in real runs
         guard = NoRemote()
         action._execute_module = guard
         action._low_level_execute_command = guard

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: kubeadm_join_token
+module: k8s_join_token
 short_description: Create, reuse or delete kubeadm bootstrap tokens and build the join command
 version_added: 0.1.0
 description:
@@ -148,7 +148,7 @@ seealso:
 
 EXAMPLES = r"""
 - name: Get a join token (reusing a recent one), from a control-plane host
-  kubewin.nodes.kubeadm_join_token:
+  kubewin.nodes.k8s_join_token:
     kubeconfig: /etc/kubernetes/admin.conf
   delegate_to: "{{ groups['kube_control_plane'][0] }}"
   run_once: true
@@ -160,14 +160,14 @@ EXAMPLES = r"""
     msg: "{{ join.api_server_endpoint }} {{ join.ca_cert_hashes }}"
 
 - name: Use kubespray's fixed token, creating it if the cluster does not have it
-  kubewin.nodes.kubeadm_join_token:
+  kubewin.nodes.k8s_join_token:
     token: "{{ kubeadm_token }}"
     ttl: "0"
   register: join
   no_log: true
 
 - name: A short-lived token, from the controller with the default kubeconfig
-  kubewin.nodes.kubeadm_join_token:
+  kubewin.nodes.k8s_join_token:
     ttl: 2h
     min_remaining_ttl: 30m
     description: Windows node join (wave 2)
@@ -175,24 +175,24 @@ EXAMPLES = r"""
   no_log: true
 
 - name: Delete one token
-  kubewin.nodes.kubeadm_join_token:
+  kubewin.nodes.k8s_join_token:
     state: absent
     token_id: abcdef
 
 - name: A token for this run only, deleted by id at its end
-  kubewin.nodes.kubeadm_join_token:
+  kubewin.nodes.k8s_join_token:
     ttl: 30m
     reuse: false
   register: join
   no_log: true
 
 - name: The API server endpoint and CA pins, without any token
-  kubewin.nodes.kubeadm_join_token:
+  kubewin.nodes.k8s_join_token:
     state: discovery
   register: cluster_discovery
 
 - name: Delete every token this collection created
-  kubewin.nodes.kubeadm_join_token:
+  kubewin.nodes.k8s_join_token:
     state: absent
 """
 

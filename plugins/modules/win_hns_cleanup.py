@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 ---
-module: hns_cleanup
+module: win_hns_cleanup
 short_description: Remove HNS networks with their endpoints and policy lists from a Windows node
 version_added: 0.1.0
 description:
@@ -32,14 +32,14 @@ attributes:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 seealso:
-  - module: kubewin.nodes.hns_network
+  - module: kubewin.nodes.win_hns_network
 author:
   - kubewin.nodes maintainers (@kubewin)
 """
 
 EXAMPLES = r"""
 - name: Remove flannel's and Docker's networks
-  kubewin.nodes.hns_cleanup:
+  kubewin.nodes.win_hns_cleanup:
     networks: [cbr0, flannel.4096, host]
 """
 
@@ -59,7 +59,7 @@ from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import 
 def main():
     module = AnsibleModule(argument_spec=HNS_CLEANUP_ARGSPEC, supports_check_mode=True)
     # Reached only if the action plugin was bypassed.
-    module.fail_json(msg="kubewin.nodes.hns_cleanup runs through its action plugin")
+    module.fail_json(msg="kubewin.nodes.win_hns_cleanup runs through its action plugin")
 
 
 if __name__ == "__main__":
