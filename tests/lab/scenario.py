@@ -109,13 +109,17 @@ class Scenario(object):
 
 
 def failures(doc):
-    """'host: task: msg' for every failed task result, for assertion messages."""
+    """'host: task: msg' for every failed task result (with a loop's failed items), for assertion messages."""
     out = []
     for play in (doc or {}).get("plays", []):
         for task in play["tasks"]:
             for host, res in task["hosts"].items():
                 if res.get("failed") or res.get("unreachable"):
-                    out.append("%s: %s: %s" % (host, task["task"]["name"], res.get("msg")))
+                    msg = res.get("msg")
+                    items = [str(r.get("msg")) for r in res.get("results") or [] if r.get("failed")]
+                    if items:  # a loop's result says only "One or more items failed"
+                        msg = "%s: %s" % (msg, "; ".join(items))
+                    out.append("%s: %s: %s" % (host, task["task"]["name"], msg))
     return out
 
 
@@ -128,3 +132,13 @@ def changed_tasks(doc):
                 if res.get("changed"):
                     out.setdefault(host, []).append(task["task"]["name"])
     return out
+
+
+def published_image(tagged):
+    """The stand-in registry's digest reference (name@sha256:...) of a published `name:tag`
+    (controlplane/published-images.txt, which kwok's stages read: controlplane/kwok_stages.py)."""
+    with open(os.path.join(LAB, "controlplane", "published-images.txt")) as f:
+        for line in f:
+            if line.startswith(tagged + "@"):
+                return tagged.rsplit(":", 1)[0] + "@" + line.strip().split("@", 1)[1]
+    raise KeyError("%s is not in controlplane/published-images.txt" % tagged)

@@ -22,7 +22,7 @@ def ready(core, name):
 
 @pytest.fixture
 def fake_ready_node(api):
-    """A Ready node (kept Ready by kwok) whose name a Windows host then tries to take."""
+    """A Ready node (kept Ready by kwok: not a simulated kubelet's) whose name a Windows host then tries to take."""
     core, _ = api
     name = "dup-win-1"
     body = {"apiVersion": "v1", "kind": "Node",
@@ -194,40 +194,55 @@ def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, ap
     assert rc == 0, "\n".join(scenario.failures(doc))
 
 
+# Found by the lab once readiness had to be earned (issue 11 item 3): nothing puts a CNI configuration where
+# containerd reads it on a HostProcess-mode node. The node role writes none in this mode, and the flannel image's
+# start script (sig-windows-tools hostprocess/flannel/flanneld/start.ps1) reads cni-conf-containerd.json and the
+# kubeadm ClusterConfiguration from volumes this DaemonSet does not mount, then writes c:/etc/cni/net.d, which
+# containerd's default configuration does not read. The node stays NotReady ("cni plugin not initialized").
+HOSTPROCESS_CNI_BUG = ("collection bug: HostProcess mode gives the node no CNI configuration containerd loads, so it "
+                       "never becomes Ready (tests/lab/README.md, 'Readiness')")
+
+
+@pytest.mark.xfail(strict=True, reason=HOSTPROCESS_CNI_BUG)
 def test_hostprocess_mode_rolls_flannel_and_kube_proxy_out_as_daemonsets(tmp_path, api):
     core, apps = api
-    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="hp-{{ inventory_hostname }}",
-                           # HostProcess images only pinned by digest (kwok pulls nothing: any digest does)
-                           kubewin_flannel_hostprocess_image="sigwindowstools/flannel@sha256:" + "1f" * 32,
-                           kubewin_kube_proxy_hostprocess_image="sigwindowstools/kube-proxy@sha256:" + "2e" * 32)
+    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="hp-{{ inventory_hostname }}", kubewin_ready_timeout=20,
+                           # HostProcess images pinned by digest, published ones (controlplane/published-images.txt)
+                           kubewin_flannel_hostprocess_image=scenario.published_image(
+                               "docker.io/sigwindowstools/flannel:v0.26.7-hostprocess"),
+                           kubewin_kube_proxy_hostprocess_image=scenario.published_image(
+                               "docker.io/sigwindowstools/kube-proxy:%s-flannel-hostprocess" % scenario.lab_version()))
     # where the sample inventory and the README put it: the Windows group's vars, which the control-plane host
     # (that applies the DaemonSets) does not see
     with open(os.path.join(sc.root, "group_vars", "kube_windows_nodes.yml"), "w") as f:
         f.write("kubewin_deployment_mode: hostprocess\n")
-    rc, doc, text = sc.run("scale_up.yml")
-    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-    for ns, name in (("kube-flannel", "kube-flannel-ds-windows"), ("kube-system", "kube-proxy-windows")):
-        ds = apps.read_namespaced_daemon_set(name, ns)
-        assert ds.spec.template.spec.security_context.windows_options.host_process is True
-        assert ds.spec.template.spec.node_selector == {"kubernetes.io/os": "windows"}
-    labels = core.read_namespace("kube-flannel").metadata.labels
-    assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
-    import time
-    deadline = time.time() + 120
-    while True:
-        pods = [p for p in core.list_pod_for_all_namespaces(label_selector="app in (flannel-windows)").items
-                + core.list_pod_for_all_namespaces(label_selector="k8s-app=kube-proxy-windows").items
-                if p.spec.node_name in ("hp-win-1", "hp-win-2")]
-        if len(pods) == 4 and all(p.status.phase == "Running" for p in pods):
-            break
-        assert time.time() < deadline, [(p.metadata.name, p.spec.node_name, p.status.phase) for p in pods]
-        time.sleep(2)
-    services = sc.dump("win-1")["services"]
-    assert "kube-proxy" not in services and "flanneld" not in services and services["kubelet"]["status"] == "Running"
-    rc, doc, text = sc.run("scale_up.yml")
-    assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
-    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
-    assert rc == 0, "\n".join(scenario.failures(doc))
+    try:
+        rc, doc, text = sc.run("scale_up.yml")
+        assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+        for ns, name in (("kube-flannel", "kube-flannel-ds-windows"), ("kube-system", "kube-proxy-windows")):
+            ds = apps.read_namespaced_daemon_set(name, ns)
+            assert ds.spec.template.spec.security_context.windows_options.host_process is True
+            assert ds.spec.template.spec.node_selector == {"kubernetes.io/os": "windows"}
+        labels = core.read_namespace("kube-flannel").metadata.labels
+        assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
+        import time
+        deadline = time.time() + 120
+        while True:
+            pods = [p for p in core.list_pod_for_all_namespaces(label_selector="app in (flannel-windows)").items
+                    + core.list_pod_for_all_namespaces(label_selector="k8s-app=kube-proxy-windows").items
+                    if p.spec.node_name in ("hp-win-1", "hp-win-2")]
+            if len(pods) == 4 and all(p.status.phase == "Running" for p in pods):
+                break
+            assert time.time() < deadline, [(p.metadata.name, p.spec.node_name, p.status.phase) for p in pods]
+            time.sleep(2)
+        services = sc.dump("win-1")["services"]
+        assert "kube-proxy" not in services and "flanneld" not in services
+        assert services["kubelet"]["status"] == "Running"
+        rc, doc, text = sc.run("scale_up.yml")
+        assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
+    finally:
+        rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+        assert rc == 0, "\n".join(scenario.failures(doc))
 
 
 def test_upgrade_to_the_next_minor_one_node_at_a_time(tmp_path, api):

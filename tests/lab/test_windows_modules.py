@@ -99,7 +99,7 @@ def test_node_facts_read_the_host_in_one_operation(lab):
     assert (node["hostname"], node["computer_name"]) == ("win-1", "WIN-1")
     assert node["windows_build"] == "10.0.20348" and node["windows_build_full"] == "10.0.20348.2849"
     assert node["runtimes"]["containerd"] == {"service_exists": True, "service_status": "Running",
-                                              "pipe_exists": True, "version": "1.7.27"}
+                                              "pipe_exists": True, "version": "2.3.5"}
     assert not node["runtimes"]["docker"]["service_exists"] and not node["runtimes"]["docker"]["pipe_exists"]
     assert [(a["name"], a["ipv4"]) for a in node["adapters"]] == [("Ethernet", ["10.0.0.11"])]
     assert node["join_state"] == "fresh" and node["services"]["kubelet"] == {"exists": False, "status": None}

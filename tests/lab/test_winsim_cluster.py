@@ -77,7 +77,7 @@ def _join_play(version):
 """ % {"admin": ADMIN, "v": version}
 
 
-def test_join_ends_with_ready_node(lab):
+def test_join_registers_the_node_and_v137_files(lab):
     rc, doc, res = lab.play(None, plays=_join_play(_version()))
     assert rc == 0, json.dumps(res, indent=1)[-3000:]
     node = json.loads(kubectl("get", "node", lab.node, "-o", "json").stdout)
@@ -97,8 +97,9 @@ def test_join_ends_with_ready_node(lab):
         assert f.read() == 'containerRuntimeEndpoint: "npipe:////./pipe/containerd-containerd"\n'
     with open(os.path.join(kubelet_dir, "config.yaml")) as f:
         assert "containerRuntimeEndpoint: npipe:////./pipe/containerd-containerd" in f.read()
-    ready = kubectl("wait", "--for=condition=Ready", "node/" + lab.node, "--timeout=60s")
-    assert ready.returncode == 0, ready.stderr
+    # registered, but not Ready: this play gives containerd no CNI configuration (tests/lab/README.md "Readiness")
+    ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
+    assert [(c["status"], c["message"].rsplit(": ", 1)[-1]) for c in ready] == [("False", "cni plugin not initialized")]
     # a second join is refused by preflight, with the check names kubeadm.exe prints (filepath.Join of
     # "/etc/kubernetes" on Windows; the CA path is v1beta4's Windows default as written)
     rc, doc, res = lab.play(None, plays=_join_play(_version()))

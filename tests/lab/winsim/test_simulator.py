@@ -258,7 +258,7 @@ def _dump_answer(host, version=None):
 
 def test_containerd_config_dump_and_the_cni_directories_node_facts_read(tmp_path):
     # Stock containerd 1.7: the Program Files defaults, dumped as go-toml v1 writes them.
-    answer, facts = _dump_answer(core.create_host(str(tmp_path), "a"))
+    answer, facts = _dump_answer(core.create_host(str(tmp_path), "a", profile="ws2022-containerd-1.7"))
     # Out-String joins the lines with Environment.NewLine: CRLF on Windows
     dump = answer["services"]["containerd"]["config_dump"]
     assert "version = 2\r\n" in dump and '[plugins."io.containerd.grpc.v1.cri".cni]' in dump

@@ -26,6 +26,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 
 try:
@@ -175,9 +176,11 @@ def _config_flag(image_path):
     return None
 
 
-def _find_plugin(host, name, bin_dirs):
+def find_plugin(host, name, bin_dirs):
     """libcni FindInPath on Windows (containernetworking/cni pkg/invoke/find.go, os_windows.go): <dir>\\<type>
     plus ".exe", then without extension; a plain file."""
+    if not name:
+        return None
     for d in bin_dirs:
         for ext in (".exe", ""):
             path = d.replace("/", "\\").rstrip("\\") + "\\" + name + ext
@@ -189,16 +192,55 @@ def _find_plugin(host, name, bin_dirs):
     return None
 
 
+def cni_config(host, conf_dir):
+    """The network the CRI plugin loads from ``conf_dir``, as a conflist-shaped dict, or None.
+
+    go-cni loadFromConfDir (opts.go, max_conf_num 1): libcni ConfFiles lists *.conf, *.conflist, *.json in
+    name order; the first one is loaded, and an error in it (not JSON, a .conf without "type", a conflist
+    without "name" or plugins) fails the load, leaving no network ("cni plugin not initialized")."""
+    try:
+        local = host.local_path(conf_dir.replace("/", "\\"))
+    except SimError:
+        return None
+    names = sorted(n for n in (os.listdir(local) if os.path.isdir(local) else [])
+                   if os.path.splitext(n)[1] in (".conf", ".conflist", ".json")
+                   and os.path.isfile(os.path.join(local, n)))
+    if not names:
+        return None
+    try:
+        with open(os.path.join(local, names[0]), "rb") as f:
+            conf = json.loads(f.read().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(conf, dict):
+        return None
+    if names[0].endswith(".conflist"):
+        if not conf.get("name") or not conf.get("plugins"):
+            return None
+        return conf
+    if not conf.get("type"):
+        return None
+    return {"name": conf.get("name"), "cniVersion": conf.get("cniVersion"), "plugins": [conf]}
+
+
+def cri_dockerd_conf_dir(image_path):
+    """cri-dockerd's --cni-conf-dir (Windows default C:\\k\\cni\\config, cmd/cri/options/options.go)."""
+    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
+    argv = split_windows_command_line(image_path or "")
+    for i, a in enumerate(argv):
+        if a.lstrip("-").startswith("cni-conf-dir="):
+            return a.split("=", 1)[1]
+        if a.lstrip("-") == "cni-conf-dir" and i + 1 < len(argv):
+            return argv[i + 1]
+    return "C:\\k\\cni\\config"
+
+
 def cni_problems(host):
     """Why pods on this host would get no network from containerd's CRI plugin, [] when none.
 
-    The CRI plugin loads the first of the conf dir's *.conf, *.conflist, *.json in name order (go-cni with
-    max_conf_num 1, libcni ConfFiles); NetworkReady stays false while none loads ("no network config found
-    in <dir>"). Each pod then runs the config's plugin, found in the plugin directories; the flannel plugin
-    runs its delegate (win-bridge when the delegate names none) with host-local IPAM (flannel-io/cni-plugin
-    flannel_windows.go)."""
-    import json
-
+    NetworkReady stays false while no config loads (cni_config). Each pod then runs the config's plugin,
+    found in the plugin directories; the flannel plugin runs its delegate (win-bridge when the delegate names
+    none) with host-local IPAM (flannel-io/cni-plugin flannel_windows.go)."""
     svc = (host.state.get("services") or {}).get("containerd")
     if not svc or not host.state.get("runtime"):
         return ["containerd is not installed"]
@@ -206,18 +248,13 @@ def cni_problems(host):
         bin_dirs, conf_dir = effective_dirs(host, host.state["runtime"]["version"], _config_flag(svc["image_path"]))
     except ContainerdError as e:
         return ["containerd does not start: %s" % e]
-    local = host.local_path(conf_dir.replace("/", "\\"))
-    names = sorted(n for n in (os.listdir(local) if os.path.isdir(local) else [])
-                   if os.path.splitext(n)[1] in (".conf", ".conflist", ".json"))
-    if not names:
+    conf = cni_config(host, conf_dir)
+    if conf is None:
         return ["no network config found in %s" % conf_dir]
-    with open(os.path.join(local, names[0])) as f:
-        conf = json.load(f)
-    plugins = conf.get("plugins") if names[0].endswith(".conflist") else [conf]
     wanted = []
-    for p in plugins or []:
+    for p in conf.get("plugins") or []:
         wanted.append(p.get("type"))
         if p.get("delegate") is not None:
             wanted += [p["delegate"].get("type") or "win-bridge", "host-local"]
     return ["failed to find plugin %r in path %s" % (t, bin_dirs) for t in wanted
-            if not t or _find_plugin(host, t, bin_dirs) is None]
+            if not t or find_plugin(host, t, bin_dirs) is None]

@@ -26,11 +26,27 @@ ENV_ROOT = "KUBEWIN_SIM_ROOT"
 DEFAULT_BUILD = 20348
 
 # Profiles set what a freshly installed host looks like. Keep them small: tests add what they need.
+# containerd: 1.7 reached its end of life in September 2026 (containerd RELEASES.md); 2.3 is the first LTS of the
+# 2.x line (containerd 2.3.0 release notes), the default here. containerd 2.x reads config version 3, where the CRI
+# plugin's CNI settings are plugins."io.containerd.cri.v1.runtime".cni with the list bin_dirs (internal/cri/config/
+# config.go CniConfig; docs/cri/config.md); 1.7 reads version 2 with plugins."io.containerd.grpc.v1.cri".cni.bin_dir.
+# Without a config.toml both use C:\Program Files\containerd\cni\{bin,conf} (config_windows.go).
+CONTAINERD_2_3_CONFIG = (  # what `containerd.exe config default` of 2.x writes for the CNI (other sections left out)
+    "version = 3\n\n[plugins]\n  [plugins.'io.containerd.cri.v1.runtime']\n"
+    "    [plugins.'io.containerd.cri.v1.runtime'.cni]\n"
+    "      bin_dirs = ['C:\\Program Files\\containerd\\cni\\bin']\n"
+    "      conf_dir = 'C:\\Program Files\\containerd\\cni\\conf'\n")
 PROFILES = {
-    "ws2022-containerd": {"build": 20348, "runtime": "containerd"},
+    "ws2022-containerd": {"build": 20348, "runtime": "containerd", "runtime_version": "2.3.5",
+                          "containerd_config": CONTAINERD_2_3_CONFIG},
+    # containerd 2.1 installed without a config.toml: the built-in defaults
+    "ws2022-containerd-2.1": {"build": 20348, "runtime": "containerd", "runtime_version": "2.1.4"},
+    # the last 1.7 (config version 2, bin_dir): still supported by the collection (containerd >= 1.6)
+    "ws2022-containerd-1.7": {"build": 20348, "runtime": "containerd", "runtime_version": "1.7.27"},
     # containerd installed the sig-windows-tools way (Install-Containerd.ps1 -CNIBinPath c:/opt/cni/bin
     # -CNIConfigPath c:/etc/cni/net.d writes them into config.toml), not at the Program Files defaults.
-    "ws2022-containerd-etc-cni": {"build": 20348, "runtime": "containerd", "containerd_config": (
+    "ws2022-containerd-etc-cni": {"build": 20348, "runtime": "containerd", "runtime_version": "1.7.27",
+                                  "containerd_config": (
         'version = 2\n\n[plugins]\n  [plugins."io.containerd.grpc.v1.cri"]\n'
         '    [plugins."io.containerd.grpc.v1.cri".cni]\n      bin_dir = "c:/opt/cni/bin"\n'
         '      conf_dir = "c:/etc/cni/net.d"\n')},
@@ -76,7 +92,7 @@ def initial_state(hostname, profile="ws2022-containerd", adapters=None, build=No
     }
     runtime, pipes = None, []
     if prof["runtime"] == "containerd":
-        runtime = {"name": "containerd", "version": runtime_version or prof.get("runtime_version") or "1.7.27"}
+        runtime = {"name": "containerd", "version": runtime_version or prof.get("runtime_version") or "2.3.5"}
         services["containerd"] = _service(
             "containerd", r'"C:\Program Files\containerd\containerd.exe" --run-service',
             display_name="containerd container runtime")

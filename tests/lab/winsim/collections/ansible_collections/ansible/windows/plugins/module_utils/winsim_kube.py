@@ -4,7 +4,7 @@
 (cmd/kubeadm/app/cmd/phases/join, pkg/kubelet/certificate/bootstrap) closely enough that what the
 collection does around them is tested against a real kube-apiserver: token discovery with JWS and
 CA-pin verification, the TLS bootstrap through a CSR approved by the controller-manager, and the
-Node registration (annotated for kwok, which keeps it Ready)."""
+Node registration (the Ready condition is the simulated kubelet's: winsim_kubelet_status)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -23,7 +23,7 @@ import time
 
 import yaml
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries as binaries
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_wine
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_kubelet_status, winsim_wine
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
 ETC = "C:\\etc\\kubernetes"
@@ -954,6 +954,7 @@ def _kubelet_service_start(host, version, svc, args):
                                                  "The system cannot find the file specified." % bootstrap)
             _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name)
         _register_node(host, version, kubeconfig, node_name, flags)
+        winsim_kubelet_status.registered(host, node_name, kubeconfig, pipe)
     except binaries.ExitsAfterRunning:
         raise
     except SimError as e:
@@ -1018,7 +1019,9 @@ def _register_node(host, version, kubeconfig, node_name, flags):
         if "=" in kv:
             k, v = kv.split("=", 1)
             labels[k] = v
-    annotations = {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0",
+    # kwok renews the node's Lease; its node stages leave the status to winsim_kubelet_status (ANNOTATION).
+    annotations = {"kwok.x-k8s.io/node": "fake", winsim_kubelet_status.ANNOTATION: "simulated",
+                   "node.alpha.kubernetes.io/ttl": "0",
                    "volumes.kubernetes.io/controller-managed-attach-detach": "true"}
     adapters = host.state.get("adapters") or [{}]
     ip = flags.get("node-ip") or adapters[0].get("ip")

@@ -21,6 +21,7 @@ import traceback
 
 import yaml
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_kubelet_status
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import Host, SimError
 
 STANDIN_MARKER = "WINSIM_STANDIN"
@@ -159,7 +160,11 @@ def run(name, body, check_mode="full", internal=None, mutually_exclusive=None, r
         with host.open():
             host.fault(name)
             sim = StandIn(module, host)
-            body(sim)
+            try:
+                body(sim)
+            finally:
+                # The kubelet posts its Ready condition when it changed (winsim_kubelet_status).
+                winsim_kubelet_status.sync(host)
     except SimError as e:
         module.fail_json(msg=str(e))
     except Exception as e:  # a simulator bug: show it plainly

@@ -1,0 +1,137 @@
+"""Ready is earned (issue 11 items 3 and 6): the simulated kubelet posts the Ready condition the real kubelet
+would, from the host's runtime and CNI state (winsim_kubelet_status.py), and containerd 2.x hosts (config
+version 3, bin_dirs) join as well as a containerd 1.7 host (version 2, bin_dir)."""
+
+import os
+import time
+
+import pytest
+import scenario
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd, winsim_kubelet_status
+from winsim import core
+
+CNI_NOT_INITIALIZED = ("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
+                       "message:Network plugin returns error: cni plugin not initialized")
+CONF_DIR = "C:\\Program Files\\containerd\\cni\\conf"
+
+
+def ready_condition(core_api, name):
+    return next((c for c in core_api.read_node(name).status.conditions or [] if c.type == "Ready"), None)
+
+
+def operation(sc, host):
+    """What every remote operation on a simulated host ends with: the kubelet posts its status if it changed."""
+    with core.Host(sc.root, host).open() as h:
+        winsim_kubelet_status.sync(h)
+
+
+def write_file(sc, host, win_path, text):
+    local = core.Host(sc.root, host).local_path(win_path)
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    with open(local, "w") as f:
+        f.write(text)
+
+
+def test_a_cni_config_containerd_cannot_load_keeps_the_node_not_ready_and_the_wait_says_why(tmp_path, api):
+    """containerd loads only the first file of its conf dir (go-cni, max_conf_num 1): a leftover that is not a
+    network config sorts before 10-flannel.conf, so no network loads and the kubelet reports NotReady."""
+    core_api, _ = api
+    sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="nr-{{ inventory_hostname }}",
+                           kubewin_ready_timeout=20)
+    write_file(sc, "win-1", CONF_DIR + "\\00-leftover.conf", "")
+    rc, doc, text = sc.run("scale_up.yml")
+    messages = "\n".join(scenario.failures(doc))
+    assert rc != 0, text[-3000:]
+    assert "Node nr-win-1 did not become Ready" in messages and "cni plugin not initialized" in messages, messages
+    ready = ready_condition(core_api, "nr-win-1")
+    assert (ready.status, ready.reason, ready.message) == ("False", "KubeletNotReady", CNI_NOT_INITIALIZED)
+
+    # the leftover goes: the next operation on the host reports Ready, and a re-run finishes the join
+    os.remove(core.Host(sc.root, "win-1").local_path(CONF_DIR + "\\00-leftover.conf"))
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    ready = ready_condition(core_api, "nr-win-1")
+    assert (ready.status, ready.reason, ready.message) == ("True", "KubeletReady", "kubelet is posting ready status")
+
+    # A config of cniVersion >= 1.1.0 runs each plugin's STATUS (libcni GetStatusNetworkList), which needs the
+    # plugin binary; the collection's 0.3.0 config does not, so a missing binary fails pods, not readiness.
+    host = core.Host(sc.root, "win-1")
+    plugin = host.local_path("C:\\Program Files\\containerd\\cni\\bin\\flannel-amd64.exe")
+    os.rename(plugin, plugin + ".gone")
+    operation(sc, "win-1")
+    assert ready_condition(core_api, "nr-win-1").status == "True"  # cniVersion 0.3.0: no STATUS
+    with host.open(save=False) as h:
+        assert any("flannel-amd64" in p for p in winsim_containerd.cni_problems(h))  # but every pod ADD fails
+    write_file(sc, "win-1", CONF_DIR + "\\05-status.conflist",
+               '{"cniVersion": "1.1.0", "name": "flannel.4096", "plugins": [{"type": "flannel-amd64"}]}')
+    operation(sc, "win-1")
+    ready = ready_condition(core_api, "nr-win-1")
+    assert ready.status == "False" and ready.message.startswith(
+        "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network "
+        'plugin returns error: failed to find plugin "flannel-amd64" in path ['), ready.message
+    os.rename(plugin + ".gone", plugin)
+    operation(sc, "win-1")
+    assert ready_condition(core_api, "nr-win-1").status == "True"
+
+    # the runtime stops: "container runtime is down" (pkg/kubelet/runtime.go)
+    with core.Host(sc.root, "win-1").open() as h:
+        h.state["services"]["containerd"]["status"] = "Stopped"
+    operation(sc, "win-1")
+    ready = ready_condition(core_api, "nr-win-1")
+    assert (ready.status, ready.message) == ("False", "container runtime is down")
+    core_api.delete_node("nr-win-1")
+
+
+# The default profile (containerd 2.3.5 with a version 3 config.toml) is test_scale_up.py's.
+@pytest.mark.parametrize("profile, version, config_version", [
+    ("ws2022-containerd-2.1", "2.1.4", 3),  # no config.toml: containerd 2.1's built-in defaults
+    ("ws2022-containerd-1.7", "1.7.27", 2),  # the last 1.7: version 2, bin_dir
+])
+def test_containerd_hosts_join_ready(tmp_path, api, profile, version, config_version):
+    core_api, _ = api
+    name = "ct%s-win-1" % version.replace(".", "")
+    sc = scenario.Scenario(tmp_path, nodes=1, profile=profile, kubewin_node_name=name)
+    with core.Host(sc.root, "win-1").open(save=False) as h:
+        rc, dump, _ = winsim_containerd.command(h, version, ["config", "dump"])
+    assert rc == 0 and "version = %d" % config_version in dump
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    node = core_api.read_node(name)
+    assert node.status.node_info.container_runtime_version == "containerd://" + version
+    assert ready_condition(core_api, name).status == "True"
+    with core.Host(sc.root, "win-1").open(save=False) as h:
+        assert winsim_containerd.cni_problems(h) == []
+        assert os.path.isfile(h.local_path(CONF_DIR + "\\10-flannel.conf"))
+    core_api.delete_node(name)
+
+
+def test_hostprocess_pods_of_an_unpublished_image_stay_in_image_pull_backoff(api):
+    """kwok runs pods on simulated nodes; a HostProcess pod's image must be in controlplane/published-images.txt."""
+    core_api, _ = api
+    published = scenario.published_image("docker.io/sigwindowstools/flannel:v0.26.7-hostprocess")
+    node = "ipb-win-1"
+    body = {"metadata": {"name": node, "annotations": {"kwok.x-k8s.io/node": "fake"},
+                         "labels": {"kubernetes.io/os": "windows"}}}
+    core_api.create_node(body)
+    pods = {"ipb-published": published, "ipb-missing": "docker.io/sigwindowstools/flannel:v0.0.0-hostprocess"}
+    try:
+        for name, image in pods.items():
+            core_api.create_namespaced_pod("default", {"metadata": {"name": name}, "spec": {
+                "nodeName": node, "hostNetwork": True, "tolerations": [{"operator": "Exists"}],
+                "securityContext": {"windowsOptions": {"hostProcess": True, "runAsUserName": "NT AUTHORITY\\system"}},
+                "containers": [{"name": "c", "image": image}]}})
+        deadline = time.time() + 60
+        while True:
+            got = {n: core_api.read_namespaced_pod(n, "default").status for n in pods}
+            waiting = [(s.container_statuses or [None])[0] for s in got.values()]
+            if got["ipb-published"].phase == "Running" and waiting[1] is not None and waiting[1].state.waiting:
+                break
+            assert time.time() < deadline, got
+            time.sleep(1)
+        state = got["ipb-missing"].container_statuses[0].state.waiting
+        assert got["ipb-missing"].phase == "Pending" and state.reason == "ImagePullBackOff"
+        assert state.message == 'Back-off pulling image "%s"' % pods["ipb-missing"]
+    finally:
+        for name in pods:
+            core_api.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+        core_api.delete_node(node)
