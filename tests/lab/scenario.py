@@ -47,6 +47,8 @@ def lab_vars(**overrides):
         # The loopback mirror is plain http: allowed explicitly, as preflight refuses it otherwise.
         "kubewin_allow_insecure_downloads": True,
         "kubewin_ready_timeout": 120,
+        # The simulated vSwitch blip takes the next remote operation, not seconds (winsim_hns): no settling time.
+        "kubewin_vswitch_settle_seconds": 1,
     }
     values.update(overrides)
     # None means unset: the variable is left out of the inventory (e.g. no kube_version anywhere).
