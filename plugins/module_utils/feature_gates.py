@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Feature gates of the Windows node components, per Kubernetes minor version.
@@ -19,9 +18,7 @@ gone from the code. Gates not in the table are passed through unchanged: this mo
 them.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 # name -> [((major, minor), default, pre_release, locked), ...] in version order
 GATES = {

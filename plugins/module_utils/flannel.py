@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """flannel's rules for Windows nodes, in one place: the backends Windows flannel has, the VXLAN VNI and

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Decisions about a node's directories, verified downloads and configuration files.
@@ -7,9 +6,7 @@ Every file is compared by SHA-512, so a re-run downloads and writes nothing. Dow
 against a published checksum file (fetched on the controller) or a checksum the user pins.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import base64
 import hashlib

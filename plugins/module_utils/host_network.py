@@ -1,12 +1,9 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Network configuration of a Windows node: CNI config, flannel's net-conf.json, and the flanneld
 and kube-proxy command lines, all derived from the cluster's CIDRs and the flannel backend."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import ipaddress
 import json

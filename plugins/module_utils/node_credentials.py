@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Per-node credentials of kube-proxy and flanneld on a Windows node (services mode).
@@ -18,9 +17,7 @@ The decisions are plain functions, unit-tested without a cluster:
 * ``token_file_kubeconfig``: a kubeconfig that reads the token from a file (client-go re-reads it).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import datetime
 import hashlib

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Where each container runtime looks for CNI configuration and plugins, and which release archives
@@ -9,9 +8,7 @@ effective one); cri-dockerd from its command line. The roles write the CNI confi
 plugins exactly there, so nothing depends on an installer having changed the runtime's defaults.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

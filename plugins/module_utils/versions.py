@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The collection's one version parser: Kubernetes, runtime and release versions.
@@ -9,9 +8,7 @@ write ``v1.36.4``. Both are accepted everywhere; download URLs, image tags and c
 release tag this module returns (``v1.36.4``), so no caller adds or strips the ``v`` itself.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

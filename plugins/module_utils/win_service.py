@@ -1,12 +1,9 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Decisions about native Windows services (kubelet, kube-proxy, flanneld): command lines as
 Windows parses them, the SCM's recovery settings, and what to change on a service."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import base64
 import re

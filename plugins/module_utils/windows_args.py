@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Argument specs of the modules that run through an action plugin on a Windows host (and of node_preflight).
@@ -8,9 +7,7 @@ stubs in plugins/modules build an AnsibleModule from the same dicts so validate-
 with the documentation. They live here because a module may import only module_utils.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
 

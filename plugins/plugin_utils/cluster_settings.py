@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one producer of the cluster settings the Windows nodes use, each with where it came from.
@@ -26,9 +25,7 @@ Sources:
   first control-plane address (roles/kubernetes/kubeadm/tasks/main.yml ``kubeadm_discovery_address``).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import ipaddress
 

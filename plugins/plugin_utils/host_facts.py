@@ -1,11 +1,8 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Turn the node_facts script's raw answer into the facts the roles decide on."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, runtimes, versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Decisions of the HostProcess mode (kubewin_deployment_mode: hostprocess): images pinned by digest, the
@@ -11,9 +10,7 @@ programs: a tag can be moved to another image by whoever controls the repository
 control of the Baseline policy), set per namespace by the label ``pod-security.kubernetes.io/enforce``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

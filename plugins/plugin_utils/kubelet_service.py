@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Decisions about the native ``kubelet`` Windows service: its command line and definition.
@@ -8,9 +7,7 @@ Because a service has a static command line, the flags kubeadm writes at join ti
 ``kubeadm-flags.env`` are read from the node and folded into that command line here.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import re
 

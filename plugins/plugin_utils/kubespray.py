@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """kubespray's download and proxy settings, mapped to the Windows nodes' downloads.
@@ -21,9 +20,7 @@ x/net/http/httpproxy give them), ``no_proxy`` a comma-separated list; without ``
 kubespray builds one from its hosts plus ``additional_no_proxy`` (roles/network_facts/tasks/main.yaml).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import ipaddress
 import urllib.parse

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Controller-side preflight checks for a Windows node about to join a kubeadm/kubespray cluster.
@@ -8,9 +7,7 @@ A finding names the check, the variable the user sets to fix it, and a message t
 wrong and what to do. ``run_checks`` runs them all so one run reports every problem of a host.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import difflib
 import ipaddress

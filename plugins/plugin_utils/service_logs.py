@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Where the node services log, and whether a service the task started stayed up.
@@ -24,10 +23,7 @@ start the service is watched for two restart periods: any sample that is not Run
 process id (the SCM restarted it), is a failed start.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
+from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp

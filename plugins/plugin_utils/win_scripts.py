@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fixed PowerShell the collection runs on Windows hosts: one file per script, scripts/<id>.ps1.
@@ -11,9 +10,7 @@ the controller. Read-only scripts declare ``SupportsShouldProcess`` so win_power
 check mode too. Each script sets ``$Ansible.Result``; its contract is the comment under its header.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 

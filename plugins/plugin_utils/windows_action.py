@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The base of the collection's action plugins for Windows hosts: the shared prologue and one error format.
@@ -7,9 +6,7 @@ FOR INTERNAL COLLECTION USE ONLY (as ansible.windows says of its plugin_utils/_r
 may change in any release.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 

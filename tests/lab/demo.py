@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """`make demo`: scale up two simulated Windows nodes into the running lab, then show the nodes.
 
 Everything on the control-plane side is real (kube-apiserver, controller-manager, scheduler built

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """Run the collection's playbooks against the lab: the real control plane, the loopback mirror and
 simulated Windows hosts. Used by the end-to-end tests, `make demo` and the benchmark."""
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """Issue 12 item 4 on simulated hosts (no control plane): the directories kubewin.nodes protects get their
 owner and access rules before anything is written into them, drift is repaired, and reset never follows a
 junction planted under what it deletes."""

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """Issue 12 item 5 against the lab control plane: HostProcess mode uses its images only pinned by digest,
 changes the Pod Security enforce label of its namespaces only where needed and records what was there,
 and reset removes every object the mode made and puts the label back."""

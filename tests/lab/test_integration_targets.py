@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """The integration targets of tests/integration run with ``ansible-test windows-integration``, unchanged,
 against a simulated Windows host, one target at a time, and leave the host as they found it.
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """The lab's download mirror: layout like upstream, checksums of the served bytes, up/down scripts."""
 
 import hashlib

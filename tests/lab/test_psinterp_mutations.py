@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """Issue 10 mutation check: bugs planted into a copy of the collection's PowerShell are caught when
 the lab runs the real text (tests/lab/winsim/ps). No control plane needed: each case runs the
 script through the interpreter over a simulated host, as the win_powershell stand-in does."""

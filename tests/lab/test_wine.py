@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """The real Windows kubelet.exe and kube-proxy.exe under Wine judge the command lines the collection
 generates, for each version the lab serves (tests/lab/README.md, "Wine"). No control plane needed:
 needs `tests/lab/bin/lab-build` (the Windows binaries and the Wine prefix in tests/lab/_cache)."""

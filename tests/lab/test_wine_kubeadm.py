@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """The real kubeadm.exe under Wine joins the lab's control plane with --dry-run (tests/lab/README.md, "Wine"):
 its Windows preflight needs a CRI v1 runtime on containerd's named pipe (the stand-in cripipe.exe answers
 Version, Status, RuntimeConfig and ImageFsInfo) and kubelet.exe on PATH. Needs make lab-up."""

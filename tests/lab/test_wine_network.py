@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """flanneld and kube-proxy on a simulated Windows node, judged by their real Windows binaries under Wine
 (tests/lab/README.md, "Wine"): the real flanneld.exe of each flannel version the lab's mirror serves takes
 the command line, environment and files the collection generates up to its first API call; kube-proxy's

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """Simulated Windows nodes joining the lab's real control plane (needs tests/lab/bin/lab-up)."""
 
 import json

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """Failures as Windows has them (issue 11 items 2 and 4), no control plane needed: kubeadm.exe's
 preflight as v1.37 runs and names it on Windows, its plain stop of a service with running dependents,
 and programs in use that cannot be written over."""

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """The lab's loopback download mirror: stand-in Windows node binaries laid out like upstream.
 
     build(root)            write the tree (idempotent; byte-identical on every build)

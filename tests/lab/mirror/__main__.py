@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """Lab mirror command line (from the repository: python tests/lab/mirror <command>).
 
   build            write the tree into $LAB_MIRROR_ROOT (default tests/lab/_run/mirror)/www

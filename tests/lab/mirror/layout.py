@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """Where upstream publishes the Windows node artifacts, and what the lab mirror serves.
 
 One table for the lab and the roles: the mirror is laid out like the upstream release trees, so a

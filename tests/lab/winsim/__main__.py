@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """winsim command line (run from the repository: python tests/lab/winsim <command> ...).
 
   dump HOST               normalized state snapshot (JSON) for before/after comparisons

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """Controller-side access to the simulation: host creation, state dump, ops counts, faults.
 
 The simulation code itself lives in the stand-in collection's module_utils (so AnsiballZ ships it

@@ -1,5 +1,4 @@
 #!/usr/bin/env python3
-# -*- coding: utf-8 -*-
 """Write a lab inventory with N simulated Windows nodes (and create their state), plus an
 ansible.cfg that puts the ansible.windows stand-in ahead of the real collection.
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """Helpers for tests that drive real ansible-playbook runs against simulated hosts."""
 
 import json

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """win_scripts.py as of 39e9136, before F1-F3 were fixed: the PowerShell gate must fail on it.
@@ -11,9 +10,7 @@ the controller. Read-only scripts declare ``SupportsShouldProcess`` so win_power
 check mode too. Each script sets ``$Ansible.Result``; the contract of each is documented next to it.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 HEADER_PREFIX = "# kubewin.nodes script: "
 

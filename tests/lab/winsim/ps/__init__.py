@@ -1,3 +1,2 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: the lab's PowerShell interpreter (never shipped in the collection).
 """Run kubewin.nodes' PowerShell text in the lab; see interp.py and tests/lab/winsim/README.md."""

@@ -1,8 +1,5 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: operators, types, methods and host-independent cmdlets of the lab interpreter.
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import base64
 import json

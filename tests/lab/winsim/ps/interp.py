@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: a PowerShell interpreter for the subset kubewin.nodes' scripts use.
 """Parse with tree-sitter-powershell, evaluate the syntax tree.
 
@@ -12,9 +11,7 @@ whole output of the one before (no streaming); only the cmdlets, types and membe
 the host bindings exist.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import fnmatch
 import re

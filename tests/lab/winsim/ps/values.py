@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: the values the lab's PowerShell interpreter works with.
 """PowerShell values as Python objects.
 
@@ -9,9 +8,7 @@ PSCustomObject (ordered, case-insensitive properties), :class:`ErrorRecord` an E
 ignoring case).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 
 class Unsupported(Exception):

@@ -1,13 +1,10 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: the file system cmdlets and .NET file and security members of a simulated host.
 """Get-Item / Get-ChildItem of a file system path, Get-FileHash, FileSystemInfo.GetAccessControl,
 FileSystemSecurity's SDDL form, over winsim_files' state (owners, DACLs as SDDL, reparse points as
 POSIX links). Each check is winsim_files' own (its docstrings cite the sources); what is not modelled
 fails as "not supported by the lab interpreter"."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import os
 import re

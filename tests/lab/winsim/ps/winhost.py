@@ -1,12 +1,9 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: cmdlets, .NET members and native tools of a simulated Windows host.
 """What the lab interpreter offers a script running on a simulated host, over the winsim state
 layer (winsim_scm, winsim_hns, winsim_files, winsim_binaries). Each behaviour names its source;
 anything else is "not supported by the lab interpreter"."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import base64
 import os

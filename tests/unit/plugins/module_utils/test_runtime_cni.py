@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 """The runtime's CNI directories, and the CNI config naming only plugins the downloads provide."""
 
 import json

@@ -1,9 +1,6 @@
-# -*- coding: utf-8 -*-
 # Test-lab stand-in for the ansible.windows.win_copy action: transfers only what differs, in the
 # same two steps as the real one (a query, then the copy), so remote operation counts match.
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import hashlib
 import json

@@ -1,9 +1,6 @@
-# -*- coding: utf-8 -*-
 # Test-lab stand-in for the ansible.windows.win_reboot action: one remote operation that reboots the
 # simulated host (services restart by start mode, HNS objects are gone, see winsim_reboot).
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: stand-in executables on the simulated C: drive.
 """A stand-in binary is a text file whose first line is ``KUBEWIN-SIM-BINARY <tool> <version>``.
 
@@ -6,9 +5,7 @@ Running one (win_command, win_shell, or as a service's ImagePath) dispatches to 
 implementation registered for ``<tool>``. Anything else fails the way Windows would.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import hashlib
 import os

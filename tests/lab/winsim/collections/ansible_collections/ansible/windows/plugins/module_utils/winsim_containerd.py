@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: containerd's configuration on a simulated host (`containerd.exe config dump`) and the CNI
 # directories the CRI plugin reads.
 """containerd on Windows, as far as the CNI directories go.
@@ -22,9 +21,7 @@ Sources (containerd repository):
   default bin_dirs (2.x internal/cri/config/config.go ValidateRuntimeConfig).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import os

@@ -1,10 +1,7 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: what win_command and win_shell share.
 """Run a stand-in binary for win_command/win_shell and shape the result like the real modules."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import datetime
 import os

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: files, access rules (SDDL), file shares and downloads of a simulated host.
 """What kubewin.nodes' files_state and node_sync scripts touch, beyond the C: drive mapping.
 
@@ -34,9 +33,7 @@ bypass entries are .NET regular expressions matched against ``scheme://host[:por
 proxy at all (the controller's http_proxy variables are ignored, as the host does not have them).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import hashlib
 import os

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: the HNS v1 API (vmcompute.dll!HNSCall) over a host's state.
 """HNSCall(method, path, request) -> raw JSON answer text, with the rules HNS enforces.
 
@@ -18,9 +17,7 @@ operations follow each other within a second, so the lab takes the stricter view
 falls into it (deterministic, no waiting in the lab).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import json
 import uuid

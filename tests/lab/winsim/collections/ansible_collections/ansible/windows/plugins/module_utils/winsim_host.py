@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: the state of one simulated Windows host.
 """One simulated Windows host: a ``C/`` tree standing for the C: drive plus ``state.json``.
 
@@ -9,9 +8,7 @@ module must not interleave with another module on the same host), ``ops.log`` (o
 module execution, written by the connection plugin).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import contextlib
 import copy

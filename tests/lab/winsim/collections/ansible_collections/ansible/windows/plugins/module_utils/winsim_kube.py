@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: stand-in kubeadm.exe and kubelet.exe that talk to the lab's real API server.
 """kubeadm join/reset/upgrade node/version and the kubelet service, following the real steps
 (cmd/kubeadm/app/cmd/phases/join, pkg/kubelet/certificate/bootstrap) closely enough that what the
@@ -6,9 +5,7 @@ collection does around them is tested against a real kube-apiserver: token disco
 CA-pin verification, the TLS bootstrap through a CSR approved by the controller-manager, and the
 Node registration (the Ready condition is the simulated kubelet's: winsim_kubelet_status)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import base64
 import datetime

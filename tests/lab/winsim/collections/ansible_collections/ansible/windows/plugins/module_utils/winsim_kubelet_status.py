@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: the simulated kubelet's Node status (the Ready condition), posted to the lab's real API server.
 """Ready is earned: the simulated kubelet reports Ready only when the real kubelet would.
 
@@ -29,9 +28,7 @@ kwok_stages.py; kwok keeps the node's Lease, not its status). Not modelled: a ku
 last status and kwok's Lease, so the node does not turn Unknown.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import datetime
 import json

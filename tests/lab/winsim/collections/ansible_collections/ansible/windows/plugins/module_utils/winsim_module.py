@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: the common runner of the ansible.windows stand-in modules.
 """Run a stand-in module with exactly the options of the real ansible.windows module.
 
@@ -8,9 +7,7 @@ Ansible.Basic reject unknown options ("Unsupported parameters for (x) module"), 
 ``Parse-Args`` modules (win_file, win_copy, win_shell, win_acl, slurp, ...) silently ignore them.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import ast
 import json

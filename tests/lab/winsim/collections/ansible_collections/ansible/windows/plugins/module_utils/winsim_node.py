@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: stand-in kube-proxy.exe, nssm.exe and flanneld.exe run as (or under) Windows services.
 """The node components besides the kubelet, as the Service Control Manager and NSSM run them.
 
@@ -31,9 +30,7 @@ memory of its sources (nssm 2.24 service.cpp/registry.cpp): see the comments whe
 uncertain.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import datetime
 import ipaddress

@@ -1,13 +1,10 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: the Service Control Manager over a host's state.
 """Services with SCM semantics: create/delete (a running service is only marked for deletion),
 start (dependencies first; a missing dependency is error 1075), stop (dependents stop first when
 forced), start modes, and the registry values SCM keeps (ImagePath, DependOnService, FailureActions
 as a SERVICE_FAILURE_ACTIONS blob, FailureActionsOnNonCrashFailures, Description, DisplayName)."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import base64
 import datetime

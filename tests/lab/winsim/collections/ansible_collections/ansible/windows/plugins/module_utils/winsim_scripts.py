@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: the header line of kubewin.nodes' PowerShell scripts.
 """kubewin.nodes scripts carry their id in their header line (``# kubewin.nodes script: <id>``, see
 kubewin.nodes win_scripts.script_id; the script's file is plugins/plugin_utils/scripts/<id>.ps1, and its
@@ -7,9 +6,7 @@ interpreter (tests/lab/winsim/ps; the win_powershell stand-in's INTERPRETED list
 re-implementation of a script is left here, and a script the interpreter is not given fails loudly.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import base64
 

@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: the real Windows kubelet.exe / kube-proxy.exe, run under Wine to validate a command line.
 """Real Windows binaries under Wine (tests/lab/README.md, "Wine").
 
@@ -35,9 +34,7 @@ the lab prefix's, and on C: only the files the command line reads (copied from t
 Results are memoised by content in ``_cache/wine/results`` (the binaries do not change once built).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import hashlib
 import json

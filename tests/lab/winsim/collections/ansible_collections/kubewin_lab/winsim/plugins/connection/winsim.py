@@ -1,8 +1,5 @@
-# -*- coding: utf-8 -*-
 # Test-lab only: the connection to a simulated Windows host.
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: winsim
