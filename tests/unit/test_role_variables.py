@@ -61,7 +61,7 @@ def test_every_option_and_derived_value_is_used():
     """Nothing declared and never read (e.g. a register nobody uses)."""
     text = "\n".join(p.read_text() for p in list(ROLES.rglob("*.yml")) + list((ROOT / "playbooks").glob("*.yml"))
                      if "argument_specs" not in p.name)
-    for name in [n for n in list(DEFAULTS) + list(DERIVED)]:
+    for name in list(DEFAULTS) + list(DERIVED):
         uses = len(re.findall(r"(?<![\w.])%s(?![\w])" % re.escape(name), text))
         assert uses >= 2, "%s is declared but never read" % name
 

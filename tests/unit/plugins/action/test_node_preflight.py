@@ -157,8 +157,8 @@ def test_an_unreachable_checksum_stops_the_run_before_any_change(make_preflight,
     assert "kubewin_checksums" in result["msg"] and url + ".sha512 (404 Not Found)" in result["msg"]
 
 
-def test_the_node_and_its_verified_downloads_are_returned_with_each_checksum_fetched_once(make_preflight,
-                                                                                         monkeypatch):
+def test_the_node_and_its_verified_downloads_are_returned_with_each_checksum_fetched_once(
+        make_preflight, monkeypatch):
     """preflight is the one producer of the node (name, IP, adapter) and of the downloads' checksums: the node
     role installs what it returns, and no checksum file is read twice."""
     from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files

@@ -151,7 +151,7 @@ def test_node_credentials_files_are_secret_and_checked_by_hash(render):
     files = render("{{ t | kubewin.nodes.token_files(p) }}", t={"kube-proxy": "tok1"}, p=paths)
     assert files == [{"path": paths["kube-proxy"], "content": "tok1", "restricted": True, "secret": True}]
     kubeconfig = data(render("{{ 'https://192.0.2.10:6443' | kubewin.nodes.token_file_kubeconfig('Q0E=', 'u', p) }}",
-                                   p=paths["kube-proxy"]))
+                             p=paths["kube-proxy"]))
     assert kubeconfig["users"][0]["user"] == {"tokenFile": paths["kube-proxy"]}
     assert render("{{ p | kubewin.nodes.token_file_hashes({}) }}", p=paths) == {"kube-proxy": None, "flanneld": None}
     assert render("{{ {} | kubewin.nodes.credential_files_in_sync(f) }}", f=files) is False
@@ -169,7 +169,7 @@ def test_net_conf_cni_config_cidr_host_and_source_vip_through_templating(render)
     assert data(render("{{ '10.244.0.0/16' | kubewin.nodes.net_conf('host-gw') }}")) == \
         {"Network": "10.244.0.0/16", "Backend": {"Type": "host-gw"}}
     conf = data(render("{{ '10.244.0.0/16' | kubewin.nodes.cni_config('10.96.0.0/12', 'host-gw', 4096, "
-                             "'10.96.0.10', 'cluster.local') }}"))
+                       "'10.96.0.10', 'cluster.local') }}"))
     assert conf["name"] == "cbr0" and conf["delegate"]["type"] == "sdnbridge"
     assert render("{{ '10.233.0.0/18' | kubewin.nodes.cidr_host(3) }}") == "10.233.0.3"
     assert render("{{ '10.244.3.0/24' | kubewin.nodes.source_vip }}") == "10.244.3.254"

@@ -435,9 +435,13 @@ def test_fetch_once_does_not_keep_a_failure():
     assert calls == ["a", "a"]
 
 
+def _unreachable(url):
+    raise OSError("no such host")
+
+
 def test_resolved_downloads_name_the_pin_variable_when_a_checksum_is_unusable():
     downloads, failures = preflight.resolved_downloads(
         [{"url": "\\\\files\\k\\kubelet.exe", "dest": "C:\\k\\kubelet.exe"}],
-        lambda url: (_ for _ in ()).throw(OSError("no such host")))
+        _unreachable)
     assert downloads is None and failures[0]["variable"] == "kubewin_checksums"
     assert "pin the checksum" in failures[0]["message"]
