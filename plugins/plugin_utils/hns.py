@@ -218,7 +218,9 @@ def plan_cleanup(names, state_answer):
     """Plan the removal of the named networks (missing ones are fine) with their endpoints and
     policy lists. Returns (calls, removed) where removed lists networks, endpoints, policylists."""
     networks = [live_network(n) for n in parse_response(state_answer["networks"], "listing networks")]
-    doomed = [n for n in networks if n["name"] in set(names)]
+    # In the order given: the reset role names flannel's networks first and External last, so the vSwitch
+    # (and the host's network with it) goes with the last removal, as microsoft/SDN's KubeCluster.ps1 does.
+    doomed = sorted((n for n in networks if n["name"] in set(names)), key=lambda n: names.index(n["name"]))
     if not doomed:
         return [], {"networks": [], "endpoints": [], "policylists": []}
     eps = parse_response(state_answer["endpoints"], "listing endpoints")

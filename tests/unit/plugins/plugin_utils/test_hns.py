@@ -114,6 +114,13 @@ def test_cleanup_touches_only_the_named_networks():
     assert hns.plan_cleanup(["cbr0"], answer(nets, eps)) == ([], nothing)
 
 
+def test_cleanup_removes_the_networks_in_the_order_given_so_external_goes_last():
+    nets = [{"ID": "X", "Name": "External", "Type": "Overlay", "Subnets": []}, overlay(net_id="N1")]
+    calls, removed = hns.plan_cleanup(["flannel.4096", "External"], answer(nets, []))
+    assert [c["path"] for c in calls] == ["/networks/N1", "/networks/X"]
+    assert removed["networks"] == ["flannel.4096", "External"]
+
+
 def test_hns_refusal_text_reaches_the_user():
     calls = [{"method": "POST", "path": "/networks/", "request": "{}"}]
     with pytest.raises(hns.HnsError, match="HNS refused POST /networks/: An adapter was not found"):
