@@ -9,6 +9,7 @@ No control plane needed.
 """
 
 import glob
+import importlib
 import os
 import re
 import subprocess
@@ -40,9 +41,10 @@ def windows_modules():
     """Modules whose action plugin opens a connection to the Windows host."""
     names = []
     for path in glob.glob(os.path.join(REPO, "plugins", "action", "*.py")):
-        with open(path) as f:
-            if "_requires_connection = True" in f.read():
-                names.append(os.path.splitext(os.path.basename(path))[0])
+        name = os.path.splitext(os.path.basename(path))[0]
+        plugin = importlib.import_module("ansible_collections.kubewin.nodes.plugins.action." + name)
+        if plugin.ActionModule._requires_connection:  # the Windows action base class sets it
+            names.append(name)
     return sorted(names)
 
 
