@@ -17,7 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from winsim import core  # noqa: E402
+from winsim import core, make_inventory  # noqa: E402
 
 
 def main(argv=None):
@@ -41,6 +41,9 @@ def main(argv=None):
     elif a.command == "binary":
         core.write_binary(*a.args)
     elif a.command == "create":
+        # the settings make_inventory writes too: without them a host has no real Windows binaries to run
+        os.makedirs(a.root, exist_ok=True)
+        make_inventory.write_settings(a.root)
         for name in a.args:
             core.create_host(a.root, name, a.profile)
 

@@ -20,14 +20,20 @@ import yaml  # noqa: E402
 from winsim import core  # noqa: E402
 
 
+def write_settings(root, lab_cache=None):
+    """The lab-wide settings the simulated hosts read (winsim_host.Host.config): where lab-build put the Windows
+    binaries and the Wine prefix, and the kubeadm stand-in's timeouts."""
+    lab_cache = lab_cache or os.path.join(core.REPO, "tests", "lab", "_cache")
+    with open(os.path.join(root, "winsim.json"), "w") as f:
+        json.dump({"lab_cache": lab_cache, "discovery_timeout": 60, "csr_timeout": 60}, f, indent=1)
+
+
 def build(root, nodes=1, profile="ws2022-containerd", python=None, prefix="win", lab_cache=None,
           extra_vars=None, second_adapter=None):
     root = os.path.abspath(root)
     os.makedirs(root, exist_ok=True)
     python = python or sys.executable
-    lab_cache = lab_cache or os.path.join(core.REPO, "tests", "lab", "_cache")
-    with open(os.path.join(root, "winsim.json"), "w") as f:
-        json.dump({"lab_cache": lab_cache, "discovery_timeout": 60, "csr_timeout": 60}, f, indent=1)
+    write_settings(root, lab_cache)
     win_hosts = {}
     for i in range(1, nodes + 1):
         name = "%s-%d" % (prefix, i)
