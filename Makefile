@@ -100,7 +100,7 @@ lab-down:
 	tests/lab/bin/lab-down
 
 lab-test: lab-up
-	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python -m pytest -q tests/lab
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python -m pytest -q --durations=15 tests/lab
 	@echo "== kubespray's pin: scale-up, re-run and reset on ansible-core 2.18 =="
 	$(VENV_ROOT)/core-2.18/bin/python -m pytest -q tests/lab/test_scale_up.py \
 	  -k "ready_windows_nodes or rerun_changes_nothing or reset_leaves"
