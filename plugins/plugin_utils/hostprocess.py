@@ -54,6 +54,35 @@ def image_problems(images, pins):
     return problems
 
 
+# kubernetes-sigs/sig-windows-tools built docker.io/sigwindowstools/flannel:<v>-hostprocess and
+# kube-proxy:<v>-flannel-hostprocess until April 2025: #385 (2025-04-11) removed hostprocess/flannel,
+# #388 (2025-04-23) flannel from the kube-proxy image workflow. flannel v0.26.7 (2025-04-15) and Kubernetes
+# v1.33 (2025-04-23) came after. Their start.ps1 also read ConfigMap volumes (kube-flannel-windows-cfg,
+# kubeadm-config, kube-proxy) that this collection's DaemonSets do not mount, so they fail at start there.
+_SIG_WINDOWS_TOOLS = re.compile(r"^(?:docker\.io/)?sigwindowstools/(?:flannel|kube-proxy)[:@]")
+IMAGE_HELP = ("build an image for this collection's DaemonSet as roles/control_plane/README.md (\"HostProcess "
+              "images\") describes and set it here pinned by digest, or use kubewin_deployment_mode: services")
+
+
+def unusable_images(images):
+    """``images``: variable name -> image reference. One message per image this collection's DaemonSets
+    cannot run: unset, or one of sig-windows-tools' discontinued flannel HostProcess images."""
+    problems = []
+    for var, ref in sorted((images or {}).items()):
+        ref = str(ref or "").strip()
+        if not ref:
+            problems.append("%s is not set: hostprocess mode has no published image to default to "
+                            "(kubernetes-sigs/sig-windows-tools stopped building its flannel HostProcess images "
+                            "in April 2025, #385 and #388); %s" % (var, IMAGE_HELP))
+        elif _SIG_WINDOWS_TOOLS.match(ref):
+            problems.append("%s is %r, a sig-windows-tools flannel HostProcess image: its start script reads "
+                            "ConfigMap volumes this collection's DaemonSet does not mount (kube-flannel-windows-cfg, "
+                            "kubeadm-config, kube-proxy), and none was built for flannel v0.26.7 or later or "
+                            "Kubernetes v1.33 or later (removed in April 2025, kubernetes-sigs/sig-windows-tools#385 "
+                            "and #388); %s" % (var, ref, IMAGE_HELP))
+    return problems
+
+
 def pinned_image(ref, pins=None, var="the image"):
     """The digest reference the DaemonSet uses for ``ref``."""
     if is_digest_reference(ref):

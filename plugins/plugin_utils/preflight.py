@@ -273,10 +273,13 @@ def check_deployment_mode(deployment_mode, kube_version=None):
 
 
 def check_hostprocess_images(deployment_mode, images, pins):
-    """hostprocess mode: the DaemonSets' images run as SYSTEM on every node, so only pinned by digest."""
+    """hostprocess mode: images made for the DaemonSets (none is published), run as SYSTEM on every node,
+    so only pinned by digest."""
     f = Findings("hostprocess_images")
     if deployment_mode == "hostprocess":
-        for problem in hostprocess.image_problems(images, pins):
+        unusable = hostprocess.unusable_images(images)
+        usable = {var: ref for var, ref in (images or {}).items() if not any(p.startswith(var + " ") for p in unusable)}
+        for problem in unusable + hostprocess.image_problems(usable, pins):
             var = problem.split(" ", 1)[0].split("[", 1)[0]
             f.fail(var, problem)
     return f.result()
@@ -619,10 +622,10 @@ CNI_DIRS_FIX = {
 }
 
 
-def check_cni_dirs(container_runtime, deployment_mode, cni_dirs):
-    """services mode writes the CNI config and plugins where the runtime looks; that must be known."""
+def check_cni_dirs(container_runtime, cni_dirs):
+    """The node role writes the CNI config and plugins where the runtime looks (both modes); that must be known."""
     f = Findings("cni_dirs")
-    if deployment_mode != "services" or cni_dirs is None:
+    if cni_dirs is None:
         return f.result()
     if cni_dirs.get("error") or not cni_dirs.get("bin_dir") or not cni_dirs.get("conf_dir"):
         f.fail(VARIABLES["container_runtime"],
@@ -973,7 +976,7 @@ def run_checks(inputs):
     identity = {"name": i["node_name"], "ip": str(node_ips[0]) if node_ips else None,
                 "adapter": chosen_adapter(i["adapters"], i["adapter_name"], node_ips)}
     results.append(check_node_ip(node_ips, pods, svc))
-    results.append(check_cni_dirs(i["container_runtime"], i["deployment_mode"], i["cni_dirs"]))
+    results.append(check_cni_dirs(i["container_runtime"], i["cni_dirs"]))
     failures, warnings = [], []
     for fails, warns in results:
         failures.extend(fails)

@@ -7,9 +7,9 @@ from kubernetes import client, config
 
 ENFORCE = "pod-security.kubernetes.io/enforce"
 PRIOR = "kubewin.nodes/pod-security-enforce-before"
-FLANNEL_TAG = "registry.lab.invalid/sigwindowstools/flannel:v0.27.0-hostprocess"
-FLANNEL_DIGEST = "registry.lab.invalid/sigwindowstools/flannel@sha256:" + "1f" * 32
-PROXY_DIGEST = "registry.lab.invalid/sigwindowstools/kube-proxy@sha256:" + "2e" * 32
+FLANNEL_TAG = "registry.lab.invalid/kubewin/flannel-hostprocess:v0.27.4"
+FLANNEL_DIGEST = scenario.published_image(FLANNEL_TAG)
+PROXY_DIGEST = scenario.published_image("registry.lab.invalid/kubewin/kube-proxy-hostprocess:" + scenario.lab_version())
 
 
 def _labels(core, name):
@@ -37,12 +37,6 @@ def _clear_leftovers(core, apps, rbac):
         rbac.delete_cluster_role_binding(binding.metadata.name)
 
 
-def _only_the_ready_wait_failed(doc):
-    failed = scenario.failures(doc)
-    return len(failed) == 1 and "Wait for each Windows node to be Ready" in failed[0] and "hpm-win-1" in failed[0] \
-        and "cni plugin not initialized" in failed[0]
-
-
 def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path, api):
     core, apps = api
     rbac = client.RbacAuthorizationV1Api(config.new_client_from_config(config_file=scenario.ADMIN_CONF))
@@ -51,11 +45,18 @@ def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path
     core.patch_namespace("kube-flannel", {"metadata": {"labels": {ENFORCE: "baseline"}}})
     system_before = _labels(core, "kube-system")
     try:
-        # kubewin_ready_timeout: the node never becomes Ready in this mode (test_scenarios.HOSTPROCESS_CNI_BUG)
+        # the defaults: no image (none published fits the DaemonSets), refused by preflight naming both
+        sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="hpm-{{ inventory_hostname }}",
+                               kubewin_deployment_mode="hostprocess")
+        rc, doc, text = sc.run("scale_up.yml")
+        messages = "\n".join(scenario.failures(doc))
+        assert rc != 0 and "kubewin_flannel_hostprocess_image is not set" in messages, messages or text[-2000:]
+        assert "kubewin_kube_proxy_hostprocess_image is not set" in messages
+        assert _managed(apps, rbac) == []
+
         common = dict(kubewin_node_name="hpm-{{ inventory_hostname }}", kubewin_deployment_mode="hostprocess",
-                      kubewin_flannel_hostprocess_image=FLANNEL_TAG, kubewin_kube_proxy_hostprocess_image=PROXY_DIGEST,
-                      kubewin_ready_timeout=15)
-        sc = scenario.Scenario(tmp_path, nodes=1, **common)
+                      kubewin_flannel_hostprocess_image=FLANNEL_TAG, kubewin_kube_proxy_hostprocess_image=PROXY_DIGEST)
+        sc.set_vars(**common)
         # a tag without a pin: refused by preflight, nothing changed in the cluster
         rc, doc, text = sc.run("scale_up.yml")
         messages = "\n".join(scenario.failures(doc))
@@ -66,9 +67,7 @@ def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path
 
         sc.set_vars(kubewin_hostprocess_image_pins={FLANNEL_TAG: FLANNEL_DIGEST}, **common)
         rc, doc, text = sc.run("scale_up.yml")
-        # The collection bug the lab found (test_scenarios.HOSTPROCESS_CNI_BUG): the wait for Ready fails, naming
-        # the node and the kubelet's reason; everything this test is about happened before it.
-        assert rc != 0 and _only_the_ready_wait_failed(doc), "\n".join(scenario.failures(doc)) or text[-3000:]
+        assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
         flannel = apps.read_namespaced_daemon_set("kube-flannel-ds-windows", "kube-flannel")
         proxy = apps.read_namespaced_daemon_set("kube-proxy-windows", "kube-system")
         assert [c.image for c in flannel.spec.template.spec.containers] == [FLANNEL_DIGEST]
@@ -86,7 +85,7 @@ def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path
              "kubewin:kube-proxy-windows"], key=str)
 
         rc, doc, text = sc.run("scale_up.yml")
-        assert _only_the_ready_wait_failed(doc) and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
+        assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
 
         rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
         assert rc == 0, "\n".join(scenario.failures(doc))

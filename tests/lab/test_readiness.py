@@ -108,12 +108,12 @@ def test_containerd_hosts_join_ready(tmp_path, api, profile, version, config_ver
 def test_hostprocess_pods_of_an_unpublished_image_stay_in_image_pull_backoff(api):
     """kwok runs pods on simulated nodes; a HostProcess pod's image must be in controlplane/published-images.txt."""
     core_api, _ = api
-    published = scenario.published_image("docker.io/sigwindowstools/flannel:v0.26.7-hostprocess")
+    published = scenario.published_image("registry.lab.invalid/kubewin/flannel-hostprocess:v0.26.7")
     node = "ipb-win-1"
     body = {"metadata": {"name": node, "annotations": {"kwok.x-k8s.io/node": "fake"},
                          "labels": {"kubernetes.io/os": "windows"}}}
     core_api.create_node(body)
-    pods = {"ipb-published": published, "ipb-missing": "docker.io/sigwindowstools/flannel:v0.0.0-hostprocess"}
+    pods = {"ipb-published": published, "ipb-missing": "registry.lab.invalid/kubewin/flannel-hostprocess:v0.0.0"}
     try:
         for name, image in pods.items():
             core_api.create_namespaced_pod("default", {"metadata": {"name": name}, "spec": {

@@ -6,7 +6,9 @@ import os
 
 import pytest
 import scenario
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd
 from kubernetes.client.exceptions import ApiException
+from winsim import core as winsim_core
 
 TOKEN_SELECTOR = "type=bootstrap.kubernetes.io/token"
 
@@ -194,24 +196,14 @@ def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, ap
     assert rc == 0, "\n".join(scenario.failures(doc))
 
 
-# Found by the lab once readiness had to be earned (issue 11 item 3): nothing puts a CNI configuration where
-# containerd reads it on a HostProcess-mode node. The node role writes none in this mode, and the flannel image's
-# start script (sig-windows-tools hostprocess/flannel/flanneld/start.ps1) reads cni-conf-containerd.json and the
-# kubeadm ClusterConfiguration from volumes this DaemonSet does not mount, then writes c:/etc/cni/net.d, which
-# containerd's default configuration does not read. The node stays NotReady ("cni plugin not initialized").
-HOSTPROCESS_CNI_BUG = ("collection bug: HostProcess mode gives the node no CNI configuration containerd loads, so it "
-                       "never becomes Ready (tests/lab/README.md, 'Readiness')")
-
-
-@pytest.mark.xfail(strict=True, reason=HOSTPROCESS_CNI_BUG)
 def test_hostprocess_mode_rolls_flannel_and_kube_proxy_out_as_daemonsets(tmp_path, api):
     core, apps = api
     sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="hp-{{ inventory_hostname }}", kubewin_ready_timeout=20,
                            # HostProcess images pinned by digest, published ones (controlplane/published-images.txt)
                            kubewin_flannel_hostprocess_image=scenario.published_image(
-                               "docker.io/sigwindowstools/flannel:v0.26.7-hostprocess"),
+                               "registry.lab.invalid/kubewin/flannel-hostprocess:v0.26.7"),
                            kubewin_kube_proxy_hostprocess_image=scenario.published_image(
-                               "docker.io/sigwindowstools/kube-proxy:%s-flannel-hostprocess" % scenario.lab_version()))
+                               "registry.lab.invalid/kubewin/kube-proxy-hostprocess:%s" % scenario.lab_version()))
     # where the sample inventory and the README put it: the Windows group's vars, which the control-plane host
     # (that applies the DaemonSets) does not see
     with open(os.path.join(sc.root, "group_vars", "kube_windows_nodes.yml"), "w") as f:
@@ -238,6 +230,10 @@ def test_hostprocess_mode_rolls_flannel_and_kube_proxy_out_as_daemonsets(tmp_pat
         services = sc.dump("win-1")["services"]
         assert "kube-proxy" not in services and "flanneld" not in services
         assert services["kubelet"]["status"] == "Running"
+        # Ready was earned: the node role put the CNI config and the plugins its delegate names where containerd
+        # reads them (HostProcess pods run with the host's network and cannot install it)
+        with winsim_core.Host(sc.root, "win-1").open(save=False) as h:
+            assert winsim_containerd.cni_problems(h) == []
         rc, doc, text = sc.run("scale_up.yml")
         assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
     finally:

@@ -192,13 +192,14 @@ def test_installed_files_are_exactly_what_the_archives_and_the_config_put_there(
 
 
 def test_preflight_stops_when_the_cni_directories_are_unknown():
+    # in both deployment modes: the node role writes the CNI config where the runtime reads it
     error = "`containerd.exe config dump` did not answer (error: exit code 1)"
-    failures, dummy = preflight.check_cni_dirs("containerd", "services", {"error": error})
+    failures, dummy = preflight.check_cni_dirs("containerd", {"error": error})
     assert len(failures) == 1 and failures[0]["variable"] == "kubewin_container_runtime"
     msg = failures[0]["message"]
     assert "exit code 1" in msg and "config.toml" in msg and "containerd" in msg
-    assert preflight.check_cni_dirs("containerd", "services", {"bin_dir": "C:\\b", "conf_dir": "C:\\c"}) == ([], [])
-    assert preflight.check_cni_dirs("containerd", "hostprocess", {"error": "x"}) == ([], [])
+    assert preflight.check_cni_dirs("containerd", {"bin_dir": "C:\\b", "conf_dir": "C:\\c"}) == ([], [])
+    assert preflight.check_cni_dirs("containerd", None) == ([], [])
 
 
 def test_reset_prunes_the_cni_directories_then_their_common_parent():

@@ -3,16 +3,16 @@ import pytest
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import hostprocess as hp
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
 
-TAG = "docker.io/sigwindowstools/flannel:v0.27.0-hostprocess"
-DIGEST = "docker.io/sigwindowstools/flannel@sha256:" + "0123456789abcdef" * 4
+TAG = "registry.corp/kubewin/flannel-hostprocess:v0.27.4"
+DIGEST = "registry.corp/kubewin/flannel-hostprocess@sha256:" + "0123456789abcdef" * 4
 
 
 @pytest.mark.parametrize("ref, ok", [
     (DIGEST, True),
     ("registry.corp:5000/mirror/kube-proxy:v1.37.2@sha256:" + "a" * 64, True),  # tag and digest: the digest wins
     (TAG, False),
-    ("docker.io/sigwindowstools/flannel@sha256:" + "A" * 64, False),          # digests are lowercase hex
-    ("docker.io/sigwindowstools/flannel@sha256:" + "a" * 63, False),
+    ("registry.corp/flannel@sha256:" + "A" * 64, False),          # digests are lowercase hex
+    ("registry.corp/flannel@sha256:" + "a" * 63, False),
     ("flannel@sha512:" + "a" * 128, False),
     ("", False),
 ])
@@ -38,6 +38,31 @@ def test_preflight_names_the_variable_and_the_fix_in_hostprocess_mode_only():
     fails = preflight.check_hostprocess_images("hostprocess", images, {TAG: "flannel:latest"})[0]
     assert [f["variable"] for f in fails] == ["kubewin_hostprocess_image_pins"]  # one problem, one message
     assert "not an image pinned by digest" in fails[0]["message"]
+
+
+@pytest.mark.parametrize("ref", [
+    "docker.io/sigwindowstools/flannel:v0.26.7-hostprocess",
+    "sigwindowstools/kube-proxy:v1.37.2-flannel-hostprocess",
+    "docker.io/sigwindowstools/flannel@sha256:" + "a" * 64,  # pinned or not: its start script cannot run here
+])
+def test_sig_windows_tools_flannel_images_are_refused_with_the_reason_and_the_fix(ref):
+    images = {"kubewin_flannel_hostprocess_image": ref, "kubewin_kube_proxy_hostprocess_image": DIGEST}
+    fails, dummy = preflight.check_hostprocess_images("hostprocess", images, {ref: DIGEST})
+    assert [f["variable"] for f in fails] == ["kubewin_flannel_hostprocess_image"]
+    msg = fails[0]["message"]
+    assert "kubeadm-config" in msg and "#385" in msg and "HostProcess images" in msg
+    assert "kubewin_deployment_mode: services" in msg
+    assert preflight.check_hostprocess_images("services", images, {}) == ([], [])
+
+
+def test_hostprocess_mode_needs_both_images_set():
+    fails, dummy = preflight.check_hostprocess_images(
+        "hostprocess", {"kubewin_flannel_hostprocess_image": "", "kubewin_kube_proxy_hostprocess_image": None}, {})
+    assert [f["variable"] for f in fails] == ["kubewin_flannel_hostprocess_image",
+                                             "kubewin_kube_proxy_hostprocess_image"]
+    assert all("is not set" in f["message"] and "roles/control_plane/README.md" in f["message"] for f in fails)
+    # an image of the operator's own by another name is fine (pinned)
+    assert hp.unusable_images({"kubewin_flannel_hostprocess_image": "registry.corp/sigwindowstools-x/flannel:1"}) == []
 
 
 def _ns(labels=None, annotations=None):
