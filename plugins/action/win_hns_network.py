@@ -25,7 +25,7 @@ class ActionModule(WindowsAction):
         else:
             desired = {"name": args["name"]}
         answer = self.script("hns_state")
-        plan = hns.plan_network(desired, args["state"], answer, recreate=args["recreate"])
+        plan = hns.plan_network(desired, args["state"], answer, recreate=args["recreate"], compare=args["compare"])
         if plan["changed"] and not self._task.check_mode:
             reply = self.script("hns_calls", {"Calls": plan["calls"]})
             responses = reply.get("responses") or []

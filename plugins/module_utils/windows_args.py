@@ -21,6 +21,7 @@ HNS_NETWORK_ARGSPEC = dict(
     vsid=dict(type="int"),
     state=dict(type="str", default="present", choices=["present", "absent"]),
     recreate=dict(type="bool", default=False),
+    compare=dict(type="str", default="all", choices=["all", "type"]),
 )
 HNS_NETWORK_REQUIRED_IF = [("state", "present", ["type"])]
 

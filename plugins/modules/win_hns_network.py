@@ -55,6 +55,17 @@ options:
         connectivity and removes the endpoints attached to the network.
     type: bool
     default: false
+  compare:
+    description:
+      - What of an existing network of this O(name) must match the task.
+      - V(all) compares the type and every option that is set (O(address_prefix), O(gateway), O(adapter_name),
+        O(vsid)).
+      - V(type) compares only the type; the other options are used only to create the network. For a network
+        other programs also read or report differently across Windows versions, such as the C(External) network
+        that binds the adapter to its vSwitch (microsoft/SDN's scripts look for it by name only).
+    type: str
+    choices: [all, type]
+    default: all
 attributes:
   check_mode:
     support: full

@@ -111,14 +111,17 @@ def network_request(desired):
     return json.dumps(doc, sort_keys=True)
 
 
-def differences(desired, live):
+def differences(desired, live, compare="all"):
     """Fields where the live network differs from the desired one: [(field, live, desired)].
 
-    Only what the task specifies is compared: an unset gateway or adapter is left to HNS.
+    Only what the task specifies is compared: an unset gateway or adapter is left to HNS. ``compare="type"``:
+    only the type (the other settings only create the network).
     """
     diffs = []
     if desired["type"].lower() != (live["type"] or "").lower():
         diffs.append(("type", live["type"], desired["type"]))
+    if compare == "type":
+        return diffs
     if desired["adapter_name"] and (desired["adapter_name"].lower() != (live["adapter_name"] or "").lower()):
         diffs.append(("adapter_name", live["adapter_name"], desired["adapter_name"]))
     live_subnets = {s["address_prefix"]: s for s in live["subnets"]}
@@ -172,7 +175,7 @@ def removal_calls(network_ids, endpoints, policylists):
     return calls, summary
 
 
-def plan_network(desired, state, state_answer, recreate=False):
+def plan_network(desired, state, state_answer, recreate=False, compare="all"):
     """Decide what to do for one network.
 
     ``state_answer`` is the hns_state script's result. Returns a dict with ``changed``, ``calls``
@@ -198,7 +201,7 @@ def plan_network(desired, state, state_answer, recreate=False):
     if live is None:
         plan.update(changed=True, calls=[create], after=public_view(dict(desired)))
         return plan
-    plan["differences"] = differences(desired, live)
+    plan["differences"] = differences(desired, live, compare)
     if not plan["differences"]:
         return plan
     if not recreate:

@@ -79,6 +79,19 @@ def test_drift_fails_and_names_each_difference_unless_recreate():
     assert "recreate: true" in text
 
 
+def test_compare_type_accepts_any_subnet_adapter_and_vsid_but_not_another_type():
+    """The External network: found by name as microsoft/SDN does; only a backend switch (type) is drift."""
+    desired = hns.desired_network(**DESIRED_OVERLAY)
+    reported_otherwise = overlay(vsid=None, prefix="192.168.255.0/30", gateway=None)
+    reported_otherwise["NetworkAdapterName"] = "vEthernet (Ethernet0)"
+    plan = hns.plan_network(desired, "present", answer([reported_otherwise]), compare="type")
+    assert not plan["changed"] and plan["calls"] == [] and plan["differences"] == []
+    with pytest.raises(hns.HnsError, match="differs from the task: type is L2Bridge, want Overlay"):
+        hns.plan_network(desired, "present", answer([dict(reported_otherwise, Type="L2Bridge")]), compare="type")
+    with pytest.raises(hns.HnsError, match="address_prefix is .*want 10.244.3.0/24"):  # compare=all
+        hns.plan_network(desired, "present", answer([reported_otherwise]))
+
+
 def test_recreate_removes_policy_lists_then_endpoints_then_network_then_creates():
     eps = [{"ID": "E1", "Name": "cbr0_ep", "VirtualNetwork": "N1"},
            {"ID": "E2", "Name": "other", "VirtualNetwork": "N9"}]
