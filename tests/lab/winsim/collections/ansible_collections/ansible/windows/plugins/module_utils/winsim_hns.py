@@ -9,10 +9,10 @@ execution as unreachable, as WinRM loses the host); removing the last one remove
 again; a network with endpoints cannot be deleted; an endpoint referenced by a policy list cannot be deleted.
 
 The blip: binding an adapter to a new Hyper-V vSwitch moves its addresses to "vEthernet (<adapter>)" and
-the host is unreachable meanwhile. microsoft/SDN Kubernetes/flannel/{l2bridge,overlay}/start.ps1: "Create
-a L2Bridge to trigger a vSwitch creation. Do this only once as it causes network blip" (a permanent network
-named External is created first, then they wait 5-10 s) and "Start FlannelD, which would recreate the
-network. Expect disruption in node connectivity for few seconds". How long is not documented; remote
+the host is unreachable meanwhile. microsoft/SDN Kubernetes/windows/helper.v2.psm1 (CreateExternalNetwork,
+also helper.psm1): "Create a L2Bridge network to trigger a vSwitch creation. Do this only once as it causes
+network blip" (a permanent network named External, found again by name only); Kubernetes/flannel/start.ps1
+then starts flanneld and sleeps 1-10 s between steps. How long the blip lasts is not documented; remote
 operations follow each other within a second, so the lab takes the stricter view that the next one always
 falls into it (deterministic, no waiting in the lab).
 """
