@@ -50,4 +50,8 @@ def test_the_real_kubeadm_joins_with_dry_run_when_a_cri_answers_on_the_pipe(join
 def test_without_a_runtime_on_the_pipe_the_real_preflight_fails(join_args):
     res = winsim_wine.kubeadm_with_cri(CACHE, VERSION, join_args, cri=False)
     assert res["rc"] != 0
-    assert "[ERROR CRI]: could not connect to the container runtime" in res["output"], res["output"][-3000:]
+    errors = [line.strip().split("]: ", 1) for line in res["output"].splitlines() if line.strip().startswith("[ERROR")]
+    # both checks connect first (checks.go addCommonChecks); the simulator's join preflight says the same
+    assert [name for name, _ in errors] == ["[ERROR CRI", "[ERROR ContainerRuntimeVersion"], res["output"][-3000:]
+    assert all(text.startswith("could not connect to the container runtime: failed to create new CRI runtime "
+                               "service: validate service connection") for _, text in errors)

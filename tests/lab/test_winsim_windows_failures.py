@@ -66,6 +66,24 @@ def test_join_preflight_as_kubeadm_exe_prints_it_on_windows(tmp_path):
     assert "[ERROR" not in err and "[WARNING FileExisting-xcopy]: xcopy not found in system path" in err
 
 
+def test_join_preflight_without_the_runtime_pipe_fails_twice_as_the_real_kubeadm_does(tmp_path):
+    """No containerd on its pipe: CRI and ContainerRuntimeVersion both fail with the connect error (the real
+    kubeadm.exe under Wine prints the same two, test_wine_kubeadm.py), so ignoring CRI alone does not join."""
+    host = core.create_host(str(tmp_path), "w")
+    for tool in ("kubeadm", "kubelet"):
+        core.write_binary(host.local_path("C:\\k\\%s.exe" % tool), tool, "v1.37.2")
+    with host.open() as h:
+        h.state["pipes"] = [p for p in h.state.get("pipes", []) if "containerd" not in p]
+    rc, _, err = _join(host)
+    errors = [line.strip() for line in err.splitlines() if line.strip().startswith("[ERROR")]
+    assert rc == 1 and [e.split("]", 1)[0] for e in errors] == ["[ERROR CRI", "[ERROR ContainerRuntimeVersion"], err
+    assert all(e.split("]: ", 1)[1].startswith("could not connect to the container runtime: failed to create new CRI "
+                                               "runtime service: validate service connection") for e in errors)
+    rc, _, err = _kubeadm(host, ["join", "127.0.0.1:1", "--token", TOKEN,
+                                 "--discovery-token-unsafe-skip-ca-verification", "--ignore-preflight-errors", "CRI"])
+    assert rc == 1 and "[ERROR ContainerRuntimeVersion]" in err and "[ERROR CRI]" not in err
+
+
 def test_join_preflight_refuses_a_kubelet_three_minors_behind(tmp_path):
     """KubeletVersionCheck: MinimumKubeletVersion is kubeadm's minor minus 3 (constants.go)."""
     host = core.create_host(str(tmp_path), "w")
