@@ -23,7 +23,6 @@ def _wrap(func):
 class FilterModule:
     def filters(self):
         return {
-            "hostprocess_image_problems": hp.image_problems,
             "hostprocess_pinned_image": _wrap(hp.pinned_image),
             "pod_security_enable": hp.pod_security_enable,
             "pod_security_reverts": hp.pod_security_reverts,

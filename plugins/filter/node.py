@@ -51,8 +51,7 @@ def cni_installed_dirs(cni_dirs):
 class FilterModule:
     def filters(self):
         filters = {name: _wrap(getattr(nn, name)) for name in (
-            "cidr_host", "network_name", "net_conf", "cni_config", "source_vip", "flanneld_args",
-            "kube_proxy_args", "source_vip_reservation")}
+            "network_name", "net_conf", "cni_config", "flanneld_args", "kube_proxy_args", "source_vip_reservation")}
         filters["token_file_kubeconfig"] = _wrap(ncreds.token_file_kubeconfig)
         filters["token_files"] = _wrap(ncreds.token_files)
         filters["token_file_hashes"] = _wrap(ncreds.token_file_hashes)
