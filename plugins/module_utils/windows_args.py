@@ -21,7 +21,8 @@ HNS_NETWORK_ARGSPEC = dict(
     vsid=dict(type="int"),
     state=dict(type="str", default="present", choices=["present", "absent"]),
     recreate=dict(type="bool", default=False),
-    compare=dict(type="str", default="all", choices=["all", "type"]),
+    compare=dict(type="list", elements="str", default=["type", "address_prefix", "gateway", "adapter_name", "vsid"],
+                 choices=["type", "address_prefix", "gateway", "adapter_name", "vsid"]),
 )
 HNS_NETWORK_REQUIRED_IF = [("state", "present", ["type"])]
 

@@ -57,15 +57,15 @@ options:
     default: false
   compare:
     description:
-      - What of an existing network of this O(name) must match the task.
-      - V(all) compares the type and every option that is set (O(address_prefix), O(gateway), O(adapter_name),
-        O(vsid)).
-      - V(type) compares only the type; the other options are used only to create the network. For a network
-        other programs also read or report differently across Windows versions, such as the C(External) network
-        that binds the adapter to its vSwitch (microsoft/SDN's scripts look for it by name only).
-    type: str
-    choices: [all, type]
-    default: all
+      - Which settings of an existing network of this O(name) must match the task; an option that is not set is
+        never compared. The others are used only to create the network.
+      - Leave out what HNS may report back differently from what was asked, for example the subnet, gateway and
+        VSID of the C(External) network that only binds the adapter to its vSwitch (microsoft/SDN's scripts look
+        for it by name only).
+    type: list
+    elements: str
+    choices: [type, address_prefix, gateway, adapter_name, vsid]
+    default: [type, address_prefix, gateway, adapter_name, vsid]
 attributes:
   check_mode:
     support: full

@@ -111,29 +111,32 @@ def network_request(desired):
     return json.dumps(doc, sort_keys=True)
 
 
-def differences(desired, live, compare="all"):
-    """Fields where the live network differs from the desired one: [(field, live, desired)].
+COMPARED = ("type", "address_prefix", "gateway", "adapter_name", "vsid")
 
-    Only what the task specifies is compared: an unset gateway or adapter is left to HNS. ``compare="type"``:
-    only the type (the other settings only create the network).
+
+def differences(desired, live, compare=COMPARED):
+    """Fields of ``compare`` where the live network differs from the desired one: [(field, live, desired)].
+
+    Only what the task specifies is compared: an unset gateway or adapter is left to HNS. Without
+    address_prefix, gateway and VSID are looked up in any live subnet.
     """
     diffs = []
-    if desired["type"].lower() != (live["type"] or "").lower():
+    if "type" in compare and desired["type"].lower() != (live["type"] or "").lower():
         diffs.append(("type", live["type"], desired["type"]))
-    if compare == "type":
-        return diffs
-    if desired["adapter_name"] and (desired["adapter_name"].lower() != (live["adapter_name"] or "").lower()):
+    if "adapter_name" in compare and desired["adapter_name"] \
+            and desired["adapter_name"].lower() != (live["adapter_name"] or "").lower():
         diffs.append(("adapter_name", live["adapter_name"], desired["adapter_name"]))
     live_subnets = {s["address_prefix"]: s for s in live["subnets"]}
     for s in desired["subnets"]:
         have = live_subnets.get(s["address_prefix"])
-        if have is None:
+        if have is None and "address_prefix" in compare:
             diffs.append(("address_prefix", sorted(live_subnets) or None, s["address_prefix"]))
             continue
-        if s["gateway"] and s["gateway"] != have["gateway"]:
-            diffs.append(("gateway", have["gateway"], s["gateway"]))
-        if s["vsid"] is not None and s["vsid"] != have["vsid"]:
-            diffs.append(("vsid", have["vsid"], s["vsid"]))
+        candidates = [have] if have else list(live_subnets.values())
+        if "gateway" in compare and s["gateway"] and s["gateway"] not in [c["gateway"] for c in candidates]:
+            diffs.append(("gateway", [c["gateway"] for c in candidates] if not have else have["gateway"], s["gateway"]))
+        if "vsid" in compare and s["vsid"] is not None and s["vsid"] not in [c["vsid"] for c in candidates]:
+            diffs.append(("vsid", [c["vsid"] for c in candidates] if not have else have["vsid"], s["vsid"]))
     return diffs
 
 
@@ -175,7 +178,7 @@ def removal_calls(network_ids, endpoints, policylists):
     return calls, summary
 
 
-def plan_network(desired, state, state_answer, recreate=False, compare="all"):
+def plan_network(desired, state, state_answer, recreate=False, compare=COMPARED):
     """Decide what to do for one network.
 
     ``state_answer`` is the hns_state script's result. Returns a dict with ``changed``, ``calls``

@@ -54,32 +54,37 @@ def image_problems(images, pins):
     return problems
 
 
-# kubernetes-sigs/sig-windows-tools built docker.io/sigwindowstools/flannel:<v>-hostprocess and
-# kube-proxy:<v>-flannel-hostprocess until April 2025: #385 (2025-04-11) removed hostprocess/flannel,
-# #388 (2025-04-23) flannel from the kube-proxy image workflow. flannel v0.26.7 (2025-04-15) and Kubernetes
-# v1.33 (2025-04-23) came after. Their start.ps1 also read ConfigMap volumes (kube-flannel-windows-cfg,
-# kubeadm-config, kube-proxy) that this collection's DaemonSets do not mount, so they fail at start there.
-_SIG_WINDOWS_TOOLS = re.compile(r"^(?:docker\.io/)?sigwindowstools/(?:flannel|kube-proxy)[:@]")
+# Images of kubernetes-sigs/sig-windows-tools (docker.io/sigwindowstools/...), refused for these DaemonSets:
+# each runs a start script made for sig-windows-tools' own DaemonSet. The flannel ones read ConfigMaps at
+# /mounts/kube-flannel/ and /mounts/kube-flannel-windows/ and the variables CNI_BIN_PATH, CNI_CONFIG_PATH and
+# SERVICE_SUBNET, and write their own CNI config; their builds were removed in April 2025 (#385 on 2025-04-11:
+# hostprocess/flannel; #388 on 2025-04-23: flannel from the kube-proxy image workflow), before flannel v0.26.7
+# and Kubernetes v1.33. The kube-proxy images built since are for Calico (-calico-hostprocess: the HNS network
+# "Calico"). Any Docker Hub spelling of the name counts (Docker's reference normalisation).
+_SIG_WINDOWS_TOOLS = re.compile(r"^(?:(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)/)?"
+                                r"sigwindowstools/[^/:@]+(?:[:@]|$)")
 IMAGE_HELP = ("build an image for this collection's DaemonSet as roles/control_plane/README.md (\"HostProcess "
               "images\") describes and set it here pinned by digest, or use kubewin_deployment_mode: services")
 
 
-def unusable_images(images):
-    """``images``: variable name -> image reference. One message per image this collection's DaemonSets
-    cannot run: unset, or one of sig-windows-tools' discontinued flannel HostProcess images."""
+def unusable_images(images, pins=None):
+    """``images``: variable name -> image reference; ``pins``: tag reference -> digest reference. One message
+    per image this collection's DaemonSets cannot run: unset, or a sig-windows-tools image (by itself or pinned)."""
     problems = []
     for var, ref in sorted((images or {}).items()):
         ref = str(ref or "").strip()
+        pinned = str((pins or {}).get(ref) or "") if isinstance(pins, dict) else ""
         if not ref:
             problems.append("%s is not set: hostprocess mode has no published image to default to "
-                            "(kubernetes-sigs/sig-windows-tools stopped building its flannel HostProcess images "
+                            "(kubernetes-sigs/sig-windows-tools removed the builds of its flannel HostProcess images "
                             "in April 2025, #385 and #388); %s" % (var, IMAGE_HELP))
-        elif _SIG_WINDOWS_TOOLS.match(ref):
-            problems.append("%s is %r, a sig-windows-tools flannel HostProcess image: its start script reads "
-                            "ConfigMap volumes this collection's DaemonSet does not mount (kube-flannel-windows-cfg, "
-                            "kubeadm-config, kube-proxy), and none was built for flannel v0.26.7 or later or "
-                            "Kubernetes v1.33 or later (removed in April 2025, kubernetes-sigs/sig-windows-tools#385 "
-                            "and #388); %s" % (var, ref, IMAGE_HELP))
+        elif _SIG_WINDOWS_TOOLS.match(ref.lower()) or _SIG_WINDOWS_TOOLS.match(pinned.lower()):
+            problems.append("%s is %r, a sig-windows-tools image: its start script was made for sig-windows-tools' "
+                            "own DaemonSet (it reads ConfigMaps and variables this collection's DaemonSet does not "
+                            "provide, and writes its own CNI config), the flannel ones were last built before flannel "
+                            "v0.26.7 and Kubernetes v1.33 (builds removed in April 2025, "
+                            "kubernetes-sigs/sig-windows-tools#385 and #388) and the kube-proxy ones since are for "
+                            "Calico; %s" % (var, ref, IMAGE_HELP))
     return problems
 
 

@@ -52,7 +52,10 @@ SUPPORTED_BUILDS = {
     26100: "Windows Server 2025",
 }
 
-CONTAINERD_HOSTPROCESS_MIN = (1, 6)
+# HostProcess containers see their volume mounts (ConfigMaps, the ServiceAccount token) at the paths the pod
+# names only from containerd 1.7; 1.6 puts them under $CONTAINER_SANDBOX_MOUNT_POINT, where client-go and
+# flanneld do not look (kubernetes.io, "Create a Windows HostProcess Pod", Volume mounts).
+CONTAINERD_HOSTPROCESS_MIN = (1, 7)
 CONTAINERD_RECOMMENDED = (1, 7)
 # The floor the README states (containerd >= 1.6). It is also what the kubelet needs from Kubernetes
 # 1.26 on, which speaks only the CRI v1 API (containerd 1.5 and older have v1alpha2 only).
@@ -210,7 +213,7 @@ def check_container_runtime(container_runtime, runtime, deployment_mode, kube_ve
     kube = _kube(kube_version)
     if container_runtime == "docker":
         if deployment_mode == "hostprocess":
-            f.fail(mode_var, "%s: hostprocess needs containerd >= 1.6; Docker cannot run HostProcess containers: "
+            f.fail(mode_var, "%s: hostprocess needs containerd >= 1.7; Docker cannot run HostProcess containers: "
                              "set %s: containerd, or %s: services"
                    % (mode_var, var, mode_var))
         cri_dockerd = bool(runtime and runtime.get("cri_dockerd_service_exists"))
@@ -251,6 +254,11 @@ def check_container_runtime(container_runtime, runtime, deployment_mode, kube_ve
                     "it too): upgrade containerd on this host to %s or later (%s recommended)"
                % (_v(version), _v(CONTAINERD_MIN, 2), var, _v(CONTAINERD_MIN, 2), _v(CONTAINERD_MIN, 2),
                   _v(CONTAINERD_RECOMMENDED, 2)))
+    elif deployment_mode == "hostprocess" and version[:2] < CONTAINERD_HOSTPROCESS_MIN:
+        f.fail(mode_var, "%s: hostprocess needs containerd >= %s on this host (it has %s): containerd 1.6 mounts a "
+                         "HostProcess pod's volumes and ServiceAccount token under $CONTAINER_SANDBOX_MOUNT_POINT, not "
+                         "at the paths the DaemonSets name; upgrade containerd, or set %s: services"
+               % (mode_var, _v(CONTAINERD_HOSTPROCESS_MIN, 2), _v(version), mode_var))
     elif version[:2] < CONTAINERD_RECOMMENDED:
         f.warn(var, "containerd %s works but containerd >= %s is recommended for Windows nodes; upgrade "
                     "containerd when you can" % (_v(version), _v(CONTAINERD_RECOMMENDED, 2)))
@@ -277,7 +285,7 @@ def check_hostprocess_images(deployment_mode, images, pins):
     so only pinned by digest."""
     f = Findings("hostprocess_images")
     if deployment_mode == "hostprocess":
-        unusable = hostprocess.unusable_images(images)
+        unusable = hostprocess.unusable_images(images, pins)
         usable = {var: ref for var, ref in (images or {}).items() if not any(p.startswith(var + " ") for p in unusable)}
         for problem in unusable + hostprocess.image_problems(usable, pins):
             var = problem.split(" ", 1)[0].split("[", 1)[0]

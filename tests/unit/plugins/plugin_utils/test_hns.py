@@ -79,16 +79,22 @@ def test_drift_fails_and_names_each_difference_unless_recreate():
     assert "recreate: true" in text
 
 
-def test_compare_type_accepts_any_subnet_adapter_and_vsid_but_not_another_type():
-    """The External network: found by name as microsoft/SDN does; only a backend switch (type) is drift."""
+def test_compare_only_the_named_fields():
+    """The External network: found by name as microsoft/SDN does; a backend switch (type) or another adapter is
+    drift, a subnet or gateway reported otherwise is not; the VSID only when asked (flannel's VNI 9999)."""
     desired = hns.desired_network(**DESIRED_OVERLAY)
-    reported_otherwise = overlay(vsid=None, prefix="192.168.255.0/30", gateway=None)
-    reported_otherwise["NetworkAdapterName"] = "vEthernet (Ethernet0)"
-    plan = hns.plan_network(desired, "present", answer([reported_otherwise]), compare="type")
+    reported_otherwise = overlay(vsid=9999, prefix="192.168.255.0/30", gateway=None)
+    plan = hns.plan_network(desired, "present", answer([reported_otherwise]), compare=["type", "adapter_name"])
     assert not plan["changed"] and plan["calls"] == [] and plan["differences"] == []
     with pytest.raises(hns.HnsError, match="differs from the task: type is L2Bridge, want Overlay"):
-        hns.plan_network(desired, "present", answer([dict(reported_otherwise, Type="L2Bridge")]), compare="type")
-    with pytest.raises(hns.HnsError, match="address_prefix is .*want 10.244.3.0/24"):  # compare=all
+        hns.plan_network(desired, "present", answer([dict(reported_otherwise, Type="L2Bridge")]),
+                         compare=["type", "adapter_name"])
+    with pytest.raises(hns.HnsError, match="adapter_name is Ethernet1, want Ethernet0"):
+        hns.plan_network(desired, "present", answer([dict(reported_otherwise, NetworkAdapterName="Ethernet1")]),
+                         compare=["type", "adapter_name"])
+    with pytest.raises(hns.HnsError, match=r"vsid is \[9999\], want 4096"):
+        hns.plan_network(desired, "present", answer([reported_otherwise]), compare=["type", "adapter_name", "vsid"])
+    with pytest.raises(hns.HnsError, match="address_prefix is .*want 10.244.3.0/24"):  # the default: every field
         hns.plan_network(desired, "present", answer([reported_otherwise]))
 
 

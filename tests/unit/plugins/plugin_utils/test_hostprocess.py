@@ -40,17 +40,22 @@ def test_preflight_names_the_variable_and_the_fix_in_hostprocess_mode_only():
     assert "not an image pinned by digest" in fails[0]["message"]
 
 
-@pytest.mark.parametrize("ref", [
-    "docker.io/sigwindowstools/flannel:v0.26.7-hostprocess",
-    "sigwindowstools/kube-proxy:v1.37.2-flannel-hostprocess",
-    "docker.io/sigwindowstools/flannel@sha256:" + "a" * 64,  # pinned or not: its start script cannot run here
+@pytest.mark.parametrize("ref, pins", [
+    ("docker.io/sigwindowstools/flannel:v0.26.7-hostprocess", {}),
+    ("sigwindowstools/kube-proxy:v1.37.2-calico-hostprocess", {}),
+    ("docker.io/sigwindowstools/flannel@sha256:" + "a" * 64, {}),  # pinned or not: its start script cannot run here
+    ("sigwindowstools/flannel", {"sigwindowstools/flannel": DIGEST}),  # no tag, pinned to something else
+    ("index.docker.io/sigwindowstools/flannel:v0.26.6-hostprocess", {}),
+    ("registry-1.docker.io/SigWindowsTools/flannel:v0.26.6-hostprocess", {}),
+    # a tag of one's own pinned to sig-windows-tools' digest
+    (TAG, {TAG: "docker.io/sigwindowstools/flannel@sha256:" + "b" * 64}),
 ])
-def test_sig_windows_tools_flannel_images_are_refused_with_the_reason_and_the_fix(ref):
+def test_sig_windows_tools_images_are_refused_with_the_reason_and_the_fix(ref, pins):
     images = {"kubewin_flannel_hostprocess_image": ref, "kubewin_kube_proxy_hostprocess_image": DIGEST}
-    fails, dummy = preflight.check_hostprocess_images("hostprocess", images, {ref: DIGEST})
+    fails, dummy = preflight.check_hostprocess_images("hostprocess", images, pins)
     assert [f["variable"] for f in fails] == ["kubewin_flannel_hostprocess_image"]
     msg = fails[0]["message"]
-    assert "kubeadm-config" in msg and "#385" in msg and "HostProcess images" in msg
+    assert "sig-windows-tools image" in msg and "#385" in msg and "Calico" in msg and "HostProcess images" in msg
     assert "kubewin_deployment_mode: services" in msg
     assert preflight.check_hostprocess_images("services", images, {}) == ([], [])
 

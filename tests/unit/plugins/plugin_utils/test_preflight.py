@@ -83,6 +83,10 @@ BAD = [
      ["containerd v1.5.13 is older than the supported minimum v1.6", "upgrade containerd"]),
     (dict(runtime=dict(VALID["runtime"], version="v1.5.13"), deployment_mode="services"), "container_runtime",
      "kubewin_container_runtime", ["older than the supported minimum v1.6", "CRI v1", "upgrade containerd"]),
+    # HostProcess volume mounts at the pod's paths need containerd 1.7 (1.6: under $CONTAINER_SANDBOX_MOUNT_POINT)
+    (dict(runtime=dict(VALID["runtime"], version="v1.6.28")), "container_runtime", "kubewin_deployment_mode",
+     ["hostprocess needs containerd >= v1.7", "it has v1.6.28", "CONTAINER_SANDBOX_MOUNT_POINT",
+      "kubewin_deployment_mode: services"]),
     # the README's floor (containerd >= 1.6) holds whatever the Kubernetes version: 1.25 used to pass
     (dict(runtime=dict(VALID["runtime"], version="containerd github.com/containerd/containerd v1.5.18 x"),
           deployment_mode="services", kube_version="v1.25.16", server_version="v1.25.16"), "container_runtime",
@@ -240,8 +244,8 @@ def test_every_check_has_a_bad_case():
 WARN = [
     (dict(hostname="WIN-WORKER-LONGNAME1"), "node_name", "kubewin_node_name",
      ["longer than", "15 characters", "'WIN-WORKER-LONG'"]),
-    (dict(runtime=dict(VALID["runtime"], version="1.6.28")), "container_runtime", "kubewin_container_runtime",
-     ["containerd >= v1.7 is recommended"]),
+    (dict(runtime=dict(VALID["runtime"], version="1.6.28"), deployment_mode="services"), "container_runtime",
+     "kubewin_container_runtime", ["containerd >= v1.7 is recommended"]),
     (dict(runtime=dict(VALID["runtime"], version=None)), "container_runtime", "kubewin_container_runtime",
      ["could not be read"]),
     (dict(kube_version="v1.25.16", server_version="v1.25.16"), "deployment_mode", "kubewin_deployment_mode",
