@@ -2,7 +2,8 @@
 // "Wine"). It listens on a Windows named pipe (the runtime's, \\.\pipe\containerd-containerd by default)
 // and answers Version, Status and RuntimeConfig as containerd does (containerd v2
 // internal/cri/server/version.go: RuntimeName "containerd", RuntimeApiVersion "v1"; status.go:
-// RuntimeReady and NetworkReady conditions) and ImageFsInfo (empty); every other call is Unimplemented.
+// RuntimeReady and NetworkReady conditions), ListPodSandbox (none: kubeadm reset's removeContainers on a
+// drained node) and ImageFsInfo (empty); every other call is Unimplemented.
 package main
 
 import (
@@ -36,6 +37,11 @@ func (r *runtime) Status(context.Context, *runtimeapi.StatusRequest) (*runtimeap
 func (r *runtime) RuntimeConfig(context.Context, *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
 	// Windows: no cgroup driver (containerd answers with an empty Linux config there)
 	return &runtimeapi.RuntimeConfigResponse{}, nil
+}
+
+// ListPodSandbox: kubeadm reset lists the pods to remove (cmd/kubeadm/app/util/runtime ListKubeContainers).
+func (r *runtime) ListPodSandbox(context.Context, *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
+	return &runtimeapi.ListPodSandboxResponse{}, nil
 }
 
 type images struct {

@@ -759,6 +759,8 @@ def _reset(host, version, args, out, stdin, warn=None):
         except SimError as e:
             warn(_klog_warning("[reset] The kubelet service could not be stopped by kubeadm: [%s]" % e))
             warn(_klog_warning("[reset] Please ensure kubelet is stopped manually"))
+    if _real_reset(host, version, args, out, warn):
+        return
     for d in (ETC + "\\manifests", KUBELET_DIR, ETC + "\\pki"):
         local = host.local_path(d)
         if os.path.isdir(local):
@@ -772,6 +774,55 @@ def _reset(host, version, args, out, stdin, warn=None):
         if os.path.exists(local):
             os.remove(local)
     out("[reset] Deleted files; the reset process does not clean CNI configuration or HNS state")
+
+
+_WINE_DELETE = re.compile(r'Failed to delete contents of "([^"]+)" directory: unlinkat .*: Invalid function\.')
+
+
+def _empty_dir(local):
+    if os.path.isdir(local):
+        for entry in os.listdir(local):
+            p = os.path.join(local, entry)
+            shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.remove(p)
+
+
+# klog's header (Lmmdd hh:mm:ss.uuuuuu pid file:line]): warnings and errors, which kubeadm writes to stderr
+_KLOG = re.compile(r"^[WE]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+\] ")
+
+
+def _real_reset(host, version, args, out, warn):
+    """The rest of `kubeadm reset` (after the kubelet's stop, which the simulated SCM did above: Wine's
+    services.exe has no kubelet) by the real kubeadm.exe of this version under Wine, on a copy of the host's
+    C:\\etc\\kubernetes and C:\\var\\lib\\kubelet, with the stand-in CRI on the runtime's pipe when the host has
+    it; what it deleted is deleted on the host. False when the lab has no Windows kubeadm of this version."""
+    cache = host.config().get("lab_cache")
+    if not winsim_wine.binary(cache, version, "kubeadm"):
+        return False
+    trees = {d: host.local_path(d) for d in (ETC, KUBELET_DIR)}
+    cri = winsim_wine.CRI_PIPE in host.state.get("pipes", [])
+    res = winsim_wine.kubeadm_with_cri(cache, version, ["reset"] + list(args), cri=cri, timeout=180, trees=trees)
+    for win_path in res["gone"]:
+        local = host.local_path(win_path)
+        if os.path.isdir(local) and not os.path.islink(local):
+            shutil.rmtree(local)
+        elif os.path.lexists(local):
+            os.remove(local)
+    for line in res["output"].splitlines():
+        # cleanupnode.go prints its stop and, failing under Wine, warns; the simulated SCM stopped it above
+        if "Stopping the kubelet service" in line or "The kubelet service could not be stopped" in line \
+                or "Please ensure kubelet is stopped manually" in line:
+            continue
+        wine_limit = _WINE_DELETE.search(line)
+        if wine_limit:
+            # Go's RemoveAll deletes with POSIX semantics (FileDispositionInformationEx), which Wine 8 answers
+            # with ERROR_INVALID_FUNCTION and Windows Server 2019+ on NTFS does: the rest of that directory
+            # is emptied here, as kubeadm's CleanDir would (tests/lab/README.md, "The real kubeadm.exe").
+            _empty_dir(host.local_path("C:" + wine_limit.group(1).replace("\\\\", "\\")))
+            continue
+        (warn if _KLOG.match(line) else out)(line)
+    if res["rc"] != 0:
+        raise _KubeadmExit("kubeadm.exe reset (real, under Wine) exited %s" % res["rc"])
+    return True
 
 
 def _upgrade_node(host, version, args, out, warn=None):

@@ -341,11 +341,13 @@ def flanneld_validate(cache, version, argv, files, env, cwd):
 CRI_PIPE = "\\\\.\\pipe\\containerd-containerd"
 
 
-def kubeadm_with_cri(cache, version, argv, cri=True, timeout=300):
+def kubeadm_with_cri(cache, version, argv, cri=True, timeout=300, trees=None):
     """Run the real kubeadm.exe of version under Wine with kubelet.exe on PATH (C:\\k, for its
     KubeletVersion check) and, when cri, the stand-in CRI server (_cache/bin/cripipe.exe,
     tests/lab/controlplane/cmd/cripipe) listening on containerd's pipe in the same Wine session.
-    Returns {"rc", "output"}. Not memoised: it talks to the lab's API server."""
+    trees: {C: path: local directory} copied onto C: first (a simulated host's directories).
+    Returns {"rc", "output", "gone": [C: paths of those trees' files and directories no longer there]}.
+    Not memoised: it talks to the lab's API server."""
     exe, kubelet = binary(cache, version, "kubeadm"), binary(cache, version, "kubelet")
     cripipe = os.path.join(cache, "bin", "cripipe.exe")
     if not exe or not kubelet or (cri and not os.path.isfile(cripipe)):
@@ -356,8 +358,11 @@ def kubeadm_with_cri(cache, version, argv, cri=True, timeout=300):
     env.update(WINEPREFIX=prefix, WINEPATH="C:\\k", **WINE_ENV)
     server = None
     try:
+        for win_path, local in (trees or {}).items():
+            if os.path.isdir(local):
+                shutil.copytree(local, _drive_path(drive_c, win_path))
         k = os.path.join(drive_c, "k")
-        os.makedirs(k)
+        os.makedirs(k, exist_ok=True)
         os.symlink(kubelet, os.path.join(k, "kubelet.exe"))
         if cri:
             log = open(os.path.join(prefix, "cripipe.log"), "w+")
@@ -371,7 +376,14 @@ def kubeadm_with_cri(cache, version, argv, cri=True, timeout=300):
                 time.sleep(0.5)
         proc = subprocess.run(["wine", exe] + list(argv), cwd=drive_c, env=env, stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, check=False)
-        return {"rc": proc.returncode, "output": proc.stdout.decode("utf-8", "replace")}
+        gone = []
+        for win_path, local in (trees or {}).items():
+            for dirpath, dirs, files in os.walk(local):
+                rel = os.path.relpath(dirpath, local)
+                base = win_path if rel == "." else win_path + "\\" + rel.replace("/", "\\")
+                gone += [base + "\\" + n for n in dirs + files
+                         if not os.path.lexists(_drive_path(drive_c, base + "\\" + n))]
+        return {"rc": proc.returncode, "output": proc.stdout.decode("utf-8", "replace"), "gone": gone}
     finally:
         if server is not None:
             os.killpg(server.pid, signal.SIGKILL)
