@@ -15,7 +15,8 @@ from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import s
 # the JoinConfiguration file (written, then removed) were added: 22 measured. The External network that binds
 # the vSwitch before flanneld (HNS read, create, then the wait for the host to answer again) adds 3, and its
 # HNS read 1 to a re-run: a little room, no more. The inbound firewall rules (kubelet's TCP 10250 in the node role,
-# flannel's vxlan UDP port in the network role) add 1 each to both, as win_firewall_rule always runs: 29 and 11.
+# flannel's vxlan UDP port in the network role) add 1 each to both, as win_firewall_rule always runs: 29 and 11
+# (measured 28 and 11).
 BUDGET_FRESH, BUDGET_RERUN = 29, 11
 
 
