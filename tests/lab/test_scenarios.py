@@ -190,10 +190,17 @@ def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, ap
     assert networks == {"cbr0": "L2Bridge", "External": "L2Bridge"}
     assert "--network-name=cbr0" in dump["services"]["kube-proxy"]["image_path"]
     assert "--source-vip" not in dump["services"]["kube-proxy"]["image_path"]
+    # the kubelet's port is open, no vxlan port (host-gw routes plain IP between the nodes)
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_firewall
+    from winsim import core as winsim_core
+    with winsim_core.Host(sc.root, "win-1").open(save=False) as h:
+        assert winsim_firewall.inbound_allowed(h.state, "tcp", 10250)
+        assert not winsim_firewall.inbound_allowed(h.state, "udp", 4789)
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0 and scenario.changed_tasks(doc) == {}
     rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
     assert rc == 0, "\n".join(scenario.failures(doc))
+    assert sc.dump("win-1")["firewall"]["rules"] == []
 
 
 def test_hostprocess_mode_rolls_flannel_and_kube_proxy_out_as_daemonsets(tmp_path, api):

@@ -112,7 +112,9 @@ def initial_state(hostname, profile="ws2022-containerd", adapters=None, build=No
         "pipes": pipes,
         "services": services,
         "hns": {"networks": [], "endpoints": [], "policylists": [], "vswitches": {}, "blips": []},
-        "firewall": {},
+        # Windows Defender Firewall blocks inbound traffic that no rule allows (Microsoft Learn, "Windows Firewall
+        # overview"; Windows Server's default inbound action is Block). Rules: winsim_firewall.
+        "firewall": {"default_inbound_action": "Block", "rules": []},
         "env": {"Path": INITIAL_PATH},
         # The machine environment as of the last boot: what the WinRM session and its processes see.
         "env_boot": {"Path": INITIAL_PATH},

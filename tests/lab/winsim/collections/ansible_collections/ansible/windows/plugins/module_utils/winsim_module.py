@@ -1,8 +1,8 @@
 # Test-lab only: the common runner of the ansible.windows stand-in modules.
-"""Run a stand-in module with exactly the options of the real ansible.windows module.
+"""Run a stand-in module with exactly the options of the real ansible.windows (or community.windows) module.
 
 The argument spec is built at run time from the real module's DOCUMENTATION (the installed
-ansible.windows, found on sys.path, skipping this stand-in). Like on Windows, modules written with
+collection, found on sys.path, skipping the stand-ins). Like on Windows, modules written with
 Ansible.Basic reject unknown options ("Unsupported parameters for (x) module"), while the legacy
 ``Parse-Args`` modules (win_file, win_copy, win_shell, win_acl, slurp, ...) silently ignore them.
 """
@@ -24,17 +24,17 @@ from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import
 STANDIN_MARKER = "WINSIM_STANDIN"
 
 
-def real_collection_dir():
-    """The installed (real) ansible.windows, never this stand-in."""
-    override = os.environ.get("KUBEWIN_SIM_REAL_WINDOWS")
+def real_collection_dir(collection="ansible.windows"):
+    """The installed (real) collection, never a stand-in."""
+    override = os.environ.get("KUBEWIN_SIM_REAL_WINDOWS") if collection == "ansible.windows" else None
     candidates = [override] if override else []
     for entry in sys.path:
-        candidates.append(os.path.join(entry, "ansible_collections", "ansible", "windows"))
+        candidates.append(os.path.join(entry, "ansible_collections", *collection.split(".")))
     for c in candidates:
         if c and os.path.isdir(os.path.join(c, "plugins", "modules")) \
                 and not os.path.exists(os.path.join(c, STANDIN_MARKER)):
             return c
-    raise SimError("winsim: the real ansible.windows collection is not installed in this Python (%s)" % sys.executable)
+    raise SimError("winsim: the real %s collection is not installed in this Python (%s)" % (collection, sys.executable))
 
 
 def _doc_of_py(path, name="DOCUMENTATION"):
@@ -50,14 +50,14 @@ def _doc_of_py(path, name="DOCUMENTATION"):
     return None
 
 
-def _fragment(real_dir, ref):
+def _fragment(real_dir, ref, collection="ansible.windows"):
     """Options of a doc fragment such as ansible.windows.web_request or web_request.OTHER."""
     ref = ref.strip()
     parts = ref.split(".")
     attr = "DOCUMENTATION"
     if len(parts) in (2, 4) and parts[-1].isupper():
         attr, parts = parts[-1], parts[:-1]
-    if len(parts) == 3 and parts[:2] == ["ansible", "windows"]:
+    if len(parts) == 3 and parts[:2] == collection.split("."):
         path = os.path.join(real_dir, "plugins", "doc_fragments", parts[2] + ".py")
     elif len(parts) == 3 and parts[:2] == ["ansible", "builtin"] or len(parts) == 1:
         import ansible.plugins.doc_fragments as frag
@@ -69,8 +69,8 @@ def _fragment(real_dir, ref):
     return (_doc_of_py(path, attr) or {}).get("options") or {}
 
 
-def real_documentation(module):
-    real_dir = real_collection_dir()
+def real_documentation(module, collection="ansible.windows"):
+    real_dir = real_collection_dir(collection)
     base = os.path.join(real_dir, "plugins", "modules", module)
     if os.path.exists(base + ".py"):
         doc = _doc_of_py(base + ".py")
@@ -80,11 +80,11 @@ def real_documentation(module):
             if isinstance(doc, str):
                 doc = yaml.safe_load(doc)
     else:
-        raise SimError("winsim: ansible.windows.%s has no documentation in %s" % (module, real_dir))
+        raise SimError("winsim: %s.%s has no documentation in %s" % (collection, module, real_dir))
     options = {}
     frags = doc.get("extends_documentation_fragment") or []
     for ref in [frags] if isinstance(frags, str) else frags:
-        options.update(_fragment(real_dir, ref))
+        options.update(_fragment(real_dir, ref, collection))
     options.update(doc.get("options") or {})
     legacy = False
     if os.path.exists(base + ".ps1"):
@@ -126,15 +126,17 @@ class StandIn(object):
         self.warnings = []
 
 
-def run(name, body, check_mode="full", internal=None, mutually_exclusive=None, required_one_of=None, doc_module=None):
+def run(name, body, check_mode="full", internal=None, mutually_exclusive=None, required_one_of=None, doc_module=None,
+        collection="ansible.windows"):
     """Entry point of every stand-in module.
 
     ``body(sim)`` mutates ``sim.host.state`` / files and fills ``sim.result``; it raises SimError for a
     Windows-side failure. ``check_mode`` is the real module's support (full|partial|none);
-    ``internal`` are option specs the real action plugin passes besides the documented ones.
+    ``internal`` are option specs the real action plugin passes besides the documented ones;
+    ``collection`` is the real collection whose documentation gives the options.
     """
     try:
-        options, legacy = real_documentation(doc_module or name)
+        options, legacy = real_documentation(doc_module or name, collection)
         options.pop("free_form", None)  # documentation-only placeholder for _raw_params
         spec = spec_from_options(options)
     except SimError as e:

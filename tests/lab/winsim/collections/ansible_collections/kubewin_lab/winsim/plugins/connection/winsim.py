@@ -9,7 +9,8 @@ description:
     C(setup), C(slurp), C(stat) map to their C(ansible.windows) counterparts), always pipelines them,
     and runs them on the controller with the simulated host's identity and state directory.
   - Every module execution is appended to C(<root>/hosts/<host>/ops.log). Modules that are not
-    C(ansible.windows) stand-ins, and raw commands, fail as they would not run on Windows either.
+    C(ansible.windows) or C(community.windows) stand-ins, and raw commands, fail as they would not run on
+    Windows either.
 options:
   winsim_root:
     description: Directory holding C(hosts/<host>/) state.
@@ -34,7 +35,7 @@ from ansible.plugins.connection.local import Connection as LocalConnection  # no
 # The AnsiballZ wrapper names the module it runs in plain text.
 _MODULE_FQN = re.compile(r"ansible_collections\.([a-z0-9_]+)\.([a-z0-9_]+)\.plugins\.modules\.([a-z0-9_]+)"
                          r"|ansible\.(?:modules|legacy)\.([a-z0-9_]+)")
-ALLOWED_COLLECTIONS = {("ansible", "windows")}
+ALLOWED_COLLECTIONS = {("ansible", "windows"), ("community", "windows")}
 # What Ansible itself runs through the shell around modules (temporary directories, home lookup).
 # tests/lab/winsim: the lab's PowerShell interpreter (package ``ps``) that the win_powershell stand-in runs.
 _LAB_LIB = os.path.abspath(os.path.join(os.path.dirname(__file__), *[".."] * 6))
