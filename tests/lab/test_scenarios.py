@@ -6,7 +6,7 @@ import os
 
 import pytest
 import scenario
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd, winsim_firewall
 from kubernetes.client.exceptions import ApiException
 from winsim import core as winsim_core
 
@@ -241,6 +241,11 @@ def test_hostprocess_mode_rolls_flannel_and_kube_proxy_out_as_daemonsets(tmp_pat
         # reads them (HostProcess pods run with the host's network and cannot install it)
         with winsim_core.Host(sc.root, "win-1").open(save=False) as h:
             assert winsim_containerd.cni_problems(h) == []
+            # the HostProcess pods run on the host's network: the kubelet's and vxlan's ports are opened there too
+            assert winsim_firewall.inbound_allowed(h.state, "tcp", 10250)
+            port = json.loads(core.read_namespaced_config_map("kube-flannel-cfg", "kube-flannel")
+                              .data["net-conf.json"])["Backend"].get("Port", 4789)
+            assert winsim_firewall.inbound_allowed(h.state, "udp", port)
         rc, doc, text = sc.run("scale_up.yml")
         assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
     finally:
