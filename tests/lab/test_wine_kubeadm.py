@@ -71,6 +71,7 @@ def _joined_host(root, lab_cache):
         winsim_core.write_binary(host.local_path("C:\\k\\%s.exe" % tool), tool, VERSION)
     for win_path in ("C:\\etc\\kubernetes\\kubelet.conf", "C:\\etc\\kubernetes\\pki\\ca.crt",
                      "C:\\etc\\kubernetes\\operator-notes.txt", "C:\\var\\lib\\kubelet\\config.yaml",
+                     "C:\\var\\lib\\etcd\\member\\snap\\db",
                      "C:\\var\\lib\\kubelet\\kubeadm-flags.env",
                      "C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem"):
         local = host.local_path(win_path)
@@ -83,7 +84,7 @@ def _joined_host(root, lab_cache):
 
 def _left(host):
     found = []
-    for top in ("C:\\etc\\kubernetes", "C:\\var\\lib\\kubelet"):
+    for top in ("C:\\etc\\kubernetes", "C:\\var\\lib\\kubelet", "C:\\var\\lib\\etcd"):
         local = host.local_path(top)
         for dirpath, dirs, files in os.walk(local):
             found += [os.path.relpath(os.path.join(dirpath, n), host.drive) for n in dirs + files]
@@ -92,8 +93,8 @@ def _left(host):
 
 def test_the_real_kubeadm_resets_the_simulated_hosts_files_as_the_stand_in_does(tmp_path):
     """kubeadm reset on the lab's hosts runs the real kubeadm.exe under Wine on a copy of the host's directories
-    (the simulated SCM stops the kubelet first): it empties the kubelet's directory, pki and manifests, deletes
-    its kubeconfigs and leaves other files; the stand-in used without Wine does the same."""
+    (the simulated SCM stops the kubelet first): it empties the kubelet's directory, etcd's default data directory,
+    pki and manifests, deletes its kubeconfigs and leaves other files; the stand-in used without Wine does the same."""
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube
 
     results = {}

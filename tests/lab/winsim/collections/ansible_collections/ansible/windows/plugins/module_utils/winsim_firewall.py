@@ -97,14 +97,17 @@ def _port_matches(ports, port):
 
 def _applies(rule, proto, port, profile):
     mask = rule.get("Profiles", PROFILE_ALL)
-    return (rule.get("Enabled") and rule.get("Direction") == DIR_IN
-            and (mask == PROFILE_ALL or mask & PROFILE_BITS[profile])
-            and rule.get("Protocol") in (PROTO_ANY, proto)
-            and _port_matches(rule.get("LocalPorts"), port)
-            # Rules narrowed to a program, a service or remote addresses do not admit traffic in general:
-            # counted as not matching (the stricter reading for "may other nodes reach this port").
-            and not rule.get("ApplicationName") and not rule.get("ServiceName")
-            and rule.get("RemoteAddresses") in (None, "", "*"))
+    matches = (rule.get("Enabled") and rule.get("Direction") == DIR_IN
+               and (mask == PROFILE_ALL or mask & PROFILE_BITS[profile])
+               and rule.get("Protocol") in (PROTO_ANY, proto)
+               and _port_matches(rule.get("LocalPorts"), port))
+    if not matches or rule.get("Action") == ACTION_BLOCK:
+        # a block rule counts however it is narrowed (the stricter reading: it may block this traffic)
+        return bool(matches)
+    # Allow rules narrowed to a program, a service, or local or remote addresses do not admit traffic in
+    # general: counted as not matching (the stricter reading for "may other nodes reach this port").
+    return (not rule.get("ApplicationName") and not rule.get("ServiceName")
+            and rule.get("RemoteAddresses") in (None, "", "*") and rule.get("LocalAddresses") in (None, "", "*"))
 
 
 def inbound_allowed(state, proto, port, profile="public"):

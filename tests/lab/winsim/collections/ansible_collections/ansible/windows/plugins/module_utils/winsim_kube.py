@@ -25,6 +25,7 @@ from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import
 
 ETC = "C:\\etc\\kubernetes"
 KUBELET_DIR = "C:\\var\\lib\\kubelet"
+ETCD_DIR = "C:\\var\\lib\\etcd"
 CRI_CONTAINERD = "npipe:////./pipe/containerd-containerd"
 # Flags only the Windows kubelet registers (cmd/kubelet/app/options/osflags_windows.go): the
 # lab's flag list comes from a Linux kubelet's --help, which lacks them. Used only for a version
@@ -761,7 +762,7 @@ def _reset(host, version, args, out, stdin, warn=None):
             warn(_klog_warning("[reset] Please ensure kubelet is stopped manually"))
     if _real_reset(host, version, args, out, warn):
         return
-    for d in (ETC + "\\manifests", KUBELET_DIR, ETC + "\\pki"):
+    for d in (ETCD_DIR, ETC + "\\manifests", KUBELET_DIR, ETC + "\\pki"):
         local = host.local_path(d)
         if os.path.isdir(local):
             out("[reset] Deleting contents of directories: [%s]" % d)
@@ -776,7 +777,9 @@ def _reset(host, version, args, out, stdin, warn=None):
     out("[reset] Deleted files; the reset process does not clean CNI configuration or HNS state")
 
 
-_WINE_DELETE = re.compile(r'Failed to delete contents of "([^"]+)" directory: unlinkat .*: Invalid function\.')
+# cleanupnode.go and removeetcdmember.go word it differently
+_WINE_DELETE = re.compile(r'Failed to delete contents of (?:the etcd directory: )?"([^"]+)"(?: directory)?[:,] '
+                          r'(?:error: )?unlinkat .*: Invalid function\.')
 
 
 def _empty_dir(local):
@@ -790,6 +793,26 @@ def _empty_dir(local):
 _KLOG = re.compile(r"^[WE]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+\] ")
 
 
+def _real_kubeadm(host, cache, version, argv, kubelet_version=None):
+    """The real kubeadm.exe under Wine on a copy of the host's C:\\etc\\kubernetes, C:\\var\\lib\\kubelet and
+    C:\\var\\lib\\etcd (reset on a worker empties etcd's default data directory: removeetcdmember.go, no kubeadm
+    config), with the stand-in CRI on the runtime's pipe when the host has it; what it deleted, wrote or
+    changed there is done on the host too."""
+    trees = {d: host.local_path(d) for d in (ETC, KUBELET_DIR, ETCD_DIR)}
+    cri = winsim_wine.CRI_PIPE in host.state.get("pipes", [])
+    res = winsim_wine.kubeadm_with_cri(cache, version, argv, cri=cri, timeout=180, trees=trees,
+                                       kubelet_version=kubelet_version)
+    for win_path in res["gone"]:
+        local = host.local_path(win_path)
+        if os.path.isdir(local) and not os.path.islink(local):
+            shutil.rmtree(local)
+        elif os.path.lexists(local):
+            os.remove(local)
+    for win_path, data in res["changed"].items():
+        _write(host, win_path, data)
+    return res
+
+
 def _real_reset(host, version, args, out, warn):
     """The rest of `kubeadm reset` (after the kubelet's stop, which the simulated SCM did above: Wine's
     services.exe has no kubelet) by the real kubeadm.exe of this version under Wine, on a copy of the host's
@@ -798,15 +821,7 @@ def _real_reset(host, version, args, out, warn):
     cache = host.config().get("lab_cache")
     if not winsim_wine.binary(cache, version, "kubeadm"):
         return False
-    trees = {d: host.local_path(d) for d in (ETC, KUBELET_DIR)}
-    cri = winsim_wine.CRI_PIPE in host.state.get("pipes", [])
-    res = winsim_wine.kubeadm_with_cri(cache, version, ["reset"] + list(args), cri=cri, timeout=180, trees=trees)
-    for win_path in res["gone"]:
-        local = host.local_path(win_path)
-        if os.path.isdir(local) and not os.path.islink(local):
-            shutil.rmtree(local)
-        elif os.path.lexists(local):
-            os.remove(local)
+    res = _real_kubeadm(host, cache, version, ["reset"] + list(args))
     for line in res["output"].splitlines():
         # cleanupnode.go prints its stop and, failing under Wine, warns; the simulated SCM stopped it above
         if "Stopping the kubelet service" in line or "The kubelet service could not be stopped" in line \
@@ -814,10 +829,12 @@ def _real_reset(host, version, args, out, warn):
             continue
         wine_limit = _WINE_DELETE.search(line)
         if wine_limit:
-            # Go's RemoveAll deletes with POSIX semantics (FileDispositionInformationEx), which Wine 8 answers
-            # with ERROR_INVALID_FUNCTION and Windows Server 2019+ on NTFS does: the rest of that directory
-            # is emptied here, as kubeadm's CleanDir would (tests/lab/README.md, "The real kubeadm.exe").
-            _empty_dir(host.local_path("C:" + wine_limit.group(1).replace("\\\\", "\\")))
+            # Go's RemoveAll tries a POSIX-semantics delete first (os/at_windows.go Deleteat) and falls back only
+            # on three error codes; on Windows a directory fails the file-only open (EISDIR) and is emptied
+            # recursively, under Wine it gets past that and fails with "Invalid function." (observed; Wine's
+            # STATUS_NOT_IMPLEMENTED is the likely cause). The rest of that directory is emptied here, as
+            # kubeadm's CleanDir does on Windows (tests/lab/README.md, "The real kubeadm.exe").
+            _empty_dir(host.local_path("C:" + wine_limit.group(1).replace("\\\\", "\\").replace("/", "\\")))
             continue
         (warn if _KLOG.match(line) else out)(line)
     if res["rc"] != 0:
@@ -841,6 +858,8 @@ def _upgrade_node(host, version, args, out, warn=None):
                            "\"%s\": open "
                            "%s: The system cannot find the file specified." % (KUBEADM_ETC + "\\kubelet.conf",
                                                                                 KUBEADM_ETC + "\\kubelet.conf"))
+    if _real_upgrade_node(host, version, args, out, warn):
+        return
     api = _api_from_kubeconfig(host, ETC + "\\kubelet.conf")
     try:
         code, kcm = api.request("GET", "/api/v1/namespaces/kube-system/configmaps/kubelet-config")
@@ -877,6 +896,25 @@ def _upgrade_node(host, version, args, out, warn=None):
     out("[kubelet-start] Writing kubelet configuration to file \"%s\\config.yaml\"" % KUBEADM_KUBELET_DIR)
     _write(host, KUBELET_DIR + "\\config.yaml", _windows_kubelet_config(kcm["data"]["kubelet"], instance))
     out("[upgrade/kubelet-config] The kubelet configuration for this node was successfully upgraded!")
+
+
+def _real_upgrade_node(host, version, args, out, warn):
+    """After the preflight above (the host's own kubelet on its Path), the rest of `kubeadm upgrade node` by the
+    real kubeadm.exe of this version under Wine, with the host's kubelet version on its PATH, on a copy of the
+    host's directories (_real_kubeadm): it reads the cluster through the node's kubelet.conf, backs up and
+    writes the kubelet's config. False when the lab has no Windows kubeadm or kubelet of those versions."""
+    cache = host.config().get("lab_cache")
+    win, local = binaries.look_path(host, "kubelet", binaries.session_path(host))
+    marker = binaries.read_marker(local) if local else None
+    kubelet_version = marker[1] if marker else version
+    if not winsim_wine.binary(cache, version, "kubeadm") or not winsim_wine.binary(cache, kubelet_version, "kubelet"):
+        return False
+    res = _real_kubeadm(host, cache, version, ["upgrade", "node"] + list(args), kubelet_version=kubelet_version)
+    for line in res["output"].splitlines():
+        (warn if _KLOG.match(line) else out)(line)
+    if res["rc"] != 0:
+        raise _KubeadmExit("kubeadm.exe upgrade node (real, under Wine) exited %s" % res["rc"])
+    return True
 
 
 def _host_time(host):

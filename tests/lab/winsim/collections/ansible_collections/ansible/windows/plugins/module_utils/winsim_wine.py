@@ -341,14 +341,16 @@ def flanneld_validate(cache, version, argv, files, env, cwd):
 CRI_PIPE = "\\\\.\\pipe\\containerd-containerd"
 
 
-def kubeadm_with_cri(cache, version, argv, cri=True, timeout=300, trees=None):
+def kubeadm_with_cri(cache, version, argv, cri=True, timeout=300, trees=None, kubelet_version=None):
     """Run the real kubeadm.exe of version under Wine with kubelet.exe on PATH (C:\\k, for its
     KubeletVersion check) and, when cri, the stand-in CRI server (_cache/bin/cripipe.exe,
     tests/lab/controlplane/cmd/cripipe) listening on containerd's pipe in the same Wine session.
     trees: {C: path: local directory} copied onto C: first (a simulated host's directories).
-    Returns {"rc", "output", "gone": [C: paths of those trees' files and directories no longer there]}.
+    kubelet_version: the kubelet.exe put on PATH (default: version's).
+    Returns {"rc", "output", "gone": [C: paths of those trees' files and directories no longer there],
+    "changed": {C: path: bytes of each file under those trees that is new or different}}.
     Not memoised: it talks to the lab's API server."""
-    exe, kubelet = binary(cache, version, "kubeadm"), binary(cache, version, "kubelet")
+    exe, kubelet = binary(cache, version, "kubeadm"), binary(cache, kubelet_version or version, "kubelet")
     cripipe = os.path.join(cache, "bin", "cripipe.exe")
     if not exe or not kubelet or (cri and not os.path.isfile(cripipe)):
         raise WineUnavailable("no Windows kubeadm/kubelet %s or cripipe.exe under %s (run tests/lab/bin/lab-build)"
@@ -376,14 +378,25 @@ def kubeadm_with_cri(cache, version, argv, cri=True, timeout=300, trees=None):
                 time.sleep(0.5)
         proc = subprocess.run(["wine", exe] + list(argv), cwd=drive_c, env=env, stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, check=False)
-        gone = []
+        gone, changed = [], {}
         for win_path, local in (trees or {}).items():
             for dirpath, dirs, files in os.walk(local):
                 rel = os.path.relpath(dirpath, local)
                 base = win_path if rel == "." else win_path + "\\" + rel.replace("/", "\\")
                 gone += [base + "\\" + n for n in dirs + files
                          if not os.path.lexists(_drive_path(drive_c, base + "\\" + n))]
-        return {"rc": proc.returncode, "output": proc.stdout.decode("utf-8", "replace"), "gone": gone}
+            copy = _drive_path(drive_c, win_path)
+            for dirpath, _dirs, files in os.walk(copy):
+                rel = os.path.relpath(dirpath, copy)
+                base = win_path if rel == "." else win_path + "\\" + rel.replace("/", "\\")
+                for n in files:
+                    with open(os.path.join(dirpath, n), "rb") as f:
+                        data = f.read()
+                    before = os.path.join(local, rel, n)
+                    if not os.path.isfile(before) or open(before, "rb").read() != data:
+                        changed[base + "\\" + n] = data
+        return {"rc": proc.returncode, "output": proc.stdout.decode("utf-8", "replace"), "gone": gone,
+                "changed": changed}
     finally:
         if server is not None:
             os.killpg(server.pid, signal.SIGKILL)
