@@ -63,8 +63,8 @@ def test_sig_windows_tools_images_are_refused_with_the_reason_and_the_fix(ref, p
 def test_hostprocess_mode_needs_both_images_set():
     fails, dummy = preflight.check_hostprocess_images(
         "hostprocess", {"kubewin_flannel_hostprocess_image": "", "kubewin_kube_proxy_hostprocess_image": None}, {})
-    assert [f["variable"] for f in fails] == ["kubewin_flannel_hostprocess_image",
-                                             "kubewin_kube_proxy_hostprocess_image"]
+    wanted = ["kubewin_flannel_hostprocess_image", "kubewin_kube_proxy_hostprocess_image"]
+    assert [f["variable"] for f in fails] == wanted
     assert all("is not set" in f["message"] and "roles/control_plane/README.md" in f["message"] for f in fails)
     # an image of the operator's own by another name is fine (pinned)
     assert hp.unusable_images({"kubewin_flannel_hostprocess_image": "registry.corp/sigwindowstools-x/flannel:1"}) == []
