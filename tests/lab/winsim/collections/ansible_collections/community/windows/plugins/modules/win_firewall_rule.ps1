@@ -59,6 +59,13 @@ def _show(value):
     return "" if value is None else str(value)
 
 
+def _diff_rule(diff, sign, rule):
+    """A whole rule removed (-) or added (+), in the real module's diff lines."""
+    if diff is not None:
+        diff.append("%s[%s]" % (sign, rule["Name"]))
+        diff.extend("%s%s='%s'" % (sign, k, _show(rule.get(k))) for k in fw.PROPERTIES)
+
+
 def body(sim):
     p = sim.params
     for opt in NOT_SIMULATED:
@@ -74,9 +81,7 @@ def body(sim):
                                  else "No firewall rules in group '%s' exist." % p["group"])
         else:
             for rule in existing:
-                if diff is not None:
-                    diff.append("-[%s]" % rule["Name"])
-                    diff.extend("-%s='%s'" % (k, _show(rule.get(k))) for k in fw.PROPERTIES)
+                _diff_rule(diff, "-", rule)
                 if not sim.check_mode:
                     fw.rules(sim.state).remove(rule)
             sim.result["changed"] = True
@@ -84,9 +89,7 @@ def body(sim):
     else:
         wanted, passed = _wanted(p)
         if not existing and p.get("name"):
-            if diff is not None:
-                diff.append("+[%s]" % wanted["Name"])
-                diff.extend("+%s='%s'" % (k, _show(wanted.get(k))) for k in fw.PROPERTIES)
+            _diff_rule(diff, "+", wanted)
             if not sim.check_mode:
                 fw.rules(sim.state).append(wanted)
             sim.result["changed"] = True
