@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import hns
-from ansible_collections.kubewin.nodes.plugins.plugin_utils.windows_action import WindowsAction
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import hns
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
 
 
 class ActionModule(WindowsAction):

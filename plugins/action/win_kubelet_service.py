@@ -4,12 +4,12 @@
 
 from __future__ import annotations
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
-from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args as wa
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubelet_service as ks
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
-from ansible_collections.kubewin.nodes.plugins.plugin_utils.service_action import converge_service
-from ansible_collections.kubewin.nodes.plugins.plugin_utils.windows_action import WindowsAction
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as ks
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service as ws
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.service_action import converge_service
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
 
 
 class ActionModule(WindowsAction):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import cluster_settings as cs
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _cluster_settings as cs
 
 
 def cluster_settings(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1):

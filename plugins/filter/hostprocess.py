@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import hostprocess as hp
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _hostprocess as hp
 
 
 def _wrap(func):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import bootstrap_token as bt
+from ansible_collections.kubewin.nodes.plugins.module_utils import _bootstrap_token as bt
 
 
 def join_configuration(join_args, node_name, cri_socket):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubespray
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _kubespray as kubespray
 
 
 def _wrap(func):

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as nfiles
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_network as nn
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_credentials as ncreds
-from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, runtimes, versions
-from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts as nfacts
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as ncreds
+from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files, runtime_cni, runtimes
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import facts as nfacts
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as nfiles
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service as ws
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service_logs as sl
 
 
 def _wrap(func):
@@ -52,10 +53,10 @@ class FilterModule:
     def filters(self):
         filters = {name: _wrap(getattr(nn, name)) for name in (
             "network_name", "net_conf", "cni_config", "flanneld_args", "kube_proxy_args", "source_vip_reservation")}
-        filters["token_file_kubeconfig"] = _wrap(ncreds.token_file_kubeconfig)
-        filters["token_files"] = _wrap(ncreds.token_files)
-        filters["token_file_hashes"] = _wrap(ncreds.token_file_hashes)
-        filters["credential_files_in_sync"] = _wrap(ncreds.credential_files_in_sync)
+        filters["token_file_kubeconfig"] = _wrap(credential_files.token_file_kubeconfig)
+        filters["token_files"] = _wrap(credential_files.token_files)
+        filters["token_file_hashes"] = _wrap(credential_files.token_file_hashes)
+        filters["credential_files_in_sync"] = _wrap(credential_files.credential_files_in_sync)
         filters["kube_log_runner"] = _wrap(sl.kube_log_runner)
         filters["pin_checksums"] = _wrap(nfiles.pin_checksums)
         filters["cni_downloads"] = _wrap(cni_downloads)

@@ -110,10 +110,10 @@ daemonsets:
     kube-system/kube-flannel: {state: pinned, pinned_by: node_selector}
 """
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import daemonset_os as dso
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import client as kc
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.client import build_apis
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.runner import run_module
+from ansible_collections.kubewin.nodes.plugins.module_utils import _daemonset_os as dso
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.client import build_apis
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.runner import run_module
 
 
 def run(module, apis):

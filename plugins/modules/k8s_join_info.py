@@ -237,10 +237,10 @@ dns:
       sample: {namespace: kube-system, name: coredns, cluster_ip: 10.233.0.3}
 """
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import cluster_facts as cf
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import client as kc
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.client import build_apis
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.runner import run_module
+from ansible_collections.kubewin.nodes.plugins.module_utils import _cluster_facts as cf
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.client import build_apis
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.runner import run_module
 
 
 def gather(module, apis):

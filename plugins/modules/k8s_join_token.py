@@ -274,11 +274,11 @@ deleted_token_ids:
 
 import hmac
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import bootstrap_token as bt
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import client as kc
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import waiter
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.client import build_apis
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.runner import run_module
+from ansible_collections.kubewin.nodes.plugins.module_utils import _bootstrap_token as bt
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import waiter
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.client import build_apis
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.runner import run_module
 
 POLL_INTERVAL = 2.0
 CREATE_ATTEMPTS = 3

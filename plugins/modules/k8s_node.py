@@ -251,11 +251,11 @@ skipped_pods:
   sample: [kube-system/kube-proxy-windows-7xk2p]
 """
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_state as ns
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import client as kc
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import waiter
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.client import build_apis
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.runner import run_module
+from ansible_collections.kubewin.nodes.plugins.module_utils import _node_state as ns
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import waiter
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.client import build_apis
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.runner import run_module
 
 POLL_INTERVAL = 2.0
 EVICTION_RETRY_INTERVAL = 5.0

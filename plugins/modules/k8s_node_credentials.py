@@ -124,10 +124,10 @@ ca_data:
 import base64
 import datetime
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_credentials as nc
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import client as kc
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.client import build_apis
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s.runner import run_module
+from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as nc
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.client import build_apis
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.runner import run_module
 
 
 def now():

@@ -363,7 +363,7 @@ downloads:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import PREFLIGHT_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import PREFLIGHT_ARGSPEC
 
 
 def main():

@@ -50,7 +50,7 @@ removed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import HNS_CLEANUP_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import HNS_CLEANUP_ARGSPEC
 
 
 def main():

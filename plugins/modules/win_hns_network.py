@@ -131,7 +131,7 @@ removed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import (
+from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import (
     HNS_NETWORK_ARGSPEC,
     HNS_NETWORK_REQUIRED_IF,
 )

@@ -73,7 +73,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import FACTS_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import FACTS_ARGSPEC
 
 
 def main():

@@ -164,7 +164,7 @@ run:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import (
+from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import (
     KUBELET_SERVICE_ARGSPEC,
     KUBELET_SERVICE_REQUIRED_IF,
 )

@@ -57,7 +57,7 @@ acls:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import CREDENTIAL_STATE_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import CREDENTIAL_STATE_ARGSPEC
 
 
 def main():

@@ -167,7 +167,7 @@ written:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import FILES_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import FILES_ARGSPEC
 
 
 def main():

@@ -18,7 +18,7 @@ SIM = core.COLLECTIONS  # the imports below need core first
 
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_files  # noqa: E402
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_files  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files  # noqa: E402
 
 USER = "S-1-5-21-1004336348-1177238915-682003330-1001"  # a local user's SID
 RESTRICTED = "O:BA" + host_files.RESTRICTED_DIR_SDDL

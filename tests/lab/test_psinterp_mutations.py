@@ -14,8 +14,8 @@ from winsim import core  # noqa: E402
 from winsim.ps import winhost  # noqa: E402
 from winsim.testing import Lab  # noqa: E402
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts as nf  # noqa: E402
-from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import load  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import facts as nf  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._win_scripts import load  # noqa: E402
 
 LINE = "C:\\k\\kube-proxy.exe --windows-service --kubeconfig=C:\\etc\\kube-proxy\\kubeconfig --network-name=cbr0"
 

@@ -9,7 +9,7 @@ import pytest
 import scenario
 from kubernetes.client.exceptions import ApiException
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.service import split_windows_command_line
 
 # A fresh scale-up was 15 before the start-up watch of each started service, the machine Path for kubeadm and
 # the JoinConfiguration file (written, then removed) were added: 22 measured. The External network that binds

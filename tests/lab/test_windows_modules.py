@@ -17,7 +17,7 @@ from winsim.ps.winhost import run_kubewin_script as run_ps  # the real script te
 # winsim.core has put the stand-in ansible.windows collection and kubewin.nodes on sys.path.
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_files, winsim_scripts
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_files
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
 
 
 def test_hns_network_create_then_idempotent(lab):

@@ -14,8 +14,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from winsim import core  # noqa: E402,I001
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube, winsim_wine  # noqa: E402
 from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402  (the real script text, interpreted)
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_network  # noqa: E402
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubelet_service  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as host_network  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as kubelet_service  # noqa: E402
 
 LAB = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(LAB, "_cache")

@@ -16,8 +16,9 @@ from winsim import core  # noqa: E402,I001
 from ansible_collections.ansible.windows.plugins.module_utils import (  # noqa: E402
     winsim_binaries, winsim_node, winsim_wine)
 from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402
-from ansible_collections.kubewin.nodes.plugins.module_utils import (  # noqa: E402
-    host_network as node_network, node_credentials, win_service, windows_paths)
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import (  # noqa: E402
+    credential_files, network as node_network, service as win_service)
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as windows_paths  # noqa: E402
 from mirror import layout  # noqa: E402
 
 LAB = os.path.dirname(os.path.abspath(__file__))
@@ -50,7 +51,7 @@ def _put(host, win_path, data):
 def _flannel_files(host, backend="vxlan"):
     """What the network role writes for flanneld: net-conf.json, its token-file kubeconfig, the token."""
     _put(host, FLANNEL_DIR + "\\net-conf.json", node_network.net_conf("10.244.0.0/16", backend))
-    _put(host, FLANNEL_DIR + "\\kubeconfig", node_credentials.token_file_kubeconfig(
+    _put(host, FLANNEL_DIR + "\\kubeconfig", credential_files.token_file_kubeconfig(
         "https://10.0.0.1:6443", "", "kubewin-flanneld-win-1", FLANNEL_DIR + "\\token"))
     _put(host, FLANNEL_DIR + "\\token", "a-token")
 

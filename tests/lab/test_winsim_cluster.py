@@ -171,7 +171,7 @@ def _flannel_token_kubeconfig(secret_name, token_file):
     import base64
     import time
 
-    from ansible_collections.kubewin.nodes.plugins.module_utils import node_credentials
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files
     manifest = json.dumps({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
                            "metadata": {"name": secret_name, "namespace": "kube-flannel",
                                         "annotations": {"kubernetes.io/service-account.name": "flannel"}}})
@@ -187,7 +187,7 @@ def _flannel_token_kubeconfig(secret_name, token_file):
         import yaml
         server = yaml.safe_load(f)["clusters"][0]["cluster"]["server"]
     token = base64.b64decode(secret["data"]["token"]).decode()
-    return node_credentials.token_file_kubeconfig(server, secret["data"]["ca.crt"], "flannel", token_file), token
+    return credential_files.token_file_kubeconfig(server, secret["data"]["ca.crt"], "flannel", token_file), token
 
 
 def _node(name, pod_cidr):
@@ -220,7 +220,7 @@ def _flanneld_play(node):
 
 @pytest.fixture
 def flannel_host(lab):
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_network
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as host_network
     secret = "winsim-flanneld-" + lab.node[-20:]
     host = core.Host(lab.root, "win-1")
     core.write_binary(host.local_path("C:\\k\\flanneld.exe"), "flanneld", "v0.26.7")

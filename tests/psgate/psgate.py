@@ -381,7 +381,7 @@ def _collection():
 
 def _sample_inputs():
     """Inputs that make each builder emit every key it can."""
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
     sha = "0" * 128
     directories = [{"path": "C:\\k", "restricted": True}, {"path": "C:\\var\\log", "restricted": False}]
     downloads = [{"url": "http://m/kubelet.exe", "sha512": sha, "extract_dir": "", "dest": "C:\\k\\kubelet.exe"},
@@ -396,8 +396,8 @@ def _builders():
     """'module.function' -> a call returning what that function returns, for the parameter builders
     the action plugins pass to run_script. Add one here when a plugin builds parameters a new way."""
     _collection()
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import facts as host_facts
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
 
     def plan():
         d, dl, f, absent, prune = _sample_inputs()
@@ -405,23 +405,23 @@ def _builders():
         return host_files.plan(d, dl, f, live, absent, prune)
 
     return {
-        "host_facts.script_parameters": lambda: host_facts.script_parameters(["C:\\extra"]),
-        "host_files.state_query": lambda: host_files.state_query(*_sample_inputs()),
-        "host_files.plan": plan,
-        "host_files.scan_query": lambda: host_files.scan_query(["C:\\k"]),
+        "facts.script_parameters": lambda: host_facts.script_parameters(["C:\\extra"]),
+        "files.state_query": lambda: host_files.state_query(*_sample_inputs()),
+        "files.plan": plan,
+        "files.scan_query": lambda: host_files.scan_query(["C:\\k"]),
     }
 
 
 def _element_builders():
     """(script, parameter) -> lists of the elements Python builds for it (keys read by $item.key)."""
     _collection()
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils import hns
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import hns
     builders = _builders()
     network = hns.desired_network("cbr0", "l2bridge", "10.244.1.0/24", "10.244.1.1", "Ethernet", None)
     live = {"networks": '{"Success":true,"Output":[{"ID":"n1","Name":"cbr0","Type":"NAT"}]}',
             "endpoints": '{"Success":true,"Output":[{"ID":"e1","VirtualNetwork":"n1"}]}',
             "policylists": '{"Success":true,"Output":[{"ID":"p1","References":["/endpoints/e1"]}]}'}
-    sync = builders["host_files.plan"]()[0]
+    sync = builders["files.plan"]()[0]
     return {
         ("hns_calls", "Calls"): hns.plan_network(network, "present", live, recreate=True)["calls"]
         + hns.plan_cleanup(["cbr0"], live)[0],
@@ -513,7 +513,7 @@ def _keys_of(expr, fn, imports, builders, where):
 
 # The action plugins' base class passes its caller's script name on (WindowsAction.script): its callers
 # ``self.script("<script>", <parameters>)`` are checked instead.
-_FORWARDERS = {("windows_action.py", "script")}
+_FORWARDERS = {("_windows_action.py", "script")}
 
 
 def _script_call(node, imports):
@@ -628,7 +628,7 @@ def check_script(name, text, callers=None, elements=None):
 def check_all(scripts=None):
     if scripts is None:
         _collection()
-        from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import load_all
+        from ansible_collections.kubewin.nodes.plugins.plugin_utils._win_scripts import load_all
         scripts = load_all()
     callers = find_callers()
     elements = _element_builders()
@@ -648,7 +648,7 @@ def _load_scripts(path):
     """{name: text} of the *.ps1 scripts in directory ``path``, or the SCRIPTS of an old win_scripts.py."""
     if Path(path).is_dir():
         _collection()
-        from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import load_all
+        from ansible_collections.kubewin.nodes.plugins.plugin_utils._win_scripts import load_all
         return load_all(str(path))
     spec = importlib.util.spec_from_file_location("_psgate_win_scripts", path)
     module = importlib.util.module_from_spec(spec)

@@ -10,7 +10,7 @@ from unittest import mock
 import pytest
 from ansible.module_utils import basic
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import waiter
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import waiter
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes.client.exceptions import ApiException  # noqa: E402

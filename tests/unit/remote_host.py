@@ -17,7 +17,7 @@ class RemoteHost:
         self.calls = []
 
     def execute(self, module_name=None, module_args=None, task_vars=None, **_):
-        from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import script_id
+        from ansible_collections.kubewin.nodes.plugins.plugin_utils._win_scripts import script_id
 
         assert module_name == "ansible.windows.win_powershell"
         name = script_id(module_args["script"])

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import daemonset_os, runtimes
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
+from ansible_collections.kubewin.nodes.plugins.module_utils import _daemonset_os as daemonset_os
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtimes
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = ROOT / "roles"

@@ -17,7 +17,7 @@ from winsim.ps.winhost import run_kubewin_script as run_ps  # the real script te
 # winsim.core has put the stand-in ansible.windows collection and kubewin.nodes on sys.path.
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_files, winsim_kube
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_files
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
 
 
 def test_facts_look_like_windows(lab):
@@ -247,7 +247,7 @@ def test_kubeadm_join_runs_kubelet_version_from_the_path_of_its_process(lab):
 
 
 def _dump_answer(host, version=None):
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts as nf
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import facts as nf
     with host.open():
         if version:
             host.state["runtime"]["version"] = version

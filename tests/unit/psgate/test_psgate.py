@@ -23,7 +23,7 @@ def test_the_real_scripts_pass_every_rule():
 
 def test_every_script_has_a_caller_whose_keys_are_computed():
     callers = psgate.find_callers()
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils.win_scripts import names
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._win_scripts import names
     assert {c[0] for c in callers} == set(names())
     assert all(c[2] is not None and c[3] is None for c in callers)
 
@@ -156,8 +156,8 @@ def test_callers_keys_come_from_the_real_python(tmp_path):
     plugin = tmp_path / "action" / "x.py"
     plugin.parent.mkdir()
     plugin.write_text(textwrap.dedent("""
-        from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as nfiles
-        from ansible_collections.kubewin.nodes.plugins.plugin_utils.winremote import run_script
+        from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as nfiles
+        from ansible_collections.kubewin.nodes.plugins.plugin_utils._winremote import run_script
 
         def run(self, task_vars, args):
             run_script(self, task_vars, "literal", {"Name": 1, "FlagsFile": ""})
@@ -173,7 +173,7 @@ def test_callers_keys_come_from_the_real_python(tmp_path):
     assert got["literal"] == ({"Name", "FlagsFile"}, None)
     assert got["built"][0] == {"Files", "Dirs", "Paths"} | set(got["built"][0])  # what state_query returns
     assert {"Dirs", "Downloads", "Files", "Remove", "Prune", "Proxy"} <= got["named"][0]
-    assert got["unknown"][0] is None and "host_files.something_new" in got["unknown"][1]
+    assert got["unknown"][0] is None and "files.something_new" in got["unknown"][1]
     assert got["hns_state"] == (set(), None)
     assert got["via_base"] == ({"Paths"}, None)  # WindowsAction.script
 

@@ -4,7 +4,7 @@ These read the syntax tree or the text; winsim (tests/lab) implements the same c
 
 import re
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import win_scripts
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _win_scripts as win_scripts
 
 
 def _code(name):

@@ -118,7 +118,7 @@ def execute(host, script, sid, parameters, error_action="Continue", depth=2, che
 def run_kubewin_script(host, sid, parameters, check_mode=False):
     """Run kubewin.nodes' script ``sid`` as its action plugins do (its scripts/<sid>.ps1 file, error_action
     stop, depth 8); returns $Ansible.Result or raises SimError with the error text."""
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils import win_scripts
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _win_scripts as win_scripts
     answer = execute(host, win_scripts.load(sid), sid, parameters, error_action="Stop", depth=8, check_mode=check_mode)
     if answer["failed"]:
         raise SimError("; ".join(e["exception"]["message"] for e in answer["error"]))

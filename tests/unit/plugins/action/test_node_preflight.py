@@ -38,7 +38,7 @@ class NoRemote:
 @pytest.fixture(autouse=True)
 def probed(monkeypatch):
     """The URLs whose first byte preflight asked for; all are there unless a test says otherwise (no network)."""
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
 
     urls = []
     monkeypatch.setattr(preflight, "probe_download", lambda url, *a, **k: urls.append(url))
@@ -138,7 +138,7 @@ def test_invalid_options_are_refused_by_the_argspec(make_preflight):
 
 
 def test_an_unreachable_checksum_stops_the_run_before_any_change(make_preflight, monkeypatch):
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     fetched = []
 
@@ -161,7 +161,7 @@ def test_the_node_and_its_verified_downloads_are_returned_with_each_checksum_fet
         make_preflight, monkeypatch):
     """preflight is the one producer of the node (name, IP, adapter) and of the downloads' checksums: the node
     role installs what it returns, and no checksum file is read twice."""
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     fetched = []
     monkeypatch.setattr(node_files, "fetch_checksum_file",
@@ -181,7 +181,7 @@ def test_the_node_and_its_verified_downloads_are_returned_with_each_checksum_fet
 
 def test_a_malformed_version_is_named_and_no_checksum_is_fetched_for_it(make_preflight, monkeypatch):
     """A bad version used to surface as 'could not fetch the checksum of .../1.36/...'."""
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     fetched = []
     monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "")
@@ -213,7 +213,7 @@ def test_the_bootstrap_token_is_never_in_the_result(make_preflight):
 
 
 def test_plain_http_is_refused_unless_allowed(make_preflight, monkeypatch):
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: "a" * 128)
     base = "http://mirror.corp/release"
@@ -229,7 +229,7 @@ def test_plain_http_is_refused_unless_allowed(make_preflight, monkeypatch):
 
 
 def test_a_release_that_does_not_exist_is_named_by_its_version_variable(make_preflight, monkeypatch):
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     def fetch(url, *a, **k):
         raise OSError("HTTP Error 404: Not Found")
@@ -251,8 +251,8 @@ def test_an_air_gapped_mirror_gets_one_message_listing_every_url_it_lacks(make_p
     makes unnecessary."""
     import urllib.error
 
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     base = "https://files.corp/dl.k8s.io/release/v1.31.4/bin/windows/amd64/"
     present = {base + "kubelet.exe", base + "kubelet.exe.sha512"}
@@ -290,7 +290,7 @@ def test_an_air_gapped_mirror_gets_one_message_listing_every_url_it_lacks(make_p
 
 
 def test_a_mirror_with_every_file_passes_and_each_file_is_asked_for_once(make_preflight, monkeypatch, probed):
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     fetched = []
     monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "c" * 128)
@@ -304,7 +304,7 @@ def test_a_mirror_with_every_file_passes_and_each_file_is_asked_for_once(make_pr
 
 
 def test_a_malformed_pin_is_named_by_its_url(make_preflight, monkeypatch):
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: "c" * 128)
     url = "https://files.corp/b/nssm-2.24.zip"
@@ -316,7 +316,7 @@ def test_a_malformed_pin_is_named_by_its_url(make_preflight, monkeypatch):
 
 def test_a_download_base_with_a_password_is_refused_and_never_shown(make_preflight, monkeypatch):
     """kubespray's offline docs put user:password into files_repo; the URLs reach --diff output, so not here."""
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as node_files
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     fetched = []
     monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "a" * 128)

@@ -4,8 +4,8 @@ from remote_host import FakeScm
 
 from ansible_collections.kubewin.nodes.plugins.action.win_kubelet_service import ActionModule as KubeletAction
 from ansible_collections.kubewin.nodes.plugins.action.win_node_service import ActionModule as NodeServiceAction
-from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.service import split_windows_command_line
 
 PROXY_LOG = "C:\\var\\log\\kubelet\\kube-proxy.log"
 PROXY = {"name": "kube-proxy", "path": "C:\\k\\kube-log-runner.exe",

@@ -4,7 +4,7 @@ import pytest
 from remote_host import FakeScm
 
 from ansible_collections.kubewin.nodes.plugins.action.win_kubelet_service import ActionModule
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubelet_service as ks
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as ks
 
 ARGS = {"kubelet_version": "v1.33.2", "extra_args": {"v": 2}}
 

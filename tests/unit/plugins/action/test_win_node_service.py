@@ -3,7 +3,7 @@
 from remote_host import FakeScm
 
 from ansible_collections.kubewin.nodes.plugins.action.win_node_service import ActionModule
-from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.service import split_windows_command_line
 
 PROXY = {"name": "kube-proxy", "path": "C:\\k\\kube-proxy.exe", "dependencies": ["kubelet"],
          "args": ["--windows-service", "--hostname-override=win 1", "--network-name=cbr0"],

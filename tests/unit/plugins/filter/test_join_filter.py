@@ -5,7 +5,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kubewin.nodes.plugins.filter.join import join_configuration
-from ansible_collections.kubewin.nodes.plugins.module_utils import bootstrap_token as bt
+from ansible_collections.kubewin.nodes.plugins.module_utils import _bootstrap_token as bt
 
 PIN = "sha256:" + "ab" * 32
 TOKEN = "abcdef.0123456789abcdef"

@@ -1,4 +1,4 @@
-"""Unit tests for plugins/module_utils/bootstrap_token.py (kubeadm bootstrap token logic)."""
+"""Unit tests for plugins/module_utils/_bootstrap_token.py (kubeadm bootstrap token logic)."""
 
 import base64
 import datetime
@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import bootstrap_token as bt
+from ansible_collections.kubewin.nodes.plugins.module_utils import _bootstrap_token as bt
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2025, 3, 1, 12, 0, 0, 654321, tzinfo=UTC)

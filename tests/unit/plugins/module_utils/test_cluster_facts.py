@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import cluster_facts as cf
+from ansible_collections.kubewin.nodes.plugins.module_utils import _cluster_facts as cf
 
 
 @pytest.mark.parametrize("net_conf, expected", [
@@ -120,7 +120,7 @@ def test_headless_dns_service_has_no_cluster_ip():
 
 def test_node_facts_agree_with_node_state():
     """k8s_join_info's per-Node summary is node_state's (what k8s_node waits on): one reading of a Node."""
-    from ansible_collections.kubewin.nodes.plugins.module_utils import node_state
+    from ansible_collections.kubewin.nodes.plugins.module_utils import _node_state as node_state
 
     node = {"metadata": {"name": "win-2"},
             "status": {"conditions": [{"type": "MemoryPressure", "status": "False"},

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import daemonset_os as dso
+from ansible_collections.kubewin.nodes.plugins.module_utils import _daemonset_os as dso
 
 
 def _ds(node_selector=None, terms=None, namespace="kube-system", name="ds"):

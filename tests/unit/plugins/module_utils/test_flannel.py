@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import flannel
+from ansible_collections.kubewin.nodes.plugins.module_utils import _flannel as flannel
 
 
 @pytest.mark.parametrize("given, runs", [

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import client as kc
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes.client.exceptions import ApiException  # noqa: E402

@@ -2,7 +2,7 @@
 
 from k8s_fakes import FakeTime
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import waiter
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import waiter
 
 
 def test_poll_returns_as_soon_as_done_without_sleeping(monkeypatch):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_state as ns
+from ansible_collections.kubewin.nodes.plugins.module_utils import _node_state as ns
 
 
 def test_normalize_labels():

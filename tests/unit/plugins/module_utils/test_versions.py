@@ -6,7 +6,7 @@ import re
 import pytest
 
 from ansible_collections.kubewin.nodes.plugins.filter.node import FilterModule
-from ansible_collections.kubewin.nodes.plugins.module_utils import versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -7,7 +7,7 @@ import datetime
 import pytest
 from k8s_fakes import FakeCluster, api_error, make_runner
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import node_credentials as nc
+from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as nc
 from ansible_collections.kubewin.nodes.plugins.modules import k8s_node_credentials as mod
 
 UTC = datetime.timezone.utc

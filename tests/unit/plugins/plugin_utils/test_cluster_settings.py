@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import cluster_settings as cs
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _cluster_settings as cs
 
 
 def kubespray_cluster(**changes):

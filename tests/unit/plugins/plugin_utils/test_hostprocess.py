@@ -1,7 +1,7 @@
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import hostprocess as hp
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _hostprocess as hp
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
 
 TAG = "registry.corp/kubewin/flannel-hostprocess:v0.27.4"
 DIGEST = "registry.corp/kubewin/flannel-hostprocess@sha256:" + "0123456789abcdef" * 4

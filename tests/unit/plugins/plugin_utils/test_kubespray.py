@@ -3,8 +3,8 @@
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as nfiles
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubespray
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _kubespray as kubespray
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as nfiles
 
 UPSTREAM = {
     "kubernetes": "https://dl.k8s.io/release",

@@ -2,8 +2,8 @@
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import versions
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
+from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
 
 VALID = dict(
     node_name="win-worker-1",

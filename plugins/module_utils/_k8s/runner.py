@@ -14,7 +14,7 @@ from __future__ import annotations
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.parameters import remove_values
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.k8s import client
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client
 
 
 class K8sModule(AnsibleModule):

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
-from ansible_collections.kubewin.nodes.plugins.module_utils import runtimes, versions
-from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
-from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import feature_gates as fg
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtimes
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service as ws
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.service import split_windows_command_line
 
 DISPLAY_NAME = "Kubernetes kubelet"
 DESCRIPTION = "Kubernetes node agent (managed by kubewin.nodes)"

@@ -13,8 +13,10 @@ The decisions are plain functions, unit-tested without a cluster:
 * ``desired_objects``: the ServiceAccounts, ClusterRole and ClusterRoleBindings a node needs;
 * ``renewal``: whether the token on the node must be replaced, from what the last run recorded
   in the ServiceAccount's annotations (never from the token itself);
-* ``record``: those annotations for a token just issued;
-* ``token_file_kubeconfig``: a kubeconfig that reads the token from a file (client-go re-reads it).
+* ``record``: those annotations for a token just issued.
+
+The files on the Windows host that carry these tokens are the controller's business
+(``plugin_utils/_host/credential_files.py``).
 """
 
 from __future__ import annotations
@@ -23,8 +25,6 @@ import datetime
 import hashlib
 import json
 import re
-
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as nfiles
 
 MANAGED_LABEL = "kubewin.nodes/managed"
 NODE_ANNOTATION = "kubewin.nodes/node"
@@ -235,54 +235,3 @@ def check_settings(expiration_seconds, renew_fraction):
         raise NodeCredentialsError("kubewin_node_token_renew_fraction is %s: it must be between 0 and 1 "
                                    "(for example 0.5: renew when less than half of the lifetime is left)"
                                    % renew_fraction)
-
-
-def token_file_kubeconfig(server, ca_data_b64, user, token_file):
-    """A kubeconfig for a node component that reads its token from ``token_file``.
-
-    client-go re-reads that file: clientcmd sets BearerTokenFile from the kubeconfig's tokenFile
-    (tools/clientcmd/client_config.go), and the transport wraps it in NewCachedFileTokenSource, which
-    reloads the file once a minute (transport/token_source.go, transport/round_trippers.go
-    NewBearerAuthWithRefreshRoundTripper). So a renewed token is used without restarting the service.
-    The kubeconfig itself holds no secret."""
-    return nfiles.json_text({
-        "apiVersion": "v1", "kind": "Config", "current-context": "default",
-        "clusters": [{"name": "default", "cluster": {"server": server, "certificate-authority-data": ca_data_b64}}],
-        "users": [{"name": user, "user": {"tokenFile": token_file}}],
-        "contexts": [{"name": "default", "context": {"cluster": "default", "user": user}}],
-    })
-
-
-def token_files(tokens, paths):
-    """The files that carry the tokens issued this run: {component: token} and {component: path} ->
-    win_node_files entries (secret: never in a diff; Administrators and SYSTEM only)."""
-    return [{"path": paths[c], "content": tokens[c], "restricted": True, "secret": True}
-            for c in COMPONENTS if (tokens or {}).get(c)]
-
-
-def token_file_hashes(paths, state):
-    """{component: SHA-512 of its token file} from ``win_node_credential_state`` (``state``) for the token
-    files ``paths`` ({component: path}). None when the file is missing; OPEN_ACL when its owner is not
-    trusted or its access rules are not Administrators and SYSTEM only: such a token may have been read,
-    so it is replaced."""
-    out = {}
-    for component, path in (paths or {}).items():
-        sha = ((state or {}).get("sha512") or {}).get(path)
-        acl = ((state or {}).get("acls") or {}).get(path)
-        if sha and not nfiles.restricted_file_secured(acl):
-            sha = OPEN_ACL
-        out[component] = sha
-    return out
-
-
-def credential_files_in_sync(state, files):
-    """Whether every file of ``files`` (win_node_files entries) has that content and, when restricted,
-    the Administrators-and-SYSTEM-only access rules, according to ``win_node_credential_state``."""
-    hashes = (state or {}).get("sha512") or {}
-    acls = (state or {}).get("acls") or {}
-    for f in files or []:
-        if hashes.get(f["path"]) != hashlib.sha512(nfiles.file_text(f["content"]).encode("utf-8")).hexdigest():
-            return False
-        if f.get("restricted") and not nfiles.restricted_file_secured(acls.get(f["path"])):
-            return False
-    return True

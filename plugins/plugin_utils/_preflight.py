@@ -15,9 +15,12 @@ import re
 import urllib.parse
 import urllib.request
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import flannel, host_files, runtimes, versions
-from ansible_collections.kubewin.nodes.plugins.module_utils.windows_args import PREFLIGHT_ARGSPEC
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import hostprocess
+from ansible_collections.kubewin.nodes.plugins.module_utils import _flannel as flannel
+from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
+from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import PREFLIGHT_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _hostprocess as hostprocess
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtimes
 
 # The user-facing variable behind each option (kubespray's name where kubespray has one).
 VARIABLES = {

@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni, runtimes, versions
-from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
+from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni, runtimes
 
 JOIN_MARKERS = [wp.KUBELET_CONF, wp.BOOTSTRAP_CONF, wp.CA_CERT]
 

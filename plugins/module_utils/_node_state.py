@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import re
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"

@@ -25,8 +25,8 @@ process id (the SCM restarted it), is a failed start.
 
 from __future__ import annotations
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import versions
-from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
+from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 
 # kube-log-runner rotates its file with -log-file-size and -log-file-age (kubernetes PR #127667,
 # merged 2024-10; read in k8s.io/component-base v0.37.2 logs/kube-log-runner/kube-log-runner.go).

@@ -15,7 +15,7 @@ import re
 import urllib.parse
 import urllib.request
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.host_network import json_text
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.network import json_text
 
 # Administrators and SYSTEM only, not inherited: for C:\k, C:\etc\kubernetes, C:\var\lib\kubelet
 # and files holding credentials.

@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import service_logs as sl
-from ansible_collections.kubewin.nodes.plugins.plugin_utils.winremote import RemoteScriptError, run_script
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service as ws
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service_logs as sl
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._winremote import RemoteScriptError, run_script
 
 
 class ServiceNotRunning(RemoteScriptError):

@@ -9,7 +9,7 @@ with the documentation. They live here because a module may import only module_u
 
 from __future__ import annotations
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 
 # kubewin.nodes.win_hns_network; the types are hns.NETWORK_TYPES' keys.
 HNS_NETWORK_ARGSPEC = dict(

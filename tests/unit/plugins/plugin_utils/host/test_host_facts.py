@@ -1,7 +1,7 @@
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts as nf
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import facts as nf
 
 
 def answer(**over):
@@ -63,21 +63,23 @@ def test_kubeadm_gets_the_install_dir_first_on_its_path():
 
 
 def test_windows_paths_have_one_home():
-    """Issue 9: the host's paths are written once (module_utils/windows_paths.py), not in each module."""
+    """Issue 9: the host's paths are written once (module_utils/_windows_paths.py), not in each module."""
     import os
     import re
 
-    module_utils = os.path.dirname(wp.__file__)
-    plugin_utils = os.path.join(os.path.dirname(module_utils), "plugin_utils")
+    plugins = os.path.dirname(os.path.dirname(wp.__file__))
     # The exceptions name paths in text meant for people (preflight's fixes, runtime_cni's defaults of
     # other tools) or hold the scripts' and files' own rules.
-    allowed = ("windows_paths.py", "runtime_cni.py", "preflight.py", "win_scripts.py", "host_files.py")
+    allowed = ("module_utils/_windows_paths.py", "plugin_utils/_host/runtime_cni.py", "plugin_utils/_preflight",
+               "plugin_utils/_win_scripts.py", "plugin_utils/_host/files.py")
     offenders = []
-    for root in (module_utils, plugin_utils):
-        for name in os.listdir(root):
-            if name.endswith(".py") and name not in allowed:
-                with open(os.path.join(root, name)) as f:
-                    if re.search(r'"C:\\\\(k|etc|var)\b', f.read()):
-                        offenders.append(name)
+    for top in ("module_utils", "plugin_utils"):
+        for root, _dirs, names in os.walk(os.path.join(plugins, top)):
+            for name in names:
+                rel = os.path.relpath(os.path.join(root, name), plugins)
+                if name.endswith(".py") and not rel.startswith(allowed):
+                    with open(os.path.join(root, name)) as f:
+                        if re.search(r'"C:\\\\(k|etc|var)\b', f.read()):
+                            offenders.append(rel)
     assert offenders == []
     assert wp.LOG_FILES["kube-proxy"] == "C:\\var\\log\\kubelet\\kube-proxy.log"

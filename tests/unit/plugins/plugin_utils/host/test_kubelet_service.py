@@ -3,8 +3,8 @@ import struct
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import win_service as ws
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubelet_service as ks
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as ks
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service as ws
 
 PATHS = dict(config_file="C:\\var\\lib\\kubelet\\config.yaml", kubeconfig="C:\\etc\\kubernetes\\kubelet.conf",
              bootstrap_kubeconfig="C:\\etc\\kubernetes\\bootstrap-kubelet.conf",

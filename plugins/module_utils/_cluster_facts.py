@@ -18,7 +18,15 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import flannel, node_state, versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import (
+    _flannel as flannel,
+)
+from ansible_collections.kubewin.nodes.plugins.module_utils import (
+    _node_state as node_state,
+)
+from ansible_collections.kubewin.nodes.plugins.module_utils import (
+    _versions as versions,
+)
 
 try:
     import yaml

@@ -17,7 +17,7 @@ try:  # Python >= 3.11, as every supported ansible-core controller has
 except ImportError:  # pragma: no cover - only on remote Pythons, which never run this
     tomllib = None
 
-from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.service import split_windows_command_line
 
 # containerd on Windows (containerd v1.7 pkg/cri/config/config_windows.go DefaultConfig, v2.x
 # internal/cri/config/config_windows.go defaultNetworkPluginBinDirs / DefaultRuntimeConfig):

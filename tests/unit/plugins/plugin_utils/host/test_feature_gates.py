@@ -3,9 +3,9 @@ import re
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_network as nn
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubelet_service as ks
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import feature_gates as fg
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as ks
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
 
 POD_CIDR = "10.244.3.0/24"
 

@@ -5,8 +5,8 @@ import ntpath
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_network as nn
-from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
 
 
 class HostLocal:

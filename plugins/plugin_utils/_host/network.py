@@ -8,9 +8,11 @@ from __future__ import annotations
 import ipaddress
 import json
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import feature_gates as fg
-from ansible_collections.kubewin.nodes.plugins.module_utils import flannel, runtime_cni, versions
-from ansible_collections.kubewin.nodes.plugins.module_utils import windows_paths as wp
+from ansible_collections.kubewin.nodes.plugins.module_utils import _flannel as flannel
+from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import feature_gates as fg
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni
 
 
 class NetworkConfigError(Exception):

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import hns
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import hns
 
 
 def wrap(items):
@@ -149,5 +149,5 @@ def test_hns_refusal_text_reaches_the_user():
 
 
 def test_the_argument_spec_offers_exactly_the_types_hns_knows():
-    from ansible_collections.kubewin.nodes.plugins.module_utils import windows_args
+    from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as windows_args
     assert windows_args.HNS_NETWORK_ARGSPEC["type"]["choices"] == sorted(hns.NETWORK_TYPES)

@@ -3,9 +3,9 @@
 import pytest
 
 from ansible_collections.kubewin.nodes.plugins.filter.node import FilterModule
-from ansible_collections.kubewin.nodes.plugins.module_utils import runtimes
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import host_facts as node_facts
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import kubelet_service
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import facts as node_facts
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as kubelet_service
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtimes
 
 
 def test_the_runtimes_own_pipes_as_windows_writes_them():

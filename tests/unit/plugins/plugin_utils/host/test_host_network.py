@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_network as nn
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
 
 PODS, SERVICES = "10.244.0.0/16", "10.96.0.0/12"
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_files as nfiles
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as nfiles
 
 SHA = hashlib.sha512(b"kubelet").hexdigest()
 URL = "http://mirror.example/release/v1.33.2/bin/windows/amd64/kubelet.exe"
@@ -360,7 +360,7 @@ def test_pins_are_keyed_by_url_so_they_hold_for_one_version():
 def test_json_content_decoded_by_the_templating_is_written_as_the_filter_wrote_it():
     # ansible-core 2.18 turns the net_conf filter's text (JSON without true/false/null) into a dict on its way
     # to the module; flanneld must still get JSON, byte for byte what 2.19 (which keeps the text) writes.
-    from ansible_collections.kubewin.nodes.plugins.module_utils import host_network as node_network
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as node_network
 
     text = node_network.net_conf("10.244.0.0/16", "vxlan", 4096, 4789)
     path = "C:\\etc\\kube-flannel\\net-conf.json"

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import win_scripts
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _win_scripts as win_scripts
 
 POWERSHELL_MODULE = "ansible.windows.win_powershell"
 

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import host_network as nn
-from ansible_collections.kubewin.nodes.plugins.module_utils import runtime_cni as rc
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import preflight
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni as rc
 
 VERSIONS = {"cni": "v1.6.2", "flannel_cni": "v1.7.1-flannel1", "sdn_cni": "v0.3.1"}
 BASES = {"cni": "https://github.com/containernetworking/plugins/releases/download",

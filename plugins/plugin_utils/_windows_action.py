@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils.winremote import RemoteScriptError, run_script
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._winremote import RemoteScriptError, run_script
 
 
 class WindowsAction(ActionBase):
