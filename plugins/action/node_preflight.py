@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
 
 
@@ -23,14 +23,14 @@ class ActionModule(WindowsAction):
         # A malformed value (a version, a base URL, the proxy, a pin) would only turn into a misleading
         # checksum-fetch error: fetch only when every value that makes up a download is well formed.
         if not any(f["check"] in ("inputs", "downloads") for f in failures):
-            fetch = preflight.fetch_once(
-                lambda url: host_files.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"],
+            fetch = _downloads.fetch_once(
+                lambda url: _downloads.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"],
                                                            args["no_proxy"]))
             # The only check that reads the network: the controller fetches the checksum files and the
             # first byte of each file, the way the node will, and names every URL it cannot have.
             download_failures = preflight.download_failures(
                 args["downloads"], fetch,
-                lambda url: preflight.probe_download(url, args["proxy"], args["checksum_timeout"], args["no_proxy"]),
+                lambda url: _downloads.probe_download(url, args["proxy"], args["checksum_timeout"], args["no_proxy"]),
                 args)
             failures.extend(download_failures)
             if not download_failures:

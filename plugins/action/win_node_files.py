@@ -5,21 +5,22 @@
 from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
 
 
 class ActionModule(WindowsAction):
     ARGSPEC = wa.FILES_ARGSPEC
-    ERRORS = (host_files.NodeFilesError, host_files.NoProxyEntryError)
+    ERRORS = (host_files.NodeFilesError, _downloads.NoProxyEntryError)
 
     def act(self, args):
         secret = any(f["secret"] for f in args["files"])
 
         def fetch(url):
-            return host_files.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"], args["proxy_bypass"])
+            return _downloads.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"], args["proxy_bypass"])
 
-        downloads = host_files.resolve_downloads(args["downloads"], fetch)
+        downloads = _downloads.resolve_downloads(args["downloads"], fetch)
         state = self.script("files_state", host_files.state_query(
             args["directories"], downloads, args["files"], args["absent"], args["prune"]))
         # Only a directory that was not protected is listed (a second read): a converged node is read once.
@@ -30,7 +31,7 @@ class ActionModule(WindowsAction):
                                          args["absent"], args["prune"])
         if params and not self._task.check_mode:
             params.update(Proxy=args["proxy"] or "",
-                          ProxyBypass=host_files.proxy_bypass_patterns(args["proxy_bypass"]))
+                          ProxyBypass=_downloads.proxy_bypass_patterns(args["proxy_bypass"]))
             self.script("node_sync", params, sensitive=secret)
         result = dict(changed=params is not None, directories=report["directories"],
                       downloaded=report["downloads"], written=report["files"], removed=report["removed"])

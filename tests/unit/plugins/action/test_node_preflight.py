@@ -6,6 +6,7 @@ import pytest
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.kubewin.nodes.plugins.action.node_preflight import ActionModule as PreflightAction
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 
 GOOD = dict(
     node_name="win-worker-1",
@@ -38,10 +39,9 @@ class NoRemote:
 @pytest.fixture(autouse=True)
 def probed(monkeypatch):
     """The URLs whose first byte preflight asked for; all are there unless a test says otherwise (no network)."""
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
 
     urls = []
-    monkeypatch.setattr(preflight, "probe_download", lambda url, *a, **k: urls.append(url))
+    monkeypatch.setattr(_downloads, "probe_download", lambda url, *a, **k: urls.append(url))
     return urls
 
 
@@ -138,7 +138,6 @@ def test_invalid_options_are_refused_by_the_argspec(make_preflight):
 
 
 def test_an_unreachable_checksum_stops_the_run_before_any_change(make_preflight, monkeypatch):
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     fetched = []
 
@@ -146,7 +145,7 @@ def test_an_unreachable_checksum_stops_the_run_before_any_change(make_preflight,
         fetched.append((url, proxy))
         raise OSError("404 Not Found")
 
-    monkeypatch.setattr(node_files, "fetch_checksum_file", fetch)
+    monkeypatch.setattr(_downloads, "fetch_checksum_file", fetch)
     url = "https://mirror.example/flannel/v9.9.9/flanneld.exe"
     action, guard, connection = make_preflight(dict(GOOD, proxy="http://proxy:3128", downloads=[
         {"url": url, "dest": "C:\\k\\flanneld.exe"},
@@ -161,10 +160,9 @@ def test_the_node_and_its_verified_downloads_are_returned_with_each_checksum_fet
         make_preflight, monkeypatch):
     """preflight is the one producer of the node (name, IP, adapter) and of the downloads' checksums: the node
     role installs what it returns, and no checksum file is read twice."""
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     fetched = []
-    monkeypatch.setattr(node_files, "fetch_checksum_file",
+    monkeypatch.setattr(_downloads, "fetch_checksum_file",
                         lambda url, *a, **k: fetched.append(url) or ("c" * 128 + "  kubelet.exe\n"))
     url = "https://mirror.example/release/v1.31.4/bin/windows/amd64/kubelet.exe"
     action, guard, dummy = make_preflight(dict(GOOD, downloads=[
@@ -181,10 +179,9 @@ def test_the_node_and_its_verified_downloads_are_returned_with_each_checksum_fet
 
 def test_a_malformed_version_is_named_and_no_checksum_is_fetched_for_it(make_preflight, monkeypatch):
     """A bad version used to surface as 'could not fetch the checksum of .../1.36/...'."""
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     fetched = []
-    monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "")
+    monkeypatch.setattr(_downloads, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "")
     url = "https://dl.k8s.io/release/1.36/bin/windows/amd64/kubelet.exe"
     action, guard, dummy = make_preflight(dict(GOOD, kube_version="1.36", downloads=[
         {"url": url, "dest": "C:\\k\\kubelet.exe"}]))
@@ -213,9 +210,8 @@ def test_the_bootstrap_token_is_never_in_the_result(make_preflight):
 
 
 def test_plain_http_is_refused_unless_allowed(make_preflight, monkeypatch):
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
-    monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: "a" * 128)
+    monkeypatch.setattr(_downloads, "fetch_checksum_file", lambda url, *a, **k: "a" * 128)
     base = "http://mirror.corp/release"
     args = dict(GOOD, download_bases={"kubewin_kubernetes_download_url": base},
                 downloads=[{"url": base + "/v1.31.4/bin/windows/amd64/kubelet.exe", "dest": "C:\\k\\kubelet.exe"}])
@@ -229,12 +225,11 @@ def test_plain_http_is_refused_unless_allowed(make_preflight, monkeypatch):
 
 
 def test_a_release_that_does_not_exist_is_named_by_its_version_variable(make_preflight, monkeypatch):
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     def fetch(url, *a, **k):
         raise OSError("HTTP Error 404: Not Found")
 
-    monkeypatch.setattr(node_files, "fetch_checksum_file", fetch)
+    monkeypatch.setattr(_downloads, "fetch_checksum_file", fetch)
     url = "https://dl.k8s.io/release/v1.31.99/bin/windows/amd64/kubelet.exe"
     action, guard, dummy = make_preflight(dict(GOOD, kube_version="1.31.99", downloads=[
         {"url": url, "dest": "C:\\k\\kubelet.exe"}]))
@@ -251,8 +246,6 @@ def test_an_air_gapped_mirror_gets_one_message_listing_every_url_it_lacks(make_p
     makes unnecessary."""
     import urllib.error
 
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     base = "https://files.corp/dl.k8s.io/release/v1.31.4/bin/windows/amd64/"
     present = {base + "kubelet.exe", base + "kubelet.exe.sha512"}
@@ -270,8 +263,8 @@ def test_an_air_gapped_mirror_gets_one_message_listing_every_url_it_lacks(make_p
         if url not in present:
             raise missing(url)
 
-    monkeypatch.setattr(node_files, "fetch_checksum_file", fetch)
-    monkeypatch.setattr(preflight, "probe_download", probe)
+    monkeypatch.setattr(_downloads, "fetch_checksum_file", fetch)
+    monkeypatch.setattr(_downloads, "probe_download", probe)
     flanneld = "https://files.corp/github.com/flannel-io/flannel/releases/download/v0.26.7/flanneld.exe"
     names = ("kubelet.exe", "kubeadm.exe", "kube-proxy.exe")
     downloads = [{"url": base + name, "dest": "C:\\k\\" + name} for name in names]
@@ -290,10 +283,9 @@ def test_an_air_gapped_mirror_gets_one_message_listing_every_url_it_lacks(make_p
 
 
 def test_a_mirror_with_every_file_passes_and_each_file_is_asked_for_once(make_preflight, monkeypatch, probed):
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     fetched = []
-    monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "c" * 128)
+    monkeypatch.setattr(_downloads, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "c" * 128)
     urls = ["https://files.corp/a/kubelet.exe", "https://files.corp/b/nssm-2.24.zip"]
     action, guard, dummy = make_preflight(dict(GOOD, downloads=[
         {"url": urls[0], "dest": "C:\\k\\kubelet.exe"},
@@ -304,9 +296,8 @@ def test_a_mirror_with_every_file_passes_and_each_file_is_asked_for_once(make_pr
 
 
 def test_a_malformed_pin_is_named_by_its_url(make_preflight, monkeypatch):
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
-    monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: "c" * 128)
+    monkeypatch.setattr(_downloads, "fetch_checksum_file", lambda url, *a, **k: "c" * 128)
     url = "https://files.corp/b/nssm-2.24.zip"
     action, guard, dummy = make_preflight(dict(GOOD, downloads=[
         {"url": url, "extract_dir": "C:\\k\\nssm", "checksum": "abc"}]))
@@ -316,10 +307,9 @@ def test_a_malformed_pin_is_named_by_its_url(make_preflight, monkeypatch):
 
 def test_a_download_base_with_a_password_is_refused_and_never_shown(make_preflight, monkeypatch):
     """kubespray's offline docs put user:password into files_repo; the URLs reach --diff output, so not here."""
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as node_files
 
     fetched = []
-    monkeypatch.setattr(node_files, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "a" * 128)
+    monkeypatch.setattr(_downloads, "fetch_checksum_file", lambda url, *a, **k: fetched.append(url) or "a" * 128)
     base = "https://download:s3cret@files.corp/repo/dl.k8s.io/release"
     action, guard, dummy = make_preflight(dict(GOOD, download_bases={"kubewin_kubernetes_download_url": base},
                                                downloads=[{"url": base + "/v1.31.4/bin/windows/amd64/kubelet.exe",

@@ -3,8 +3,8 @@
 
 import pytest
 
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _kubespray as kubespray
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as nfiles
 
 UPSTREAM = {
     "kubernetes": "https://dl.k8s.io/release",
@@ -77,9 +77,9 @@ def test_no_proxy_string_becomes_the_list_and_every_entry_is_usable_on_the_node(
     entries = kubespray.no_proxy({"no_proxy": value, "additional_no_proxy": "ignored.corp"})
     assert entries == ["files.corp", ".corp", "10.0.0.0/8", "127.0.0.1", "localhost", "svc", "svc.cluster.local",
                        "10.233.0.0/18"]
-    assert nfiles.proxy_bypass_patterns(entries)  # none of them is refused by the node's translation
-    assert nfiles.bypassed("https://files.corp/dl.k8s.io/release/x", entries)
-    assert not nfiles.bypassed("https://dl.k8s.io/release/x", entries)
+    assert _downloads.proxy_bypass_patterns(entries)  # none of them is refused by the node's translation
+    assert _downloads.bypassed("https://files.corp/dl.k8s.io/release/x", entries)
+    assert not _downloads.bypassed("https://dl.k8s.io/release/x", entries)
 
 
 def test_without_no_proxy_additional_no_proxy_is_used():

@@ -1,8 +1,11 @@
 """Preflight checks for a Windows node: each check's failures name the variable and the fix."""
 
+import ipaddress
+
 import pytest
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
 
 VALID = dict(
@@ -325,7 +328,7 @@ def test_hns_vswitch_vnic_counts_as_its_physical_adapter():
     adapters = [dict(name="Ethernet0", ipv4=[]), dict(name="vEthernet (Ethernet0)", ipv4=["192.168.10.21/24"]),
                 dict(name="vEthernet (nat)", ipv4=["172.29.0.1/20"]),
                 dict(name="vEthernet (cbr0_ep)", ipv4=["10.244.3.2/24"])]
-    assert preflight.adapter_candidates(adapters) == {"Ethernet0": [preflight.ipaddress.ip_address("192.168.10.21")]}
+    assert preflight.adapter_candidates(adapters) == {"Ethernet0": [ipaddress.ip_address("192.168.10.21")]}
     failures, dummy = run(adapters=adapters)
     assert failures == []
     failures, dummy = run(adapters=adapters, adapter_name="ethernet0")
@@ -421,7 +424,7 @@ def test_no_pod_subnet_anywhere_says_where_the_control_plane_host_reads_it():
 
 def test_fetch_once_asks_for_each_url_once():
     calls = []
-    fetch = preflight.fetch_once(lambda url: calls.append(url) or url.upper())
+    fetch = _downloads.fetch_once(lambda url: calls.append(url) or url.upper())
     assert [fetch("a"), fetch("b"), fetch("a")] == ["A", "B", "A"] and calls == ["a", "b"]
 
 
@@ -432,7 +435,7 @@ def test_fetch_once_does_not_keep_a_failure():
         calls.append(url)
         raise OSError("timed out")
 
-    fetch = preflight.fetch_once(flaky)
+    fetch = _downloads.fetch_once(flaky)
     for _attempt in range(2):
         with pytest.raises(OSError):
             fetch("a")

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as nfiles
 
 SHA = hashlib.sha512(b"kubelet").hexdigest()
@@ -14,18 +15,18 @@ URL = "http://mirror.example/release/v1.33.2/bin/windows/amd64/kubelet.exe"
 def resolved(**over):
     entry = {"url": URL, "dest": "C:\\k\\kubelet.exe", "checksum": None, "checksum_url": None, "extract_dir": None}
     entry.update(over)
-    return nfiles.resolve_downloads([entry], fetch={URL + ".sha512": SHA + "\n"}.__getitem__)
+    return _downloads.resolve_downloads([entry], fetch={URL + ".sha512": SHA + "\n"}.__getitem__)
 
 
 @pytest.mark.parametrize("text", [SHA, "sha512:" + SHA.upper(), "%s  kubelet.exe\n" % SHA, "\n%s\n" % SHA])
 def test_checksum_forms(text):
-    assert nfiles.parse_checksum(text, "x") == SHA
+    assert _downloads.parse_checksum(text, "x") == SHA
 
 
 @pytest.mark.parametrize("text", ["", "abc", hashlib.sha256(b"x").hexdigest(), "<html>Not Found</html>"])
 def test_non_sha512_checksums_are_refused_with_their_source(text):
     with pytest.raises(nfiles.NodeFilesError, match="http://m/c is not a SHA-512"):
-        nfiles.parse_checksum(text, "http://m/c")
+        _downloads.parse_checksum(text, "http://m/c")
 
 
 def test_published_checksum_is_fetched_next_to_the_download():
@@ -33,7 +34,7 @@ def test_published_checksum_is_fetched_next_to_the_download():
 
 
 def test_pinned_checksum_needs_no_fetch():
-    out = nfiles.resolve_downloads([{"url": URL, "dest": "C:\\k\\kubelet.exe", "checksum": "sha512:" + SHA}],
+    out = _downloads.resolve_downloads([{"url": URL, "dest": "C:\\k\\kubelet.exe", "checksum": "sha512:" + SHA}],
                                    fetch=lambda url: pytest.fail("fetched %s" % url))
     assert out[0]["sha512"] == SHA
 
@@ -42,23 +43,23 @@ def test_a_checksum_preflight_resolved_is_used_without_a_fetch():
     """node_preflight hands the node role each download with its sha512: checksums are fetched once per host."""
     given = [{"url": URL, "dest": "C:\\k\\kubelet.exe", "sha512": SHA.upper(), "checksum": "f" * 128},
              {"url": URL + ".zip", "extract_dir": "C:\\k\\nssm", "sha512": SHA}]
-    out = nfiles.resolve_downloads(given, fetch=lambda url: pytest.fail("fetched %s" % url))
+    out = _downloads.resolve_downloads(given, fetch=lambda url: pytest.fail("fetched %s" % url))
     assert [(d["url"], d["dest"], d["sha512"]) for d in out] == [
         (URL, "C:\\k\\kubelet.exe", SHA), (URL + ".zip", "C:\\k\\nssm\\.kubewin-kubelet.exe.zip.sha512", SHA)]
 
 
 def test_resolved_checksums_keep_the_shape_win_node_files_takes():
     """What preflight returns goes back into win_node_files unchanged: url, dest or extract_dir, and sha512."""
-    out = nfiles.resolve_checksums([{"url": URL, "dest": "C:\\k\\kubelet.exe", "checksum_url": URL + ".sha512",
+    out = _downloads.resolve_checksums([{"url": URL, "dest": "C:\\k\\kubelet.exe", "checksum_url": URL + ".sha512",
                                      "checksum": None, "extract_dir": None}],
                                    fetch={URL + ".sha512": SHA + "  kubelet.exe\n"}.__getitem__)
     assert out == [{"url": URL, "dest": "C:\\k\\kubelet.exe", "sha512": SHA}]
-    assert nfiles.resolve_downloads(out, fetch=lambda url: pytest.fail("fetched"))[0]["sha512"] == SHA
+    assert _downloads.resolve_downloads(out, fetch=lambda url: pytest.fail("fetched"))[0]["sha512"] == SHA
 
 
 def test_a_given_sha512_that_is_none_is_refused():
     with pytest.raises(nfiles.NodeFilesError, match="the sha512 given for %s" % re.escape(URL)):
-        nfiles.resolve_checksums([{"url": URL, "dest": "C:\\k\\kubelet.exe", "sha512": "abc"}], fetch=None)
+        _downloads.resolve_checksums([{"url": URL, "dest": "C:\\k\\kubelet.exe", "sha512": "abc"}], fetch=None)
 
 
 def test_unreachable_checksum_says_what_to_do():
@@ -66,7 +67,7 @@ def test_unreachable_checksum_says_what_to_do():
         raise OSError("connection refused")
 
     with pytest.raises(nfiles.NodeFilesError, match="pin the checksum") as err:
-        nfiles.resolve_downloads([{"url": URL, "dest": "C:\\k\\kubelet.exe"}], fetch)
+        _downloads.resolve_downloads([{"url": URL, "dest": "C:\\k\\kubelet.exe"}], fetch)
     assert URL + ".sha512" in str(err.value) and "connection refused" in str(err.value)
 
 
@@ -293,20 +294,20 @@ NO_PROXY_CASES = [
 
 @pytest.mark.parametrize("entry, bypass, through", NO_PROXY_CASES, ids=[c[0].strip() for c in NO_PROXY_CASES])
 def test_no_proxy_entries_bypass_under_dotnet_matching_of_full_uris(entry, bypass, through):
-    patterns = nfiles.proxy_bypass_patterns([entry])
+    patterns = _downloads.proxy_bypass_patterns([entry])
     assert len(patterns) == 1
     for url in bypass:
         assert dotnet_is_bypassed_by_list(url, patterns), (entry, url, patterns)
-        assert nfiles.bypassed(url, [entry])  # the controller's checksum fetch decides the same
+        assert _downloads.bypassed(url, [entry])  # the controller's checksum fetch decides the same
     for url in through:
         assert not dotnet_is_bypassed_by_list(url, patterns), (entry, url, patterns)
-        assert not nfiles.bypassed(url, [entry])
+        assert not _downloads.bypassed(url, [entry])
 
 
 def test_empty_entries_are_skipped_and_the_patterns_are_valid_dotnet_syntax():
     import re
 
-    patterns = nfiles.proxy_bypass_patterns(["", "  ", "a.corp", "10.0.0.0/9"])
+    patterns = _downloads.proxy_bypass_patterns(["", "  ", "a.corp", "10.0.0.0/9"])
     assert len(patterns) == 2
     for p in patterns:
         re.compile(p)  # the constructs used (groups, alternation, classes, \d{1,3}) mean the same in .NET
@@ -318,8 +319,8 @@ def test_empty_entries_are_skipped_and_the_patterns_are_valid_dotnet_syntax():
     ("fd00::/64", "IPv6 network"), ("mirror.corp:99999", "out of range"), ("mir ror.corp", "not a URL"),
     ("a..corp", "not a host name"), ("*corp", "not a host name")])
 def test_entries_of_no_known_form_are_refused(entry, phrase):
-    with pytest.raises(nfiles.NoProxyEntryError, match=re.escape(phrase)):
-        nfiles.proxy_bypass_patterns([entry])
+    with pytest.raises(_downloads.NoProxyEntryError, match=re.escape(phrase)):
+        _downloads.proxy_bypass_patterns([entry])
 
 
 def test_the_controller_fetches_a_bypassed_checksum_without_the_proxy(monkeypatch):
@@ -339,7 +340,7 @@ def test_the_controller_fetches_a_bypassed_checksum_without_the_proxy(monkeypatc
     monkeypatch.setattr(urllib.request, "build_opener", lambda *h: Opener(h))
     for url in ("https://mirror.corp/x.sha512", "https://dl.k8s.io/x.sha512", "http://winmirror/x.sha512"):
         with pytest.raises(OSError):
-            nfiles.fetch_checksum_file(url, "http://proxy.corp:3128", 5, no_proxy=[".corp"])
+            _downloads.fetch_checksum_file(url, "http://proxy.corp:3128", 5, no_proxy=[".corp"])
     assert seen == [("https://mirror.corp/x.sha512", [{}]),
                     ("https://dl.k8s.io/x.sha512", [{"http": "http://proxy.corp:3128",
                                                      "https": "http://proxy.corp:3128"}]),
@@ -349,12 +350,12 @@ def test_the_controller_fetches_a_bypassed_checksum_without_the_proxy(monkeypatc
 def test_pins_are_keyed_by_url_so_they_hold_for_one_version():
     old = {"url": "https://github.com/flannel-io/flannel/releases/download/v0.26.7/flanneld.exe", "dest": "C:\\k\\f"}
     new = dict(old, url=old["url"].replace("v0.26.7", "v0.27.0"))
-    pinned = nfiles.pin_checksums([old, new], {old["url"]: "sha512:" + SHA, "flanneld.exe": SHA})
+    pinned = _downloads.pin_checksums([old, new], {old["url"]: "sha512:" + SHA, "flanneld.exe": SHA})
     assert pinned[0]["checksum"] == "sha512:" + SHA and "checksum" not in pinned[1]
     # a malformed pin is not a template error: it is named by its URL when the checksums are resolved
-    bad = nfiles.pin_checksums([old], {old["url"]: "abc"})
+    bad = _downloads.pin_checksums([old], {old["url"]: "abc"})
     with pytest.raises(nfiles.NodeFilesError, match="the checksum pinned for %s" % re.escape(old["url"])):
-        nfiles.resolve_downloads(bad, fetch=None)
+        _downloads.resolve_downloads(bad, fetch=None)
 
 
 def test_json_content_decoded_by_the_templating_is_written_as_the_filter_wrote_it():
