@@ -22,6 +22,7 @@ for _p in (KUBEWIN_COLLECTIONS, COLLECTIONS):
 
 from ansible_collections.ansible.windows.plugins.module_utils import (  # noqa: E402  # noqa: E402
     winsim_binaries,
+    winsim_cmdline,
     winsim_files,
     winsim_hns,
     winsim_host,
@@ -40,9 +41,8 @@ def create_host(root, name, profile="ws2022-containerd", adapters=None, build=No
         shutil.rmtree(host.dir)
     state = winsim_host.initial_state(hostname or name, profile, adapters=adapters, build=build)
     host.create(state)
-    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
     for svc in state["services"].values():  # the binaries the installed services run
-        exe = split_windows_command_line(svc["image_path"])[0]
+        exe = winsim_cmdline.split_command_line(svc["image_path"])[0]
         local = host.local_path(exe)
         if not os.path.exists(local):
             os.makedirs(os.path.dirname(local), exist_ok=True)

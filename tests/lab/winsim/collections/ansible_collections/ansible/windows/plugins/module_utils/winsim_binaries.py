@@ -11,6 +11,10 @@ import hashlib
 import os
 import re
 
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_cmdline import (
+    render_command_line,
+    split_command_line,
+)
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
 MARKER = "KUBEWIN-SIM-BINARY"
@@ -97,7 +101,6 @@ def log_process(host, win_exe, argv):
     "Include command line in process creation events" is on (Microsoft: "Command line process auditing",
     ADMX_AuditSettings/IncludeCmdLine), readable by whoever reads that log. Kept next to ops.log, outside
     the host state, so tests can check that no secret is ever on a command line."""
-    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import render_command_line
     with open(os.path.join(host.dir, "processes.log"), "a") as f:
         f.write(render_command_line([win_exe] + list(argv[1:])) + "\n")
 
@@ -168,9 +171,7 @@ def run(host, argv, cwd=None, stdin=None, shell="cmd"):
 
 def service_process_start(host, svc):
     """What happens when SCM launches a service's ImagePath."""
-    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
-
-    argv = split_windows_command_line(svc["image_path"] or "")
+    argv = split_command_line(svc["image_path"] or "")
     if not argv:
         raise SimError("2: The system cannot find the file specified.")
     win, local = resolve_executable(host, argv[0])
@@ -238,8 +239,7 @@ def locked_files(host):
 
 
 def _argv(svc):
-    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
-    return split_windows_command_line(svc["image_path"] or "")
+    return split_command_line(svc["image_path"] or "")
 
 
 # --- system services and runtimes: start/stop only ------------------------------------------

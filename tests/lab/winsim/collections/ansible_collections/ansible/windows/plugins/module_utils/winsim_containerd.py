@@ -31,6 +31,7 @@ try:
 except ImportError:  # pragma: no cover - the lab runs Python >= 3.11
     tomllib = None
 
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_cmdline import split_command_line
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
 PROGRAM_FILES = "C:\\Program Files"
@@ -163,8 +164,7 @@ def command(host, version, args):
 
 
 def _config_flag(image_path):
-    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
-    argv = split_windows_command_line(image_path or "")
+    argv = split_command_line(image_path or "")
     for i, a in enumerate(argv):
         if a in ("--config", "-c") and i + 1 < len(argv):
             return argv[i + 1]
@@ -222,8 +222,7 @@ def cni_config(host, conf_dir):
 
 def cri_dockerd_conf_dir(image_path):
     """cri-dockerd's --cni-conf-dir (Windows default C:\\k\\cni\\config, cmd/cri/options/options.go)."""
-    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
-    argv = split_windows_command_line(image_path or "")
+    argv = split_command_line(image_path or "")
     for i, a in enumerate(argv):
         if a.lstrip("-").startswith("cni-conf-dir="):
             return a.split("=", 1)[1]

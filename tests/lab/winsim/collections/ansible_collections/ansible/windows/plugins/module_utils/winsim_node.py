@@ -41,6 +41,10 @@ import re
 
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries as binaries
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns, winsim_wine
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_cmdline import (
+    nssm_command_line,
+    split_command_line,
+)
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
 NOT_FOUND = "The system cannot find the file specified."
@@ -542,8 +546,8 @@ def _nssm_service_start(host, version, svc, args):
     fn = binaries.PROCESSES.get(tool)
     if fn is None:
         raise SimError("winsim: no implementation of %s (%s) running as a plain process under NSSM" % (win, tool))
-    from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
-    argv = split_windows_command_line(_param(params, "AppParameters") or "")
+    # NSSM runs CreateProcess on "<Application>" <AppParameters>; the program reads its argv from that
+    argv = split_command_line(nssm_command_line(app, _param(params, "AppParameters")))[1:]
     env = service_environment(host, svc)
     app_env = _multi(_param(params, "AppEnvironment"))
     if app_env:  # AppEnvironment replaces the environment; AppEnvironmentExtra adds to it

@@ -5,6 +5,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_module import run
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_cmdline import split_command_line
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_exec
 
@@ -17,8 +18,7 @@ def body(sim):
             raise SimError("parameters are mutually exclusive: cmd, argv")
         argv = [str(a) for a in p["argv"]]
     elif cmd:
-        from ansible_collections.kubewin.nodes.plugins.module_utils.win_service import split_windows_command_line
-        argv = split_windows_command_line(cmd)
+        argv = split_command_line(cmd)
     else:
         raise SimError("one of the following is required: cmd, argv")
     winsim_exec.execute(sim, argv, cmd or " ".join(argv), shell="cmd")
