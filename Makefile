@@ -13,13 +13,15 @@ VENV_ROOT := .venv
 COLL_ROOT := .build/collections
 COLL_LINK := $(COLL_ROOT)/ansible_collections/kubewin/nodes
 
-.PHONY: help setup check test units sanity lint changelog-lint lab-build lab-up lab-down lab-test demo clean collection importer bench
+.PHONY: help setup check test units sanity lint changelog-lint lab-build lab-up lab-down lab-test demo clean collection importer bench docs
 
 help:
-	@echo "make setup   - install everything a fresh machine needs (Python venvs per ansible-core, lab build)"
+	@echo "make setup   - install everything a fresh machine needs (Python venvs per ansible-core and for the docs, lab build)"
+	@echo "make demo    - the lab, then two simulated Windows nodes scaled up until Ready"
 	@echo "make check   - the fast checks before a commit (lint and unit tests on one ansible-core)"
-	@echo "make test    - run the whole test suite (lint, sanity, unit on every ansible-core, importer, lab tests)"
-	@echo "make lab-up / lab-down / demo - the test lab (see README)"
+	@echo "make test    - run the whole test suite (lint, sanity, unit on every ansible-core, importer, docs, lab tests)"
+	@echo "make docs    - build and check the docs site (antsibull-docs, Sphinx) into .build/docs; see CONTRIBUTING.md"
+	@echo "make lab-up / lab-down - the test lab (see CONTRIBUTING.md)"
 
 $(COLL_LINK):
 	mkdir -p $(dir $(COLL_LINK))
@@ -40,7 +42,8 @@ $(VENV_ROOT)/importer/.done: tests/importer/requirements.txt
 	$(VENV_ROOT)/importer/bin/pip install -q -r tests/importer/requirements.txt
 	touch $@
 
-setup: $(COLL_LINK) $(foreach c,$(CORES),$(VENV_ROOT)/core-$(c)/.done) $(VENV_ROOT)/importer/.done lab-build
+setup: $(COLL_LINK) $(foreach c,$(CORES),$(VENV_ROOT)/core-$(c)/.done) $(VENV_ROOT)/importer/.done $(VENV_ROOT)/docs/.done \
+  lab-build
 
 units: $(COLL_LINK)
 	@for c in $(CORES); do \
@@ -87,6 +90,35 @@ collection: $(COLL_LINK)
 importer: collection $(VENV_ROOT)/importer/.done
 	tests/importer/run.sh
 
+# The docs site: antsibull-docs and Sphinx in their own venv (docs/requirements.txt), so they never move the test
+# venvs' pins. The collection is kubewin.nodes through $(COLL_LINK). build.sh of `antsibull-docs sphinx-init` is
+# run as its two steps, with the offline intersphinx inventories written between them (no network here).
+# Fails on any Sphinx warning (broken internal references included), on a finding of antsibull-docs' linter and
+# on a broken relative link in README.md, CONTRIBUTING.md or docs/*.md.
+DOCS_VENV := $(VENV_ROOT)/docs
+DOCS_SITE := .build/docs
+DOCS_ENV := PATH=$(CURDIR)/$(DOCS_VENV)/bin:$$PATH ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/$(COLL_ROOT)
+
+$(DOCS_VENV)/.done: docs/requirements.txt
+	rm -rf $(DOCS_VENV)
+	$(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/pip install -q --upgrade pip
+	$(DOCS_VENV)/bin/pip install -q -r docs/requirements.txt
+	touch $@
+
+docs: $(COLL_LINK) $(DOCS_VENV)/.done
+	rm -rf $(DOCS_SITE) && mkdir -p $(DOCS_SITE)
+	$(DOCS_ENV) antsibull-docs sphinx-init --use-current --dest-dir $(DOCS_SITE) \
+	  --project kubewin.nodes --title "kubewin.nodes" --html-short-title kubewin.nodes kubewin.nodes
+	mkdir -p $(DOCS_SITE)/rst && chmod og-w $(DOCS_SITE)/rst
+	cd $(DOCS_SITE) && $(DOCS_ENV) antsibull-docs --config-file antsibull-docs.cfg collection \
+	  --cleanup everything --use-current --fail-on-error --dest-dir rst kubewin.nodes
+	$(DOCS_VENV)/bin/python tests/docs/offline_inventory.py $(DOCS_SITE)
+	cd $(DOCS_SITE) && $(DOCS_ENV) sphinx-build -M html rst build -c . -W --keep-going -q
+	cd $(COLL_LINK) && $(DOCS_ENV) antsibull-docs lint-collection-docs --plugin-docs --validate-collection-refs self .
+	$(DOCS_VENV)/bin/python tests/docs/check_links.py
+	@echo "docs: $(DOCS_SITE)/build/html/index.html"
+
 # The lab: a real control plane on 127.0.0.1 and simulated Windows hosts (tests/lab/README.md).
 lab-build:
 	tests/lab/bin/lab-build
@@ -114,7 +146,7 @@ bench: lab-up
 demo: lab-up
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python tests/lab/demo.py
 
-test: lint sanity units collection importer lab-test
+test: lint sanity units collection importer docs lab-test
 
 clean:
 	rm -rf .build kubewin-nodes-*.tar.gz .pytest_cache importer_result.json
