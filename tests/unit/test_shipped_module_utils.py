@@ -78,4 +78,3 @@ def test_module_utils_are_private():
     public += [str(p.relative_to(plugin_utils)) for p in plugin_utils.rglob("*.py")
                if not str(p.relative_to(plugin_utils)).startswith("_")]
     assert public == []
-

@@ -5,14 +5,14 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kubewin.nodes.plugins.filter.join import join_configuration
-from ansible_collections.kubewin.nodes.plugins.module_utils import _bootstrap_token as bt
+from ansible_collections.kubewin.nodes.plugins.module_utils import _kubeadm_join as kj
 
 PIN = "sha256:" + "ab" * 32
 TOKEN = "abcdef.0123456789abcdef"
 
 
 def test_the_token_modules_join_args_become_the_join_configuration():
-    args = bt.join_args("lb.example.com:8443", TOKEN, [PIN])
+    args = kj.join_args("lb.example.com:8443", TOKEN, [PIN])
     doc = yaml.safe_load(join_configuration(args, "win-1", "npipe:////./pipe/containerd-containerd"))
     assert doc["discovery"]["bootstrapToken"] == {
         "apiServerEndpoint": "lb.example.com:8443", "token": TOKEN, "caCertHashes": [PIN]}

@@ -2,17 +2,14 @@
 
 import base64
 import datetime
-import hashlib
-import hmac
 import json
 import re
-import shutil
-import subprocess
 from collections import Counter
 
 import pytest
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _bootstrap_token as bt
+from ansible_collections.kubewin.nodes.plugins.module_utils import _go_formats as gf
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2025, 3, 1, 12, 0, 0, 654321, tzinfo=UTC)
@@ -88,35 +85,6 @@ def test_secret_name_roundtrip():
     assert bt.token_id_from_secret_name("default-token-abcdef") is None
 
 
-# --- durations ----------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("text,seconds", [
-    ("24h", 86400), ("90m", 5400), ("1h30m", 5400), ("1.5h", 5400), ("0", 0), ("0s", 0),
-    ("3600s", 3600), ("2h45m10s", 9910), ("+10m", 600), (".5m", 30), ("1500ms", 1.5),
-    ("24h0m0s", 86400), ("1m30s500ms", 90.5),
-])
-def test_parse_duration(text, seconds):
-    assert bt.parse_duration(text).total_seconds() == pytest.approx(seconds)
-
-
-@pytest.mark.parametrize("bad", ["", "24", "3600", "h", "1d", "1 h", "-1h", "1h-5m", "abc", "1hh", True, None])
-def test_parse_duration_rejects(bad):
-    with pytest.raises(bt.BootstrapTokenError):
-        bt.parse_duration(bad)
-
-
-def test_parse_duration_bare_number_hint():
-    with pytest.raises(bt.BootstrapTokenError, match="unit is required.*3600s"):
-        bt.parse_duration("3600")
-
-
-def test_format_duration_go_style():
-    assert bt.format_duration(datetime.timedelta(hours=24)) == "24h0m0s"
-    assert bt.format_duration(datetime.timedelta(minutes=90)) == "1h30m0s"
-    assert bt.format_duration(datetime.timedelta(seconds=59)) == "59s"
-    assert bt.format_duration(datetime.timedelta(0)) == "0s"
-
-
 # --- expiry ---------------------------------------------------------------------------------------
 
 def test_expiration_is_utc_rfc3339_with_z_and_no_fraction():
@@ -144,12 +112,6 @@ def test_remaining_and_expired():
     # offsets and fractions written by other tools are understood
     left = bt.remaining_ttl("2025-03-01T14:00:00.5+01:00", NOW.replace(microsecond=0))
     assert left == datetime.timedelta(seconds=3600.5)
-
-
-def test_parse_rfc3339_rejects_garbage():
-    for bad in ("2025-03-01 12:00:00", "2025-03-01T12:00:00", "tomorrow", "2025-13-01T00:00:00Z"):
-        with pytest.raises(bt.BootstrapTokenError):
-            bt.parse_rfc3339(bad)
 
 
 # --- Secret body --------------------------------------------------------------------------------
@@ -262,7 +224,7 @@ def test_usages():
 # --- reuse selection ----------------------------------------------------------------------------
 
 def _token_secret(token_id, left=None, managed=True, usages=None, groups=None, deleting=False):
-    expiration = bt.format_rfc3339(NOW + left) if left is not None else None
+    expiration = gf.format_rfc3339(NOW + left) if left is not None else None
     secret = bt.build_secret(token_id, token_id + "0123456789", expiration, usages, groups, managed=managed)
     if deleting:
         secret["metadata"]["deletionTimestamp"] = "2025-03-01T11:00:00Z"
@@ -311,7 +273,7 @@ def test_reuse_ttl_zero_only_picks_non_expiring():
 
 def test_reuse_threshold_is_inclusive():
     now = NOW.replace(microsecond=0)
-    secret = bt.build_secret("aaaaaa", "aaaaaa0123456789", bt.format_rfc3339(now + 2 * H))
+    secret = bt.build_secret("aaaaaa", "aaaaaa0123456789", gf.format_rfc3339(now + 2 * H))
     assert bt.select_reusable_token([secret], "24h", "2h", now=now)["token_id"] == "aaaaaa"
     assert bt.select_reusable_token([secret], "24h", "2h1s", now=now) is None
 
@@ -320,183 +282,3 @@ def test_reuse_of_just_created_token():
     secret = bt.build_secret("aaaaaa", "aaaaaa0123456789", bt.expiration_for_ttl("24h", NOW))
     later = NOW + datetime.timedelta(seconds=5)
     assert bt.select_reusable_token([secret], "24h", "1h", now=later)["token_id"] == "aaaaaa"
-
-
-# --- cluster-info, endpoint and CA pins ------------------------------------------------------
-
-@pytest.mark.parametrize("server,endpoint", [
-    ("https://192.0.2.10:6443", "192.0.2.10:6443"),
-    ("https://192.0.2.10:6443/", "192.0.2.10:6443"),
-    ("https://k8s.example.com", "k8s.example.com:443"),
-    ("https://[fd00::10]:6443", "[fd00::10]:6443"),
-    ("https://[fd00::10]", "[fd00::10]:443"),
-    ("192.0.2.10:6443", "192.0.2.10:6443"),
-    ("http://localhost:8080", "localhost:8080"),
-])
-def test_endpoint_from_server(server, endpoint):
-    assert bt.endpoint_from_server(server) == endpoint
-
-
-needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl CLI not installed")
-
-
-def _openssl(*args, data=None):
-    return subprocess.run(["openssl", *args], input=data, capture_output=True, check=True).stdout
-
-
-def _make_ca(tmp_path, name, key_args):
-    key = tmp_path / (name + ".key")
-    crt = tmp_path / (name + ".crt")
-    _openssl("req", "-x509", "-new", "-nodes", *key_args, "-keyout", str(key), "-out", str(crt),
-             "-days", "1", "-subj", "/CN=" + name)
-    return crt.read_bytes()
-
-
-def _openssl_pin(pem):
-    """Independent pin: openssl x509 -pubkey | openssl pkey -pubin -outform der | openssl dgst -sha256."""
-    pub = _openssl("x509", "-pubkey", "-noout", data=pem)
-    der = _openssl("pkey", "-pubin", "-outform", "der", data=pub)
-    digest = _openssl("dgst", "-sha256", "-r", data=der).decode().split()[0]
-    return "sha256:" + digest
-
-
-@needs_openssl
-def test_ca_pin_matches_openssl(tmp_path):
-    pem = _make_ca(tmp_path, "kubernetes", ["-newkey", "rsa:2048"])
-    pins = bt.ca_cert_hashes(pem)
-    assert pins == [_openssl_pin(pem)]
-    assert re.match(r"^sha256:[0-9a-f]{64}$", pins[0])
-
-
-@needs_openssl
-def test_ca_bundle_gives_one_pin_per_certificate(tmp_path):
-    rsa = _make_ca(tmp_path, "old-ca", ["-newkey", "rsa:2048"])
-    ec = _make_ca(tmp_path, "new-ca", ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"])
-    pins = bt.ca_cert_hashes(rsa + b"\n" + ec)
-    assert pins == [_openssl_pin(rsa), _openssl_pin(ec)]
-    assert pins[0] != pins[1]
-
-
-@needs_openssl
-def test_cluster_info_kubeconfig_to_endpoint_and_pins(tmp_path):
-    pem = _make_ca(tmp_path, "kubernetes", ["-newkey", "rsa:2048"])
-    kubeconfig = (
-        "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n"
-        "    certificate-authority-data: %s\n    server: https://192.0.2.10:6443\n  name: \"\"\n"
-        "contexts: null\ncurrent-context: \"\"\npreferences: {}\nusers: null\n"
-    ) % base64.b64encode(pem).decode()
-    server, ca = bt.cluster_info_details(kubeconfig)
-    assert server == "https://192.0.2.10:6443"
-    assert bt.ca_cert_hashes(ca) == [_openssl_pin(pem)]
-
-
-def test_ca_pins_reject_non_certificates():
-    with pytest.raises(bt.BootstrapTokenError):
-        bt.ca_cert_hashes(b"not a certificate")
-
-
-def test_cluster_info_without_clusters():
-    with pytest.raises(bt.BootstrapTokenError):
-        bt.cluster_info_details("apiVersion: v1\nkind: Config\nclusters: []\n")
-
-
-# --- JWS ----------------------------------------------------------------------------------------
-
-def test_jws_known_vector_computed_independently():
-    content = "apiVersion: v1\nkind: Config\n"
-    token_id, token_secret = "abcdef", "0123456789abcdef"
-
-    def b64u(raw):
-        return base64.urlsafe_b64encode(raw).rstrip(b"=")
-
-    header = b64u(b'{"alg":"HS256","kid":"abcdef"}')
-    mac = hmac.new(b"0123456789abcdef", header + b"." + b64u(content.encode()), hashlib.sha256).digest()
-    expected = (header + b".." + b64u(mac)).decode()
-    assert bt.compute_detached_jws(content, token_id, token_secret) == expected
-    assert "=" not in expected
-
-
-def test_jws_matches_upstream_kubernetes_vector():
-    # k8s.io/cluster-bootstrap/token/jws/jws_test.go TestComputeDetachedSignature
-    content = "Hello from the other side. I must have called a thousand times."
-    assert bt.compute_detached_jws(content, "joshua", "my voice is my passcode") == (
-        "eyJhbGciOiJIUzI1NiIsImtpZCI6Impvc2h1YSJ9..VShe2taLd-YTrmWuRkcL_8QTNDHYxQIEBsAYYiIj1_8")
-    assert bt.compute_detached_jws("", "joshua", "my voice is my passcode") == (
-        "eyJhbGciOiJIUzI1NiIsImtpZCI6Impvc2h1YSJ9..7Ui1ALizW4jXphVUB7xUqC9vLYLL9RZeOFfVLoB7Tgk")
-
-
-def test_jws_roundtrip_and_rejections():
-    content = "apiVersion: v1\nclusters: []\n"
-    sig = bt.compute_detached_jws(content, "abcdef", "0123456789abcdef")
-    assert bt.verify_detached_jws(sig, content, "abcdef", "0123456789abcdef")
-    assert not bt.verify_detached_jws(sig, content, "abcdef", "0123456789abcdeg")   # wrong key
-    assert not bt.verify_detached_jws(sig, content, "zzzzzz", "0123456789abcdef")   # wrong kid
-    assert not bt.verify_detached_jws(sig, content + " ", "abcdef", "0123456789abcdef")  # other content
-    hdr, dummy, mac = sig.split(".")
-    attached = hdr + "." + bt.b64url(content) + "." + mac
-    assert not bt.verify_detached_jws(attached, content, "abcdef", "0123456789abcdef")
-    none_hdr = bt.b64url('{"alg":"none","kid":"abcdef"}')
-    assert not bt.verify_detached_jws(none_hdr + ".." + mac, content, "abcdef", "0123456789abcdef")
-    assert not bt.verify_detached_jws("garbage", content, "abcdef", "0123456789abcdef")
-    assert not bt.verify_detached_jws(None, content, "abcdef", "0123456789abcdef")
-
-
-# --- kubeadm join arguments ---------------------------------------------------------------------
-
-def test_join_args_one_flag_per_pin():
-    pins = ["sha256:" + "a" * 64, "sha256:" + "b" * 64]
-    args = bt.join_args("192.0.2.10:6443", "abcdef.0123456789abcdef", pins)
-    assert args == ["192.0.2.10:6443", "--token", "abcdef.0123456789abcdef",
-                    "--discovery-token-ca-cert-hash", pins[0], "--discovery-token-ca-cert-hash", pins[1]]
-    assert bt.parse_join_args(args) == ("192.0.2.10:6443", "abcdef.0123456789abcdef", pins)
-
-
-def test_join_args_refuse_without_pins():
-    with pytest.raises(bt.BootstrapTokenError, match="unsafe"):
-        bt.join_args("192.0.2.10:6443", "abcdef.0123456789abcdef", [])
-
-
-@pytest.mark.parametrize("args", [
-    None,
-    ["192.0.2.10:6443", "--token", "abcdef.0123456789abcdef"],
-    ["192.0.2.10:6443", "abcdef.0123456789abcdef", "--token", "--discovery-token-ca-cert-hash", "sha256:x"],
-    ["192.0.2.10:6443", "--token", "abcdef.0123456789abcdef", "abcdef.0123456789abcdef", "sha256:x"],
-])
-def test_parse_join_args_refuses_other_lists_without_quoting_them(args):
-    with pytest.raises(bt.BootstrapTokenError) as exc:
-        bt.parse_join_args(args)
-    assert "0123456789abcdef" not in str(exc.value)
-
-
-# --- JoinConfiguration for kubeadm join --config ------------------------------------------------
-
-PIN = "sha256:" + "ab" * 32
-
-
-def test_join_configuration_is_a_v1beta4_join_configuration_with_the_token_inside():
-    import yaml
-
-    text = bt.join_configuration("192.0.2.10:6443", "abcdef.0123456789abcdef", [PIN], "win-1",
-                                 "npipe:////./pipe/containerd-containerd")
-    doc = yaml.safe_load(text)
-    assert doc["apiVersion"] == "kubeadm.k8s.io/v1beta4" and doc["kind"] == "JoinConfiguration"
-    assert doc["discovery"]["bootstrapToken"] == {
-        "apiServerEndpoint": "192.0.2.10:6443", "token": "abcdef.0123456789abcdef", "caCertHashes": [PIN]}
-    assert doc["discovery"]["tlsBootstrapToken"] == "abcdef.0123456789abcdef"
-    assert doc["nodeRegistration"] == {"name": "win-1", "criSocket": "npipe:////./pipe/containerd-containerd"}
-    assert "unsafeSkipCAVerification" not in text
-
-
-@pytest.mark.parametrize("args, fragment", [
-    (("192.0.2.10", "abcdef.0123456789abcdef", [PIN], "win-1", "npipe:////./pipe/x"), "not host:port"),
-    (("192.0.2.10:6443", "abcdef.0123456789abcdef", [], "win-1", "npipe:////./pipe/x"), "no CA certificate pins"),
-    (("192.0.2.10:6443", "abcdef.0123456789abcdef", ["md5:00"], "win-1", "npipe:////./pipe/x"), "sha256"),
-    (("192.0.2.10:6443", "abcdef.0123456789abcdef", [PIN], "Win_1", "npipe:////./pipe/x"), "DNS-1123"),
-    (("192.0.2.10:6443", "abcdef.0123456789abcdef", [PIN], "win-1", "unix:///run/x.sock"), "npipe://"),
-    (("192.0.2.10:6443", "ABCDEF.0123456789ABCDEF", [PIN], "win-1", "npipe:////./pipe/x"), "malformed"),
-])
-def test_join_configuration_refuses_what_kubeadm_would_refuse(args, fragment):
-    with pytest.raises(bt.BootstrapTokenError) as err:
-        bt.join_configuration(*args)
-    assert fragment in str(err.value)
-    assert "0123456789" not in str(err.value)
