@@ -78,3 +78,9 @@ def test_module_utils_are_private():
     public += [str(p.relative_to(plugin_utils)) for p in plugin_utils.rglob("*.py")
                if not str(p.relative_to(plugin_utils)).startswith("_")]
     assert public == []
+
+
+def test_no_python_file_in_plugins_is_over_400_lines():
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "plugins").rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 400}
+    assert long == {}
