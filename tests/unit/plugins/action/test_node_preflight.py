@@ -246,7 +246,6 @@ def test_an_air_gapped_mirror_gets_one_message_listing_every_url_it_lacks(make_p
     makes unnecessary."""
     import urllib.error
 
-
     base = "https://files.corp/dl.k8s.io/release/v1.31.4/bin/windows/amd64/"
     present = {base + "kubelet.exe", base + "kubelet.exe.sha512"}
 

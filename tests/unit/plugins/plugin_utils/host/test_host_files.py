@@ -35,7 +35,7 @@ def test_published_checksum_is_fetched_next_to_the_download():
 
 def test_pinned_checksum_needs_no_fetch():
     out = _downloads.resolve_downloads([{"url": URL, "dest": "C:\\k\\kubelet.exe", "checksum": "sha512:" + SHA}],
-                                   fetch=lambda url: pytest.fail("fetched %s" % url))
+                                       fetch=lambda url: pytest.fail("fetched %s" % url))
     assert out[0]["sha512"] == SHA
 
 
@@ -51,8 +51,8 @@ def test_a_checksum_preflight_resolved_is_used_without_a_fetch():
 def test_resolved_checksums_keep_the_shape_win_node_files_takes():
     """What preflight returns goes back into win_node_files unchanged: url, dest or extract_dir, and sha512."""
     out = _downloads.resolve_checksums([{"url": URL, "dest": "C:\\k\\kubelet.exe", "checksum_url": URL + ".sha512",
-                                     "checksum": None, "extract_dir": None}],
-                                   fetch={URL + ".sha512": SHA + "  kubelet.exe\n"}.__getitem__)
+                                         "checksum": None, "extract_dir": None}],
+                                       fetch={URL + ".sha512": SHA + "  kubelet.exe\n"}.__getitem__)
     assert out == [{"url": URL, "dest": "C:\\k\\kubelet.exe", "sha512": SHA}]
     assert _downloads.resolve_downloads(out, fetch=lambda url: pytest.fail("fetched"))[0]["sha512"] == SHA
 
