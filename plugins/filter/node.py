@@ -53,7 +53,8 @@ def cni_installed_dirs(cni_dirs):
 class FilterModule:
     def filters(self):
         filters = {name: _wrap(getattr(nn, name)) for name in (
-            "network_name", "net_conf", "cni_config", "flanneld_args", "kube_proxy_args", "source_vip_reservation")}
+            "windows_flannel", "network_name", "net_conf", "cni_config", "flanneld_args", "kube_proxy_args",
+            "source_vip_reservation")}
         filters["token_file_kubeconfig"] = _wrap(credential_files.token_file_kubeconfig)
         filters["token_files"] = _wrap(credential_files.token_files)
         filters["token_file_hashes"] = _wrap(credential_files.token_file_hashes)

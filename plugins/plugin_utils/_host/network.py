@@ -36,6 +36,54 @@ def network_name(backend, vni):
     raise NetworkConfigError("flannel_backend_type must be vxlan or host-gw, not %r" % backend)
 
 
+# microsoft/SDN Kubernetes/windows/helper.v2.psm1 CreateExternalNetwork: the External network's VSID.
+EXTERNAL_VSID = 9999
+EXTERNAL_VSID_ALT = 9998
+# Where nothing says otherwise (reset, which does not read the cluster): what Windows flannel needs.
+WINDOWS_FLANNEL_DEFAULTS = {"flannel_backend_type": "vxlan", "flannel_vxlan_vni": flannel.WINDOWS_VXLAN_MIN_VNI,
+                            "flannel_vxlan_port": flannel.WINDOWS_VXLAN_PORT}
+
+
+def _flannel_setting(name, *sources):
+    for source in sources:
+        value = (source or {}).get(name)
+        if value not in (None, ""):
+            return value
+    return WINDOWS_FLANNEL_DEFAULTS[name]
+
+
+def windows_flannel(settings, host_settings=None):
+    """The cluster's flannel network as a Windows host has it, decided once for every role (the roles read
+    fields of this; none of them re-derives a backend rule).
+
+    ``settings``: the resolved cluster settings (control_plane's ``kubewin_cluster_settings``: the cluster's
+    values, else the first control-plane host's); ``host_settings``: this host's own kubespray variables
+    (reset reads no cluster, so there they decide); what neither says is Windows flannel's vxlan 4096/4789.
+    Returns backend, vni, port; ``overlay`` (vxlan: kube-proxy's source VIP); ``network_name``, the HNS
+    network flanneld creates; ``external``, the network that binds the adapter to its vSwitch before flanneld
+    does (microsoft/SDN's External: name, HNS type, VSID, and the fields that identify it); ``firewall_port``,
+    the UDP port the other nodes send vxlan to (None for host-gw); ``net_conf``, flanneld's net-conf.json
+    (None without a pod subnet in ``settings``). Raises NetworkConfigError for a backend Windows lacks.
+    """
+    backend = str(_flannel_setting("flannel_backend_type", settings, host_settings)).lower()
+    vni = int(_flannel_setting("flannel_vxlan_vni", settings, host_settings))
+    port = int(_flannel_setting("flannel_vxlan_port", settings, host_settings))
+    overlay = backend == "vxlan"
+    external = {"name": "External", "type": "overlay" if overlay else "l2bridge", "vsid": None,
+                "compare": ["type", "adapter_name"]}
+    if overlay:
+        # microsoft/SDN's VSID, unless flannel's own VNI is that number (flannel allows any VNI >= 4096);
+        # only then can the VSID tell the two networks apart, so only then is it compared.
+        external["vsid"] = EXTERNAL_VSID_ALT if vni == EXTERNAL_VSID else EXTERNAL_VSID
+        if vni == EXTERNAL_VSID:
+            external["compare"].append("vsid")
+    pods_subnet = (settings or {}).get("pods_subnet")
+    return {"backend": backend, "vni": vni, "port": port, "overlay": overlay,
+            "network_name": network_name(backend, vni), "external": external,
+            "firewall_port": port if overlay else None,
+            "net_conf": net_conf(pods_subnet, backend, vni, port) if pods_subnet else None}
+
+
 def json_text(data):
     """The text of every JSON file written to a host (one format, so a value decoded and re-encoded on the way
     is written byte for byte the same)."""

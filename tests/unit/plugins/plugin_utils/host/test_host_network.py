@@ -101,3 +101,38 @@ def test_every_plugin_type_a_config_runs():
     assert nn.cni_plugin_types(json.dumps({"type": "flannel-amd64", "delegate": {"dns": {}}})) == \
         ["flannel-amd64", "win-bridge", "host-local"]
     assert nn.cni_plugin_types(json.dumps({"type": "sdnbridge"})) == ["sdnbridge"]
+
+
+def test_windows_flannel_is_the_clusters_vxlan_network_on_a_windows_host():
+    settings = {"flannel_backend_type": "vxlan", "flannel_vxlan_vni": 4096, "flannel_vxlan_port": 4789,
+                "pods_subnet": "10.244.0.0/16"}
+    f = nn.windows_flannel(settings)
+    assert (f["backend"], f["vni"], f["port"], f["overlay"]) == ("vxlan", 4096, 4789, True)
+    assert f["network_name"] == "flannel.4096" and f["firewall_port"] == 4789
+    assert f["external"] == {"name": "External", "type": "overlay", "vsid": 9999, "compare": ["type", "adapter_name"]}
+    assert f["net_conf"] == nn.net_conf("10.244.0.0/16", "vxlan", 4096, 4789)
+
+
+def test_windows_flannel_host_gw_has_no_vxlan_port_vsid_or_source_vip():
+    f = nn.windows_flannel({"flannel_backend_type": "host-gw", "pods_subnet": "10.244.0.0/16"})
+    assert (f["network_name"], f["overlay"], f["firewall_port"]) == ("cbr0", False, None)
+    assert f["external"]["type"] == "l2bridge" and f["external"]["vsid"] is None
+    assert "VNI" not in f["net_conf"]
+
+
+def test_windows_flannel_vni_9999_moves_the_external_vsid_and_compares_it():
+    f = nn.windows_flannel({"flannel_backend_type": "vxlan", "flannel_vxlan_vni": "9999"})
+    assert f["external"]["vsid"] == 9998 and "vsid" in f["external"]["compare"]
+    assert f["network_name"] == "flannel.9999" and f["net_conf"] is None  # no pod subnet: no net-conf.json
+
+
+def test_windows_flannel_without_the_cluster_takes_the_hosts_settings_then_windows_defaults():
+    # reset reads no cluster: the host's kubespray variables, else vxlan 4096/4789
+    assert nn.windows_flannel({}, {"flannel_backend_type": "host-gw"})["network_name"] == "cbr0"
+    assert nn.windows_flannel({}, {"flannel_vxlan_vni": None})["network_name"] == "flannel.4096"
+    assert nn.windows_flannel({"flannel_vxlan_vni": 4097}, {"flannel_vxlan_vni": 5000})["vni"] == 4097
+
+
+def test_windows_flannel_refuses_a_backend_windows_does_not_have():
+    with pytest.raises(nn.NetworkConfigError, match="vxlan or host-gw"):
+        nn.windows_flannel({"flannel_backend_type": "udp"})
