@@ -22,5 +22,4 @@ class FilterModule:
         return {
             "cluster_settings": cluster_settings,
             "settings_conflicts": cs.conflicts,
-            "settings_summary": cs.summary,
         }

@@ -9,8 +9,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as ncreds
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files, runtime_cni, runtimes
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import facts as nfacts
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files, runtime_cni
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as nfiles
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service as ws
@@ -53,7 +52,7 @@ def cni_installed_dirs(cni_dirs):
 class FilterModule:
     def filters(self):
         filters = {name: _wrap(getattr(nn, name)) for name in (
-            "windows_flannel", "network_name", "net_conf", "cni_config", "flanneld_args", "kube_proxy_args",
+            "windows_flannel", "cni_config", "flanneld_args", "kube_proxy_args",
             "source_vip_reservation")}
         filters["token_file_kubeconfig"] = _wrap(credential_files.token_file_kubeconfig)
         filters["token_files"] = _wrap(credential_files.token_files)
@@ -64,9 +63,6 @@ class FilterModule:
         filters["cni_downloads"] = _wrap(cni_downloads)
         filters["cni_installed_files"] = _wrap(cni_installed_files)
         filters["cni_installed_dirs"] = _wrap(cni_installed_dirs)
-        filters["kubeadm_process_path"] = _wrap(nfacts.kubeadm_process_path)
-        # kubewin_container_runtime | cri_endpoint: where the kubelet and kubeadm reach the runtime.
-        filters["cri_endpoint"] = _wrap(runtimes.cri_endpoint)
         # kube_version | kube_release(server_git_version): the release tag the nodes install.
         filters["kube_release"] = versions.effective_kube_version
         filters["windows_command_line"] = _wrap(ws.render_command_line)

@@ -55,9 +55,12 @@ ansible_facts:
     kubewin_node:
       description:
         - The node as seen by kubewin.nodes.
-        - C(machine_path) is the machine-scope Path; C(cni) holds, per runtime, the directories it reads CNI
-          configuration (C(conf_dir)) and plugins (C(bin_dir)) from, with C(source), or C(error) when unknown
-          (containerd's from C(containerd.exe config dump), cri-dockerd's from its service command line).
+        - C(machine_path) is the machine-scope Path; C(kubeadm_path) the Path C(kubeadm join) and
+          C(kubeadm upgrade node) run with (the install directory first, since their preflight runs C(kubelet --version)
+          through a Path lookup); C(cri_endpoints) where the kubelet and kubeadm reach each runtime.
+        - C(cni) holds, per runtime, the directories it reads CNI configuration (C(conf_dir)) and plugins
+          (C(bin_dir)) from, with C(source), or C(error) when unknown (containerd's from
+          C(containerd.exe config dump), cri-dockerd's from its service command line).
       type: dict
       returned: success
       sample: {"hostname": "win-1", "windows_build": "10.0.20348", "join_state": "fresh",
@@ -65,6 +68,9 @@ ansible_facts:
                                            "version": "1.7.20"}},
                "adapters": [{"name": "Ethernet0", "ipv4": ["192.0.2.10"]}],
                "machine_path": "C:\\Windows\\system32;C:\\Windows;C:\\k",
+               "kubeadm_path": "C:\\k;C:\\Windows\\system32;C:\\Windows",
+               "cri_endpoints": {"containerd": "npipe:////./pipe/containerd-containerd",
+                                 "docker": "npipe:////./pipe/cri-dockerd"},
                "cni": {"containerd": {"bin_dir": "C:\\Program Files\\containerd\\cni\\bin",
                                       "conf_dir": "C:\\Program Files\\containerd\\cni\\conf",
                                       "source": "containerd config dump"},

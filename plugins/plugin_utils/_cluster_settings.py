@@ -215,7 +215,8 @@ def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1)
     ``api_server_endpoint``, ``kube_network_plugin`` and the ``flannel_*`` ones; None when unknown) plus
     ``origins`` (setting -> where its value came from), ``conflicts`` (``{host, variable, message}``),
     ``notes`` (explanations of choices an operator may not expect) and ``kubelet_dns_override`` (the Windows
-    kubelet must be given ``--cluster-dns`` because kubelet-config's clusterDNS is not usable on Windows).
+    kubelet must be given ``--cluster-dns`` because kubelet-config's clusterDNS is not usable on Windows) and
+    ``summary`` (what the nodes use and where each value came from, one line each, for the run's output).
     """
     cluster = cluster or {}
     cp_values = cp_values or {}
@@ -258,6 +259,7 @@ def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1)
     values["api_server_endpoint"], origins["api_server_endpoint"] = endpoint, endpoint_origin
     settings = dict(values, origins=origins, notes=notes, kubelet_dns_override=override)
     settings["conflicts"] = conflicts(settings, cp_host, cp_values)
+    settings["summary"] = summary(settings)
     return settings
 
 

@@ -76,11 +76,15 @@ def node_facts(answer):
         "windows_build_full": "%s.%s" % (build, version.get("ubr")) if version.get("ubr") is not None else build,
         "adapters": adapters,
         "runtimes": runtime_facts,
+        # where the kubelet (--container-runtime-endpoint) and kubeadm (criSocket) reach each runtime
+        "cri_endpoints": {runtime: runtimes.cri_endpoint(runtime) for runtime in runtimes.NAMES},
         "services": {name: {"exists": bool(s.get("exists")), "status": s.get("status")}
                      for name, s in services.items()},
         "paths": dict(answer.get("paths") or {}),
         "join_state": join_state(answer.get("paths") or {}),
         "machine_path": answer.get("machine_path") or "",
+        # the Path kubeadm join / upgrade node run with (the install directory first)
+        "kubeadm_path": kubeadm_process_path(answer.get("machine_path") or ""),
         # Where each runtime reads CNI configuration and plugins: {bin_dir, conf_dir, source} or {error}.
         "cni": {runtime: runtime_cni.runtime_cni_dirs(runtime, services) for runtime in runtimes.NAMES},
     }

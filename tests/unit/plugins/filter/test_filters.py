@@ -20,14 +20,16 @@ def data(rendered):
     return rendered if isinstance(rendered, (dict, list)) else json.loads(rendered)
 
 
-def test_network_name_is_the_hns_network_flannel_creates(render):
-    assert render("{{ b | kubewin.nodes.network_name(4097) }}", b="vxlan") == "flannel.4097"
-    assert render("{{ b | kubewin.nodes.network_name(4097) }}", b="host-gw") == "cbr0"
+def test_windows_flannel_names_the_hns_network_flannel_creates(render):
+    settings = {"flannel_backend_type": "vxlan", "flannel_vxlan_vni": 4097}
+    assert render("{{ s | kubewin.nodes.windows_flannel }}", s=settings)["network_name"] == "flannel.4097"
+    assert render("{{ s | kubewin.nodes.windows_flannel(h) }}", s={}, h={"flannel_backend_type": "host-gw"})[
+        "network_name"] == "cbr0"
 
 
 def test_a_module_error_reaches_the_user_as_a_template_error_naming_the_variable(render):
     with pytest.raises(AnsibleError, match="flannel_backend_type must be vxlan or host-gw, not 'vxaln'"):
-        render("{{ 'vxaln' | kubewin.nodes.network_name(4096) }}")
+        render("{{ s | kubewin.nodes.windows_flannel }}", s={"flannel_backend_type": "vxaln"})
 
 
 def test_flanneld_service_parameters_split_back_into_flanneld_args(render):
@@ -117,9 +119,6 @@ def test_a_pinned_checksum_applies_to_its_url_only(render):
     assert pinned[0]["checksum"] == "f" * 128 and "checksum" not in pinned[1]
 
 
-def test_kubeadm_finds_the_kubelet_in_the_install_directory_first(render):
-    assert render("{{ p | kubewin.nodes.kubeadm_process_path }}", p="C:\\Windows\\system32;C:\\Windows") == \
-        "C:\\k;C:\\Windows\\system32;C:\\Windows"
 
 
 @pytest.mark.parametrize("given, server, expected", [("1.33.2", "", "v1.33.2"), ("v1.33.2", "v1.32.0", "v1.33.2"),
@@ -133,8 +132,7 @@ def test_the_node_gets_the_pod_network_from_the_cluster_and_a_hopeless_endpoint_
                                   "pod_subnet": "10.233.64.0/18", "service_subnet": "10.233.0.0/18"}}
     settings = render("{{ c | kubewin.nodes.cluster_settings('cp1', {}, '192.0.2.10') }}", c=cluster)
     assert settings["pods_subnet"] == "10.233.64.0/18"
-    assert any(line.startswith("pod network 10.233.64.0/18")
-               for line in render("{{ s | kubewin.nodes.settings_summary }}", s=settings))
+    assert any(line.startswith("pod network 10.233.64.0/18") for line in settings["summary"])
     conflicts = render("{{ s | kubewin.nodes.settings_conflicts('win-1', {'kube_pods_subnet': '10.244.0.0/16'}) }}",
                        s=settings)
     assert [(c["host"], c["variable"]) for c in conflicts] == [("win-1", "kube_pods_subnet")]
@@ -163,8 +161,9 @@ def test_kubespray_download_and_proxy_settings(render):
 
 
 def test_net_conf_cni_config_and_source_vip_reservation_through_templating(render):
-    assert data(render("{{ '10.244.0.0/16' | kubewin.nodes.net_conf('host-gw') }}")) == \
-        {"Network": "10.244.0.0/16", "Backend": {"Type": "host-gw"}}
+    flannel = render("{{ s | kubewin.nodes.windows_flannel }}",
+                     s={"flannel_backend_type": "host-gw", "pods_subnet": "10.244.0.0/16"})
+    assert data(flannel["net_conf"]) == {"Network": "10.244.0.0/16", "Backend": {"Type": "host-gw"}}
     conf = data(render("{{ '10.244.0.0/16' | kubewin.nodes.cni_config('10.96.0.0/12', 'host-gw', 4096, "
                        "'10.96.0.10', 'cluster.local') }}"))
     assert conf["name"] == "cbr0" and conf["delegate"]["type"] == "sdnbridge"

@@ -60,6 +60,12 @@ def test_kubeadm_gets_the_install_dir_first_on_its_path():
     assert nf.kubeadm_process_path(machine) == "C:\\k;C:\\Windows\\system32;C:\\Windows;C:\\Program Files\\containerd"
     assert nf.kubeadm_process_path("") == "C:\\k"
     assert nf.node_facts({"machine_path": machine})["machine_path"] == machine
+    assert nf.node_facts({"machine_path": machine})["kubeadm_path"] == nf.kubeadm_process_path(machine)
+
+
+def test_each_runtimes_cri_endpoint_is_a_fact():
+    assert nf.node_facts({})["cri_endpoints"] == {"containerd": "npipe:////./pipe/containerd-containerd",
+                                                  "docker": "npipe:////./pipe/cri-dockerd"}
 
 
 def test_windows_paths_have_one_home():

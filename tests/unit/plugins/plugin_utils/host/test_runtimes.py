@@ -2,7 +2,6 @@
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.filter.node import FilterModule
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import facts as node_facts
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as kubelet_service
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtimes
@@ -22,10 +21,6 @@ def test_the_kubelet_reaches_docker_through_cri_dockerd():
 def test_an_unknown_runtime_names_the_variable():
     with pytest.raises(ValueError, match="kubewin_container_runtime is 'crio'; it must be one of: containerd, docker"):
         runtimes.cri_endpoint("crio")
-    from ansible.errors import AnsibleFilterError
-
-    with pytest.raises(AnsibleFilterError, match="kubewin_container_runtime"):
-        FilterModule().filters()["cri_endpoint"]("crio")
 
 
 def test_node_facts_reads_each_runtimes_service_and_pipe():
