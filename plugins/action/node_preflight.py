@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _cluster_settings as cluster_settings
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
@@ -18,6 +19,13 @@ class ActionModule(WindowsAction):
     ARGSPEC = wa.PREFLIGHT_ARGSPEC
 
     def act(self, args):
+        # A pin (kubewin_checksums) holds for its URL: applied here, so every check sees it.
+        args = dict(args, downloads=_downloads.pin_checksums(args["downloads"], args["checksums"]))
+        # Inventory values that differ from the cluster's: the first control-plane host's (found by the discovery)
+        # and this host's own.
+        settings = args["settings"]
+        args["settings_conflicts"] = list(settings.get("conflicts") or []) + cluster_settings.conflicts(
+            settings, self.host, args["host_settings"])
         failures, warnings, identity = preflight.run_checks(args)
         downloads = None
         # A malformed value (a version, a base URL, the proxy, a pin) would only turn into a misleading

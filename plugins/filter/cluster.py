@@ -21,5 +21,4 @@ class FilterModule:
     def filters(self):
         return {
             "cluster_settings": cluster_settings,
-            "settings_conflicts": cs.conflicts,
         }

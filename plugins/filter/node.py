@@ -8,7 +8,6 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as ncreds
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
-from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files, runtime_cni
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as nfiles
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
@@ -59,7 +58,6 @@ class FilterModule:
         filters["token_file_hashes"] = _wrap(credential_files.token_file_hashes)
         filters["credential_files_in_sync"] = _wrap(credential_files.credential_files_in_sync)
         filters["kube_log_runner"] = _wrap(sl.kube_log_runner)
-        filters["pin_checksums"] = _wrap(_downloads.pin_checksums)
         filters["cni_downloads"] = _wrap(cni_downloads)
         filters["cni_installed_files"] = _wrap(cni_installed_files)
         filters["cni_installed_dirs"] = _wrap(cni_installed_dirs)

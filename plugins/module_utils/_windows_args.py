@@ -147,7 +147,9 @@ PREFLIGHT_ARGSPEC = dict(
     flannel_vxlan_direct_routing=dict(type="bool", default=False),
     # Inventory values that differ from the cluster's (cluster_settings.conflicts): each stops preflight.
     # {host, variable, value, message} each (no suboptions: 'message' is a name Ansible reserves).
-    settings_conflicts=dict(type="list", elements="dict", default=[]),
+    # The resolved cluster settings and this host's own values of the same kubespray variables (conflicts).
+    settings=dict(type="dict", default={}),
+    host_settings=dict(type="dict", default={}),
     kube_version=dict(type="str"),
     server_version=dict(type="str"),
     existing_node=dict(type="dict", options=dict(

@@ -128,14 +128,20 @@ options:
     description: kubespray's C(flannel_vxlan_direct_routing); V(true) is refused, Windows flannel has no direct routing.
     type: bool
     default: false
-  settings_conflicts:
+  settings:
     description:
-      - Inventory values that differ from the cluster's (the C(conflicts) of the C(kubewin.nodes.cluster_settings)
-        filter), each a dict with C(host), C(variable), C(value) and C(message) (both values and their origin, and
-        the fix); each is a failure. The same variable and value reported for several hosts counts once.
-    type: list
-    elements: dict
-    default: []
+      - The resolved cluster settings (the M(kubewin.nodes.control_plane) role's C(kubewin_cluster_settings), from the
+        C(kubewin.nodes.cluster_settings) filter). Its C(conflicts) (the first control-plane host's inventory values
+        that differ from the cluster's) and this host's own (O(host_settings)) are failures, each naming both values,
+        their origin and the fix. The same variable and value reported for several hosts counts once.
+    type: dict
+    default: {}
+  host_settings:
+    description:
+      - This host's own values of the kubespray variables the cluster also knows (C(kube_pods_subnet),
+        C(kube_service_addresses), C(dns_domain), the C(flannel_*) ones), compared with O(settings).
+    type: dict
+    default: {}
   kube_version:
     description:
       - The kubelet version to install (kubespray's variable), as kubespray writes it (V(1.31.4)) or as kubeadm does
@@ -260,7 +266,8 @@ options:
     description:
       - The pinned checksums (variable C(kubewin_checksums)), download URL to SHA-512. A key that is a bare file name
         is refused (pins hold for one URL, so for one version); a pin for a URL the node does not download is a
-        warning.
+        warning. A pin is applied to the download of its URL (it wins over the published checksum file), and the
+        RV(downloads) returned carry the pinned SHA-512.
     type: dict
     default: {}
   hostprocess_images:

@@ -294,6 +294,35 @@ def test_a_mirror_with_every_file_passes_and_each_file_is_asked_for_once(make_pr
     assert fetched == [urls[0] + ".sha512"] and probed == urls
 
 
+def test_a_pin_applies_to_the_download_of_its_url_only(make_preflight, monkeypatch):
+    """kubewin_checksums: preflight applies each pin to its URL, and returns the pinned SHA-512 for the node."""
+    fetched = []
+    monkeypatch.setattr(_downloads, "fetch_checksum_file",
+                        lambda url, *a, **k: fetched.append(url) or ("c" * 128 + "  kubelet.exe\n"))
+    new = "https://dl.k8s.io/release/v1.31.4/bin/windows/amd64/kubelet.exe"
+    old = "https://dl.k8s.io/release/v1.31.3/bin/windows/amd64/kubeadm.exe"
+    action, guard, dummy = make_preflight(dict(GOOD, checksums={new: "f" * 128}, downloads=[
+        {"url": new, "dest": "C:\\k\\kubelet.exe"}, {"url": old, "dest": "C:\\k\\kubeadm.exe"}]))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert not result.get("failed"), result.get("msg")
+    assert fetched == [old + ".sha512"]  # the pinned one needs no checksum file
+    assert [d["sha512"] for d in result["downloads"]] == ["f" * 128, "c" * 128]
+
+
+def test_this_hosts_inventory_values_that_differ_from_the_clusters_fail_by_name(make_preflight):
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _cluster_settings as cs
+
+    cluster = {"kubeadm_config": {"found": True, "control_plane_endpoint": "192.0.2.10:6443",
+                                  "pod_subnet": "10.233.64.0/18", "service_subnet": "10.233.0.0/18"}}
+    settings = cs.resolve(cluster, "cp1", {}, "192.0.2.10")
+    action, guard, dummy = make_preflight(dict(GOOD, settings=settings,
+                                               host_settings={"kube_pods_subnet": "10.244.0.0/16"}))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert result["failed"] and guard.calls == []
+    conflict = [f for f in result["failures"] if f["variable"] == "kube_pods_subnet" and "win1" in f["message"]]
+    assert conflict and "10.244.0.0/16" in conflict[0]["message"] and "10.233.64.0/18" in conflict[0]["message"]
+
+
 def test_a_malformed_pin_is_named_by_its_url(make_preflight, monkeypatch):
 
     monkeypatch.setattr(_downloads, "fetch_checksum_file", lambda url, *a, **k: "c" * 128)
