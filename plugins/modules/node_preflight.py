@@ -130,7 +130,7 @@ options:
     default: false
   settings:
     description:
-      - The resolved cluster settings (the M(kubewin.nodes.control_plane) role's C(kubewin_cluster_settings), from the
+      - The resolved cluster settings (the C(kubewin.nodes.control_plane) role's C(kubewin_cluster_settings), from the
         C(kubewin.nodes.cluster_settings) filter). Its C(conflicts) (the first control-plane host's inventory values
         that differ from the cluster's) and this host's own (O(host_settings)) are failures, each naming both values,
         their origin and the fix. The same variable and value reported for several hosts counts once.
