@@ -52,7 +52,7 @@ units: $(COLL_LINK)
 	done
 
 lint: $(COLL_LINK) changelog-lint
-	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ruff check plugins tests bench
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/ruff check plugins tests lab bench
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/yamllint -s .
 	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python tests/psgate/psgate.py
 	cd $(COLL_LINK) && ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/$(COLL_ROOT) $(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin/ansible-lint --profile production
@@ -119,20 +119,20 @@ docs: $(COLL_LINK) $(DOCS_VENV)/.done
 	$(DOCS_VENV)/bin/python tests/docs/check_links.py
 	@echo "docs: $(DOCS_SITE)/build/html/index.html"
 
-# The lab: a real control plane on 127.0.0.1 and simulated Windows hosts (tests/lab/README.md).
+# The lab: a real control plane on 127.0.0.1 and simulated Windows hosts (lab/README.md).
 lab-build:
-	tests/lab/bin/lab-build
+	lab/bin/lab-build
 
 lab-up: lab-build
-	tests/lab/bin/lab-up
-	LAB_PYTHON=$(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin/python tests/lab/mirror/mirror-up
+	lab/bin/lab-up
+	LAB_PYTHON=$(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin/python lab/mirror/mirror-up
 
 lab-down:
-	-tests/lab/mirror/mirror-down
-	tests/lab/bin/lab-down
+	-lab/mirror/mirror-down
+	lab/bin/lab-down
 
 lab-test: lab-up
-	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python -m pytest -q --durations=15 tests/lab
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python -m pytest -q --durations=15 tests/lab lab/tests
 	@echo "== kubespray's pin: scale-up, re-run and reset on ansible-core 2.18 =="
 	$(VENV_ROOT)/core-2.18/bin/python -m pytest -q tests/lab/test_scale_up.py \
 	  -k "ready_windows_nodes or rerun_changes_nothing or reset_leaves"
@@ -144,7 +144,7 @@ bench: lab-up
 
 # The newcomer's first run: the lab, then two simulated Windows nodes scaled up with the playbook.
 demo: lab-up
-	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python tests/lab/demo.py
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python lab/demo.py
 
 test: lint sanity units collection importer docs lab-test
 

@@ -4,12 +4,8 @@ junction planted under what it deletes."""
 
 import json
 import os
-import sys
 
 import pytest
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
 from winsim import core  # noqa: E402  (puts the lab's ansible.windows and kubewin.nodes on sys.path)
 from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402  (the real script text, interpreted)
 from winsim.testing import Lab  # noqa: E402

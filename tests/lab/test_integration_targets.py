@@ -17,13 +17,10 @@ import sys
 import time
 
 import pytest
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
 from winsim import core, make_inventory  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-WINSIM = os.path.join(REPO, "tests", "lab", "winsim")
+WINSIM = os.path.join(REPO, "lab", "winsim")
 TARGETS_DIR = os.path.join(REPO, "tests", "integration", "targets")
 TARGETS = sorted(os.path.basename(os.path.dirname(os.path.dirname(p)))
                  for p in glob.glob(os.path.join(TARGETS_DIR, "*", "tasks", "main.yml")))
@@ -57,7 +54,7 @@ def tree(tmp_path_factory):
     work = collections / "kubewin" / "nodes"
     work.mkdir(parents=True)
     files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", ".",
-                            ":!tests/lab"], cwd=REPO, check=True, capture_output=True).stdout
+                            ":!lab", ":!tests/lab"], cwd=REPO, check=True, capture_output=True).stdout
     tar = subprocess.run(["tar", "-c", "--null", "-T", "-"], cwd=REPO, input=files, check=True,
                          capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(work)], input=tar, check=True)

@@ -17,8 +17,8 @@ import time
 import pytest
 from kubernetes import client
 
-LAB = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(LAB))
+LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lab")
+ROOT = os.path.dirname(LAB)
 ADMIN = os.environ.get("LAB_KUBECONFIG", os.path.join(LAB, "_run", "admin.conf"))
 COLLECTIONS = os.path.join(ROOT, ".build", "collections")
 OWN_TAINT = "kubewin.test/own"

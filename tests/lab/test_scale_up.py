@@ -1,5 +1,5 @@
 """End to end: the scale_up and reset playbooks against the real lab control plane and simulated
-Windows hosts (see tests/lab/README.md for what is real and what is simulated)."""
+Windows hosts (see lab/README.md for what is real and what is simulated)."""
 
 import ipaddress
 import json
@@ -179,7 +179,7 @@ def test_reset_leaves_the_hosts_as_before_and_scale_up_works_again(vxlan, api):
     leave = [t["hosts"] for p in doc["plays"] for t in p["tasks"] if "Leave the cluster" in t["task"]["name"]]
     assert leave and all("[reset] Stopping the kubelet service" in r["stdout"] and "could not be stopped" not in
                          r["stderr"] for hosts in leave for r in hosts.values()), leave
-    # the real kubeadm.exe under Wine did the rest (tests/lab/README.md, "The real kubeadm.exe"): its own words
+    # the real kubeadm.exe under Wine did the rest (lab/README.md, "The real kubeadm.exe"): its own words
     assert all("The reset process does not perform cleanup of CNI plugin configuration" in r["stdout"]
                for hosts in leave for r in hosts.values()), leave
     for h in vxlan.hosts:

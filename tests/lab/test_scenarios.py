@@ -267,7 +267,7 @@ def test_upgrade_to_the_next_minor_one_node_at_a_time(tmp_path, api):
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     batches = [p for p in doc["plays"] if p["play"]["name"] == "Upgrade the Windows nodes one at a time"]
     assert [sorted({h for t in p["tasks"] for h in t["hosts"]}) for p in batches] == [["win-1"], ["win-2"]]
-    # the real kubeadm.exe upgrade node under Wine did it (tests/lab/README.md, "The real kubeadm.exe")
+    # the real kubeadm.exe upgrade node under Wine did it (lab/README.md, "The real kubeadm.exe")
     upgrade = [r["stdout"] for p in batches for t in p["tasks"] for r in t["hosts"].values()
                if t["task"]["name"].endswith("Upgrade the node's kubelet configuration")]
     assert len(upgrade) == 2 and all("[upgrade/preflight] Running pre-flight checks" in o and

@@ -1,7 +1,7 @@
 """Tests of the collection's Windows modules and scripts on the simulated Windows hosts: what win_hns_network,
 win_hns_cleanup, win_kubelet_service, win_host_facts, win_node_files and win_node_service do to a host, run by real
 ansible-playbook runs or as the real script text through the lab's interpreter. No control plane needed. The
-simulator itself is tested in tests/lab/winsim/test_simulator.py."""
+simulator itself is tested in lab/winsim/test_simulator.py."""
 
 import json
 import os

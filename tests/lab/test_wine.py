@@ -1,23 +1,20 @@
 """The real Windows kubelet.exe and kube-proxy.exe under Wine judge the command lines the collection
-generates, for each version the lab serves (tests/lab/README.md, "Wine"). No control plane needed:
-needs `tests/lab/bin/lab-build` (the Windows binaries and the Wine prefix in tests/lab/_cache)."""
+generates, for each version the lab serves (lab/README.md, "Wine"). No control plane needed:
+needs `lab/bin/lab-build` (the Windows binaries and the Wine prefix in lab/_cache)."""
 
 import datetime
 import json
 import os
-import sys
 
 import pytest
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from winsim import core  # noqa: E402,I001
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube, winsim_wine  # noqa: E402
+from winsim import core  # noqa: E402,I001
 from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402  (the real script text, interpreted)
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as host_network  # noqa: E402
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as kubelet_service  # noqa: E402
 
-LAB = os.path.dirname(os.path.abspath(__file__))
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as kubelet_service  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as host_network  # noqa: E402
+
+LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lab")
 CACHE = os.path.join(LAB, "_cache")
 
 
@@ -35,7 +32,7 @@ CONFIG = KUBELET_DIR + "\\config.yaml"
 def _need(version):
     for program in ("kubelet", "kube-proxy", "kubeadm"):
         if not winsim_wine.binary(CACHE, version, program):
-            pytest.fail("no Windows %s.exe %s or Wine prefix in %s: run tests/lab/bin/lab-build"
+            pytest.fail("no Windows %s.exe %s or Wine prefix in %s: run lab/bin/lab-build"
                         % (program, version, CACHE))
 
 

@@ -1,4 +1,4 @@
-"""The real kubeadm.exe under Wine joins the lab's control plane with --dry-run (tests/lab/README.md, "Wine"):
+"""The real kubeadm.exe under Wine joins the lab's control plane with --dry-run (lab/README.md, "Wine"):
 its Windows preflight needs a CRI v1 runtime on containerd's named pipe (the stand-in cripipe.exe answers
 Version, Status, RuntimeConfig and ImageFsInfo) and kubelet.exe on PATH. Needs make lab-up."""
 
@@ -6,17 +6,13 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 
 import pytest
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from winsim import core  # noqa: E402,F401,I001  (puts the simulator's collections on sys.path)
 import scenario  # noqa: E402
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_wine  # noqa: E402
+from winsim import core  # noqa: E402,F401,I001  (puts the simulator's collections on sys.path)
 
-LAB = os.path.dirname(os.path.abspath(__file__))
+LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lab")
 CACHE = os.path.join(LAB, "_cache")
 VERSION = open(os.path.join(LAB, "controlplane", "VERSION")).read().strip()
 

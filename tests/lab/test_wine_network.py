@@ -1,27 +1,24 @@
 """flanneld and kube-proxy on a simulated Windows node, judged by their real Windows binaries under Wine
-(tests/lab/README.md, "Wine"): the real flanneld.exe of each flannel version the lab's mirror serves takes
+(lab/README.md, "Wine"): the real flanneld.exe of each flannel version the lab's mirror serves takes
 the command line, environment and files the collection generates up to its first API call; kube-proxy's
 overlay start-up checks (pkg/proxy/winkernel/proxier.go newProxierInternal) as the simulated service runs
 them once its HNS network exists. The kube-proxy tests need the lab's API server (make lab-up)."""
 
 import json
 import os
-import sys
 
 import pytest
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from winsim import core  # noqa: E402,I001
-from ansible_collections.ansible.windows.plugins.module_utils import (  # noqa: E402
-    winsim_binaries, winsim_node, winsim_wine)
-from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import (  # noqa: E402
-    credential_files, network as node_network, service as win_service)
-from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as windows_paths  # noqa: E402
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries, winsim_node, winsim_wine  # noqa: E402
 from mirror import layout  # noqa: E402
+from winsim import core  # noqa: E402,I001
+from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402
 
-LAB = os.path.dirname(os.path.abspath(__file__))
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as windows_paths  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files  # noqa: E402
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as node_network
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service as win_service
+
+LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lab")
 CACHE = os.path.join(LAB, "_cache")
 FLANNEL_VERSIONS = list(layout.DEFAULT_FLANNEL_VERSIONS)
 KUBE_VERSION = open(os.path.join(LAB, "controlplane", "VERSION")).read().strip()
@@ -31,7 +28,7 @@ NODE_IP = "10.0.0.10"  # the simulated host's adapter (winsim_host.initial_state
 
 def _need(version):
     if not winsim_wine.binary(CACHE, version, "flanneld"):
-        pytest.fail("no Windows flanneld.exe %s or Wine prefix in %s: run tests/lab/bin/lab-build" % (version, CACHE))
+        pytest.fail("no Windows flanneld.exe %s or Wine prefix in %s: run lab/bin/lab-build" % (version, CACHE))
 
 
 @pytest.fixture

@@ -1,18 +1,14 @@
-"""Simulated Windows nodes joining the lab's real control plane (needs tests/lab/bin/lab-up)."""
+"""Simulated Windows nodes joining the lab's real control plane (needs lab/bin/lab-up)."""
 
 import json
 import os
 import subprocess
-import sys
 
 import pytest
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
 from winsim import core  # noqa: E402
 from winsim.testing import Lab  # noqa: E402
 
-LAB = os.path.dirname(os.path.abspath(__file__))
+LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lab")
 ADMIN = os.path.join(LAB, "_run", "admin.conf")
 if not os.path.exists(ADMIN):  # part of `make lab-test`, which starts the lab: never skip silently
     raise RuntimeError("the lab control plane is not up (%s absent): run make lab-up" % ADMIN)
@@ -96,7 +92,7 @@ def test_join_registers_the_node_and_v137_files(lab):
         assert f.read() == 'containerRuntimeEndpoint: "npipe:////./pipe/containerd-containerd"\n'
     with open(os.path.join(kubelet_dir, "config.yaml")) as f:
         assert "containerRuntimeEndpoint: npipe:////./pipe/containerd-containerd" in f.read()
-    # registered, but not Ready: this play gives containerd no CNI configuration (tests/lab/README.md "Readiness")
+    # registered, but not Ready: this play gives containerd no CNI configuration (lab/README.md "Readiness")
     ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
     assert [(c["status"], c["message"].rsplit(": ", 1)[-1]) for c in ready] == [("False", "cni plugin not initialized")]
     # a second join is refused by preflight, with the check names kubeadm.exe prints (filepath.Join of
@@ -112,7 +108,7 @@ def test_join_registers_the_node_and_v137_files(lab):
 
 def test_kubelet_with_unknown_flag_does_not_start(lab):
     flags = os.path.join(LAB, "_cache", _version(), "kubelet-flags.txt")
-    assert os.path.exists(flags), "no kubelet flag list for %s: run tests/lab/bin/lab-build" % _version()
+    assert os.path.exists(flags), "no kubelet flag list for %s: run lab/bin/lab-build" % _version()
     rc, _, res = lab.play("""
         - name: kubelet
           ansible.windows.win_copy: {content: "KUBEWIN-SIM-BINARY kubelet %s\\n", dest: 'C:\\k\\kubelet.exe'}

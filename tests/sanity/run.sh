@@ -23,9 +23,10 @@ mkdir -p ~/.ansible/test/cache
 for v in $pip_versions; do cp "$root/tests/sanity/get_pip_shim.py" ~/.ansible/test/cache/get_pip_${v//./_}.py; done
 
 rm -rf "$work" && mkdir -p "$work"
-# tests/lab is the test lab (not shipped, see galaxy.yml build_ignore): its stand-in ansible.windows
+# lab/ is the test lab and tests/lab its tests of the collection (neither shipped, see galaxy.yml build_ignore):
+# the lab's stand-in ansible.windows
 # collection is Python in .ps1 files on purpose. ruff and yamllint check it instead.
-(cd "$root" && git ls-files --cached --others --exclude-standard -z -- . ':!tests/lab' | xargs -0 tar -c) \
+(cd "$root" && git ls-files --cached --others --exclude-standard -z -- . ':!lab' ':!tests/lab' | xargs -0 tar -c) \
   | tar -x -C "$work"
 cd "$work"
 git init -q && git add -A

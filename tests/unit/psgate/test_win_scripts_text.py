@@ -1,6 +1,6 @@
 """What the PowerShell audit asked of the script text where no interpreter can run it (F8, F11, item 10).
 
-These read the syntax tree or the text; winsim (tests/lab) implements the same contracts in Python."""
+These read the syntax tree or the text; winsim (lab/) implements the same contracts in Python."""
 
 import re
 

@@ -1,2 +1,0 @@
-# Test-lab only: the lab's PowerShell interpreter (never shipped in the collection).
-"""Run kubewin.nodes' PowerShell text in the lab; see interp.py and tests/lab/winsim/README.md."""
