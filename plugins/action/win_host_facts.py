@@ -14,4 +14,4 @@ class ActionModule(WindowsAction):
 
     def act(self, args):
         answer = self.script("node_facts", host_facts.script_parameters(args["extra_paths"]))
-        return dict(changed=False, ansible_facts={"kubewin_node": host_facts.node_facts(answer)})
+        return dict(changed=False, ansible_facts={"kubewin_host": host_facts.node_facts(answer)})

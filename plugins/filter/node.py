@@ -27,7 +27,7 @@ def _wrap(func):
 
 
 def cni_downloads(cni_dirs, container_runtime, versions, base_urls):
-    """The CNI plugin archives, unpacked where the runtime looks (``kubewin_node.cni[runtime]``); none while
+    """The CNI plugin archives, unpacked where the runtime looks (``kubewin_host.cni[runtime]``); none while
     those directories are unknown (preflight then stops with the reason)."""
     if not cni_dirs or cni_dirs.get("error") or not cni_dirs.get("bin_dir"):
         return []

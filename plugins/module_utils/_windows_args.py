@@ -173,7 +173,7 @@ PREFLIGHT_ARGSPEC = dict(
     )),
     proxy=dict(type="str"),
     checksum_timeout=dict(type="int", default=30),
-    # Where the runtime reads CNI config and plugins (win_host_facts' kubewin_node.cni[runtime]).
+    # Where the runtime reads CNI config and plugins (win_host_facts' kubewin_host.cni[runtime]).
     cni_dirs=dict(type="dict"),
     # Values checked for their form before anything else (check_inputs).
     no_proxy=dict(type="list", elements="str", default=[]),

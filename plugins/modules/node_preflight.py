@@ -227,7 +227,7 @@ options:
   cni_dirs:
     description:
       - Where the container runtime reads CNI configuration and plugins, as C(win_host_facts) reports them in
-        C(kubewin_node.cni[runtime]) with the keys C(bin_dir), C(conf_dir) and C(source), or C(error) when they
+        C(kubewin_host.cni[runtime]) with the keys C(bin_dir), C(conf_dir) and C(source), or C(error) when they
         could not be read (containerd from C(containerd.exe config dump), cri-dockerd from its service command line).
       - In services mode the roles write the CNI configuration and plugins there; an error fails the check.
     type: dict
@@ -307,19 +307,19 @@ EXAMPLES = r"""
 - name: Check the host before anything changes
   kubewin.nodes.node_preflight:
     node_name: "{{ kubewin_node_name }}"
-    hostname: "{{ kubewin_node.hostname }}"
-    windows_build: "{{ kubewin_node.windows_build }}"
+    hostname: "{{ kubewin_host.hostname }}"
+    windows_build: "{{ kubewin_host.windows_build }}"
     container_runtime: containerd
-    runtime: "{{ kubewin_node.runtimes.containerd }}"
+    runtime: "{{ kubewin_host.runtimes.containerd }}"
     deployment_mode: services
     cluster_pod_subnet: "{{ _cluster.kubeadm_config.pod_subnet }}"
     cluster_service_subnet: "{{ _cluster.kubeadm_config.service_subnet }}"
     cluster_flannel: "{{ _cluster.flannel }}"
     server_version: "{{ _cluster.server_version.git_version }}"
-    joined: "{{ kubewin_node.join_state == 'joined' }}"
-    adapters: "{{ kubewin_node.adapters }}"
+    joined: "{{ kubewin_host.join_state == 'joined' }}"
+    adapters: "{{ kubewin_host.adapters }}"
     adapter_name: "{{ kubewin_network_adapter | default(omit, true) }}"
-    downloads: "{{ kubewin_node_downloads }}"
+    downloads: "{{ _kubewin_node_downloads }}"
   register: _preflight
   vars:
     _cluster: "{{ hostvars[groups['kube_control_plane'] | first].kubewin_cluster }}"

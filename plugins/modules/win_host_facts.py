@@ -12,12 +12,12 @@ version_added: 0.1.0
 description:
   - Reads the Windows version and build, host name, network adapters, the container runtimes (service, named pipe,
     version), the node services, and whether the node has joined a cluster, and sets them as the fact
-    C(kubewin_node).
-  - C(kubewin_node.join_state) is V(joined) when C(kubelet.conf) exists, V(partial) when an interrupted join left
+    C(kubewin_host).
+  - C(kubewin_host.join_state) is V(joined) when C(kubelet.conf) exists, V(partial) when an interrupted join left
     bootstrap files behind (reset before joining again), V(fresh) otherwise.
 options:
   extra_paths:
-    description: More paths whose existence to report in C(kubewin_node.paths).
+    description: More paths whose existence to report in C(kubewin_host.paths).
     type: list
     elements: str
     default: []
@@ -43,7 +43,7 @@ EXAMPLES = r"""
 
 - name: Show the build
   ansible.builtin.debug:
-    msg: "{{ kubewin_node.windows_build }} {{ kubewin_node.runtimes.containerd.version }}"
+    msg: "{{ kubewin_host.windows_build }} {{ kubewin_host.runtimes.containerd.version }}"
 """
 
 RETURN = r"""
@@ -52,7 +52,7 @@ ansible_facts:
   returned: success
   type: dict
   contains:
-    kubewin_node:
+    kubewin_host:
       description:
         - The node as seen by kubewin.nodes.
         - C(machine_path) is the machine-scope Path; C(kubeadm_path) the Path C(kubeadm join) and

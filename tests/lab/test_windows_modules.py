@@ -94,7 +94,7 @@ def test_node_facts_read_the_host_in_one_operation(lab):
           kubewin.nodes.win_host_facts:
             extra_paths: ['C:\\Windows\\System32', 'D:\\nothing']
     """, check=True)
-    node = one(res, "facts")["ansible_facts"]["kubewin_node"]
+    node = one(res, "facts")["ansible_facts"]["kubewin_host"]
     assert rc == 0 and lab.ops() == ["win_powershell"]
     assert (node["hostname"], node["computer_name"]) == ("win-1", "WIN-1")
     assert node["windows_build"] == "10.0.20348" and node["windows_build_full"] == "10.0.20348.2849"
@@ -111,7 +111,7 @@ def test_node_facts_read_the_host_in_one_operation(lab):
         - name: facts
           kubewin.nodes.win_host_facts:
     """)
-    node = one(res, "facts")["ansible_facts"]["kubewin_node"]
+    node = one(res, "facts")["ansible_facts"]["kubewin_host"]
     assert node["join_state"] == "partial"
     assert [(a["name"], a["ipv4"]) for a in node["adapters"]] == [("Ethernet", []),
                                                                    ("vEthernet (Ethernet)", ["10.0.0.11"])]

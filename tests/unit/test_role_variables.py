@@ -80,3 +80,9 @@ def test_no_credentials_by_list_position():
     """Tokens and credentials are looked up by component, never as results[0]."""
     for path in list(ROLES.rglob("*.yml")) + list((ROOT / "playbooks").glob("*.yml")):
         assert not re.search(r"results\[\d+\]", path.read_text()), path
+
+
+def test_derived_values_are_marked_as_internal():
+    """Options are kubewin_* (or kubespray's names); what the roles work out is _kubewin_*, so a name says whether
+    a user may set it (linux-system-roles' __network_* convention)."""
+    assert [name for name in DERIVED if not name.startswith("_kubewin_")] == []
