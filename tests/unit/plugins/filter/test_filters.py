@@ -112,9 +112,6 @@ def test_unknown_cni_directories_give_nothing_to_install_or_remove(render, dirs)
     assert render("{{ d | kubewin.nodes.cni_installed_dirs }}", d=dirs) == []
 
 
-
-
-
 @pytest.mark.parametrize("given, server, expected", [("1.33.2", "", "v1.33.2"), ("v1.33.2", "v1.32.0", "v1.33.2"),
                                                      ("", "v1.33.1", "v1.33.1")])
 def test_kube_release_in_either_spelling_or_the_servers(render, given, server, expected):
