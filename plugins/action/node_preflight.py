@@ -19,8 +19,11 @@ class ActionModule(WindowsAction):
     ARGSPEC = wa.PREFLIGHT_ARGSPEC
 
     def act(self, args):
-        # A pin (kubewin_checksums) holds for its URL: applied here, so every check sees it.
-        args = dict(args, downloads=_downloads.pin_checksums(args["downloads"], args["checksums"]))
+        # The runtime's CNI plugins join the other downloads; a pin (kubewin_checksums) holds for its URL: both
+        # applied here, so every check sees them.
+        downloads = args["downloads"] + preflight.cni_plugin_downloads(
+            args["cni_dirs"], args["container_runtime"], args["cni_versions"], args["download_bases"])
+        args = dict(args, downloads=_downloads.pin_checksums(downloads, args["checksums"]))
         # Inventory values that differ from the cluster's: the first control-plane host's (found by the discovery)
         # and this host's own.
         settings = args["settings"]

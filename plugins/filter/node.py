@@ -26,14 +26,6 @@ def _wrap(func):
     return filter_func
 
 
-def cni_downloads(cni_dirs, container_runtime, versions, base_urls):
-    """The CNI plugin archives, unpacked where the runtime looks (``kubewin_host.cni[runtime]``); none while
-    those directories are unknown (preflight then stops with the reason)."""
-    if not cni_dirs or cni_dirs.get("error") or not cni_dirs.get("bin_dir"):
-        return []
-    return runtime_cni.cni_downloads(cni_dirs["bin_dir"], container_runtime, versions, base_urls)
-
-
 def cni_installed_files(cni_dirs, container_runtime, versions):
     """What the roles put in the runtime's CNI directories (for reset); none when they are unknown."""
     if not cni_dirs or cni_dirs.get("error") or not cni_dirs.get("bin_dir"):
@@ -58,7 +50,6 @@ class FilterModule:
         filters["token_file_hashes"] = _wrap(credential_files.token_file_hashes)
         filters["credential_files_in_sync"] = _wrap(credential_files.credential_files_in_sync)
         filters["kube_log_runner"] = _wrap(sl.kube_log_runner)
-        filters["cni_downloads"] = _wrap(cni_downloads)
         filters["cni_installed_files"] = _wrap(cni_installed_files)
         filters["cni_installed_dirs"] = _wrap(cni_installed_dirs)
         # kube_version | kube_release(server_git_version): the release tag the nodes install.

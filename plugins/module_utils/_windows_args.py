@@ -179,6 +179,8 @@ PREFLIGHT_ARGSPEC = dict(
     no_proxy=dict(type="list", elements="str", default=[]),
     flannel_version=dict(type="str"),
     cni_plugins_version=dict(type="str"),
+    # The CNI plugin releases (cni, flannel_cni, sdn_cni) -> tag; their archives join the downloads.
+    cni_versions=dict(type="dict", default={}),
     kubeadm_token=dict(type="str", no_log=True),
     download_bases=dict(type="dict", default={}),
     allow_insecure_downloads=dict(type="bool", default=False),

@@ -245,6 +245,14 @@ options:
   cni_plugins_version:
     description: The CNI plugins' release tag (variable C(kubewin_cni_plugins_version)), checked to be V(vX.Y.Z).
     type: str
+  cni_versions:
+    description:
+      - The tag of each CNI plugin release the runtime needs, by source (C(cni), C(flannel_cni), C(sdn_cni)). Their
+        archives, unpacked into the runtime's plugin directory (O(cni_dirs)), join O(downloads) and are checked like
+        them; none while O(cni_dirs) is unknown. Their base URLs come from O(download_bases)
+        (C(kubewin_cni_download_url), C(kubewin_flannel_cni_download_url), C(kubewin_sdn_cni_download_url)).
+    type: dict
+    default: {}
   kubeadm_token:
     description:
       - The bootstrap token the user set (variable C(kubeadm_token) of the first control-plane host), checked to have

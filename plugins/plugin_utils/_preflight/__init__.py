@@ -17,6 +17,7 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as 
 from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import PREFLIGHT_ARGSPEC
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.downloads import (  # noqa: F401
     check_downloads,
+    cni_plugin_downloads,
     download_failures,
     resolved_downloads,
     unavailable_downloads,

@@ -14,7 +14,22 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as 
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._downloads import redact_url, url_kind
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.findings import VARIABLES, Findings, finding
+
+# Where each CNI plugin release is downloaded from: the variable that names its base URL (download_bases).
+CNI_BASE_VARIABLES = {"cni": "kubewin_cni_download_url", "flannel_cni": "kubewin_flannel_cni_download_url",
+                      "sdn_cni": "kubewin_sdn_cni_download_url"}
+
+
+def cni_plugin_downloads(cni_dirs, container_runtime, cni_versions, download_bases):
+    """The CNI plugin archives the runtime needs, unpacked where it looks for plugins (``cni_dirs``: win_host_facts'
+    ``cni[runtime]``); none while those directories are unknown (check_cni_dirs then stops with the reason) or
+    no versions are given."""
+    if not cni_dirs or cni_dirs.get("error") or not cni_dirs.get("bin_dir") or not cni_versions:
+        return []
+    bases = {source: (download_bases or {}).get(variable) or "" for source, variable in CNI_BASE_VARIABLES.items()}
+    return runtime_cni.cni_downloads(cni_dirs["bin_dir"], container_runtime, cni_versions, bases)
 
 
 def check_downloads(downloads, download_bases=None, allow_insecure=False, checksums=None):

@@ -323,6 +323,20 @@ def test_this_hosts_inventory_values_that_differ_from_the_clusters_fail_by_name(
     assert conflict and "10.244.0.0/16" in conflict[0]["message"] and "10.233.64.0/18" in conflict[0]["message"]
 
 
+def test_the_runtimes_cni_plugins_join_the_downloads_where_it_looks_for_them(make_preflight, monkeypatch):
+    monkeypatch.setattr(_downloads, "fetch_checksum_file", lambda url, *a, **k: "c" * 128)
+    dirs = {"bin_dir": "C:\\Program Files\\containerd\\cni\\bin",
+            "conf_dir": "C:\\Program Files\\containerd\\cni\\conf"}
+    bases = {"kubewin_cni_download_url": "https://files.corp/cni", "kubewin_flannel_cni_download_url":
+             "https://files.corp/flannel-cni", "kubewin_sdn_cni_download_url": "https://files.corp/sdn"}
+    versions = {"cni": "v1.6.2", "flannel_cni": "v1.7.1-flannel1", "sdn_cni": "v0.3.1"}
+    action, guard, dummy = make_preflight(dict(GOOD, cni_dirs=dirs, cni_versions=versions, download_bases=bases))
+    result = action.run(task_vars={"inventory_hostname": "win1"})
+    assert not result.get("failed"), result.get("msg")
+    assert result["downloads"] and {d["extract_dir"] for d in result["downloads"]} == {dirs["bin_dir"]}
+    assert all(d["url"].startswith("https://files.corp/") and d["sha512"] == "c" * 128 for d in result["downloads"])
+
+
 def test_a_malformed_pin_is_named_by_its_url(make_preflight, monkeypatch):
 
     monkeypatch.setattr(_downloads, "fetch_checksum_file", lambda url, *a, **k: "c" * 128)

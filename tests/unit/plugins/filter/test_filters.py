@@ -93,8 +93,11 @@ def test_reset_gives_a_namespace_back_the_pod_security_label_it_had(render):
 
 
 def test_cni_archives_go_where_the_runtime_looks_and_reset_removes_exactly_them(render):
-    downloads = render("{{ d | kubewin.nodes.cni_downloads('containerd', v, b) }}",
-                       d=CNI_DIRS, v=CNI_VERSIONS, b=CNI_BASES)
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
+
+    bases = {"kubewin_cni_download_url": CNI_BASES["cni"], "kubewin_flannel_cni_download_url": CNI_BASES["flannel_cni"],
+             "kubewin_sdn_cni_download_url": CNI_BASES["sdn_cni"]}
+    downloads = preflight.cni_plugin_downloads(CNI_DIRS, "containerd", CNI_VERSIONS, bases)
     assert {d["extract_dir"] for d in downloads} == {CNI_DIRS["bin_dir"]}
     assert all(d["url"].startswith(tuple(CNI_BASES.values())) for d in downloads)
     files = render("{{ d | kubewin.nodes.cni_installed_files('containerd', v) }}", d=CNI_DIRS, v=CNI_VERSIONS)
@@ -106,8 +109,9 @@ def test_cni_archives_go_where_the_runtime_looks_and_reset_removes_exactly_them(
 @pytest.mark.parametrize("dirs", [None, {}, {"error": "containerd config dump failed"}])
 def test_unknown_cni_directories_give_nothing_to_install_or_remove(render, dirs):
     """Preflight stops with the reason; the filters must not invent a directory meanwhile."""
-    assert render("{{ d | kubewin.nodes.cni_downloads('containerd', v, b) }}",
-                  d=dirs, v=CNI_VERSIONS, b=CNI_BASES) == []
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
+
+    assert preflight.cni_plugin_downloads(dirs, "containerd", CNI_VERSIONS, {}) == []
     assert render("{{ d | kubewin.nodes.cni_installed_files('containerd', v) }}", d=dirs, v=CNI_VERSIONS) == []
     assert render("{{ d | kubewin.nodes.cni_installed_dirs }}", d=dirs) == []
 
