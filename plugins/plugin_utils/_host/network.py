@@ -39,7 +39,7 @@ def network_name(backend, vni):
 # microsoft/SDN Kubernetes/windows/helper.v2.psm1 CreateExternalNetwork: the External network's VSID.
 EXTERNAL_VSID = 9999
 EXTERNAL_VSID_ALT = 9998
-# Where nothing says otherwise (reset, which does not read the cluster): what Windows flannel needs.
+# Where neither the cluster nor the host says otherwise (a play without the discovery): what Windows flannel needs.
 WINDOWS_FLANNEL_DEFAULTS = {"flannel_backend_type": "vxlan", "flannel_vxlan_vni": flannel.WINDOWS_VXLAN_MIN_VNI,
                             "flannel_vxlan_port": flannel.WINDOWS_VXLAN_PORT}
 
@@ -58,7 +58,7 @@ def windows_flannel(settings, host_settings=None):
 
     ``settings``: the resolved cluster settings (control_plane's ``kubewin_cluster_settings``: the cluster's
     values, else the first control-plane host's); ``host_settings``: this host's own kubespray variables
-    (reset reads no cluster, so there they decide); what neither says is Windows flannel's vxlan 4096/4789.
+    (where the cluster has no value, or a play ran without the discovery); what neither says is vxlan 4096/4789.
     Returns backend, vni, port; ``overlay`` (vxlan: kube-proxy's source VIP); ``network_name``, the HNS
     network flanneld creates; ``external``, the network that binds the adapter to its vSwitch before flanneld
     does (microsoft/SDN's External: name, HNS type, VSID, and the fields that identify it); ``firewall_port``,
