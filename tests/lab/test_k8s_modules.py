@@ -15,9 +15,10 @@ import sys
 import time
 
 import pytest
+import scenario  # noqa: E402  (lab/, on sys.path through tests/lab/conftest.py)
 from kubernetes import client
 
-LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lab")
+LAB = scenario.LAB
 ROOT = os.path.dirname(LAB)
 ADMIN = os.environ.get("LAB_KUBECONFIG", os.path.join(LAB, "_run", "admin.conf"))
 COLLECTIONS = os.path.join(ROOT, ".build", "collections")

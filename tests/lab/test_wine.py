@@ -7,6 +7,7 @@ import json
 import os
 
 import pytest
+import scenario  # noqa: E402  (lab/, on sys.path through tests/lab/conftest.py)
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube, winsim_wine  # noqa: E402
 from winsim import core  # noqa: E402,I001
 from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402  (the real script text, interpreted)
@@ -14,7 +15,7 @@ from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402  (the r
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as kubelet_service  # noqa: E402
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as host_network  # noqa: E402
 
-LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lab")
+LAB = scenario.LAB
 CACHE = os.path.join(LAB, "_cache")
 
 

@@ -12,7 +12,7 @@ import scenario  # noqa: E402
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_wine  # noqa: E402
 from winsim import core  # noqa: E402,F401,I001  (puts the simulator's collections on sys.path)
 
-LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lab")
+LAB = scenario.LAB
 CACHE = os.path.join(LAB, "_cache")
 VERSION = open(os.path.join(LAB, "controlplane", "VERSION")).read().strip()
 

@@ -8,17 +8,20 @@ import json
 import os
 
 import pytest
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries, winsim_node, winsim_wine  # noqa: E402
-from mirror import layout  # noqa: E402
-from winsim import core  # noqa: E402,I001
-from winsim.ps.winhost import run_kubewin_script as run_ps  # noqa: E402
+import scenario
+from winsim import core  # noqa: I001  (puts the simulator's collections on sys.path, so it comes first)
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as windows_paths  # noqa: E402
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files  # noqa: E402
+# isort: split
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries, winsim_node, winsim_wine
+from mirror import layout
+from winsim.ps.winhost import run_kubewin_script as run_ps
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as windows_paths
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as node_network
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service as win_service
 
-LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lab")
+LAB = scenario.LAB
 CACHE = os.path.join(LAB, "_cache")
 FLANNEL_VERSIONS = list(layout.DEFAULT_FLANNEL_VERSIONS)
 KUBE_VERSION = open(os.path.join(LAB, "controlplane", "VERSION")).read().strip()

@@ -5,10 +5,11 @@ import os
 import subprocess
 
 import pytest
+import scenario  # noqa: E402  (lab/, on sys.path through tests/lab/conftest.py)
 from winsim import core  # noqa: E402
 from winsim.testing import Lab  # noqa: E402
 
-LAB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lab")
+LAB = scenario.LAB
 ADMIN = os.path.join(LAB, "_run", "admin.conf")
 if not os.path.exists(ADMIN):  # part of `make lab-test`, which starts the lab: never skip silently
     raise RuntimeError("the lab control plane is not up (%s absent): run make lab-up" % ADMIN)
