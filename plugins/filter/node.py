@@ -28,14 +28,14 @@ def _wrap(func):
 
 def cni_installed_files(cni_dirs, container_runtime, versions):
     """What the roles put in the runtime's CNI directories (for reset); none when they are unknown."""
-    if not cni_dirs or cni_dirs.get("error") or not cni_dirs.get("bin_dir"):
+    if not runtime_cni.dirs_known(cni_dirs):
         return []
     return runtime_cni.installed_files(cni_dirs["bin_dir"], cni_dirs["conf_dir"], container_runtime, versions)
 
 
 def cni_installed_dirs(cni_dirs):
     """The runtime's CNI directories and their common parent, for reset to prune when empty."""
-    if not cni_dirs or cni_dirs.get("error") or not cni_dirs.get("bin_dir"):
+    if not runtime_cni.dirs_known(cni_dirs):
         return []
     return runtime_cni.installed_dirs(cni_dirs["bin_dir"], cni_dirs["conf_dir"])
 

@@ -188,6 +188,12 @@ def release_sources(container_runtime):
     return ("cni", "flannel_cni", "sdn_cni") if container_runtime == "containerd" else ("cni", "flannel_cni")
 
 
+def dirs_known(cni_dirs):
+    """Whether win_host_facts found the runtime's CNI directories (``cni[runtime]``: {bin_dir, conf_dir} or
+    {error}); while they are unknown nothing is installed or removed there (preflight stops with the reason)."""
+    return bool(cni_dirs) and not cni_dirs.get("error") and bool(cni_dirs.get("bin_dir"))
+
+
 def cni_downloads(bin_dir, container_runtime, versions, base_urls):
     """Download entries (for win_node_files) of the CNI plugin archives, unpacked into ``bin_dir``.
 

@@ -26,7 +26,7 @@ def cni_plugin_downloads(cni_dirs, container_runtime, cni_versions, download_bas
     """The CNI plugin archives the runtime needs, unpacked where it looks for plugins (``cni_dirs``: win_host_facts'
     ``cni[runtime]``); none while those directories are unknown (check_cni_dirs then stops with the reason) or
     no versions are given."""
-    if not cni_dirs or cni_dirs.get("error") or not cni_dirs.get("bin_dir") or not cni_versions:
+    if not runtime_cni.dirs_known(cni_dirs) or not cni_versions:
         return []
     bases = {source: (download_bases or {}).get(variable) or "" for source, variable in CNI_BASE_VARIABLES.items()}
     return runtime_cni.cni_downloads(cni_dirs["bin_dir"], container_runtime, cni_versions, bases)
