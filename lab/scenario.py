@@ -8,7 +8,10 @@ import sys
 
 LAB = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(LAB)
-RUN = os.path.join(LAB, "_run")
+# The lab the tests run against: the default one (lab/_run) or, with LAB_FLAVOUR=kubespray, the control plane as
+# kubespray builds it (lab/_run-kubespray; lab/bin/lab-up).
+FLAVOUR = os.environ.get("LAB_FLAVOUR") or "default"
+RUN = os.path.join(LAB, "_run" if FLAVOUR == "default" else "_run-" + FLAVOUR)
 ADMIN_CONF = os.path.join(RUN, "admin.conf")
 if LAB not in sys.path:
     sys.path.insert(0, LAB)
