@@ -212,3 +212,32 @@ def test_the_first_vswitch_cuts_the_host_off_for_a_moment(tmp_path):
     assert nxt.get("unreachable") and "Hyper-V virtual switch" in nxt["msg"], nxt
     assert rc == 0 and not res["after"]["win-1"].get("unreachable"), res["after"]
     assert lab.dump()["hns"]["vswitches"] == {"Ethernet": "vEthernet (Ethernet)"}
+
+
+def test_kubelet_exits_after_its_tls_bootstrap_without_its_client_ca_file(tmp_path):
+    """The kubelet reads authentication.x509.clientCAFile in run()'s BuildAuth, after its API client (the TLS
+    bootstrap) and before the runtime check and healthz (cmd/kubelet/app/server.go, auth.go v1.37.2): a CA that is
+    not where the config says (kubespray's /etc/kubernetes/ssl while kubeadm join wrote C:/etc/kubernetes/pki/ca.crt)
+    ends it with os.ReadFile's Windows error; an empty file with dynamiccertificates' own."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries
+
+    host = core.create_host(str(tmp_path), "w")
+    config = {"authentication": {"x509": {"clientCAFile": "C:\\etc\\kubernetes\\ssl\\ca.crt"}}}
+    _put(host, "C:\\etc\\kubernetes\\pki\\ca.crt")
+    with pytest.raises(winsim_binaries.ExitsAfterRunning) as e:
+        winsim_kube._client_ca_check(host, {}, config)
+    assert str(e.value) == ("failed to run Kubelet: open C:\\etc\\kubernetes\\ssl\\ca.crt: The system cannot find "
+                            "the path specified.")
+    os.makedirs(host.local_path("C:\\etc\\kubernetes\\ssl"))
+    with pytest.raises(winsim_binaries.ExitsAfterRunning, match="cannot find the file specified"):
+        winsim_kube._client_ca_check(host, {}, config)
+    _put(host, "C:\\etc\\kubernetes\\ssl\\ca.crt", b"")
+    with pytest.raises(winsim_binaries.ExitsAfterRunning, match='missing content for CA bundle '
+                                                                '"client-ca-bundle::C:\\\\etc'):
+        winsim_kube._client_ca_check(host, {}, config)
+    _put(host, "C:\\etc\\kubernetes\\ssl\\ca.crt")
+    winsim_kube._client_ca_check(host, {}, config)
+    # --client-ca-file wins over the config file
+    winsim_kube._client_ca_check(host, {"client-ca-file": "C:\\etc\\kubernetes\\pki\\ca.crt"},
+                                 {"authentication": {"x509": {"clientCAFile": "C:\\nowhere\\ca.crt"}}})
+    winsim_kube._client_ca_check(host, {}, {})  # no client CA configured: nothing read

@@ -947,8 +947,8 @@ def kubelet_flag_spec(host, version):
 
 def kubelet_input_files(host, args):
     """What the kubelet reads before Run (cmd/kubelet/app/server.go v1.37.2): --config, the
-    --config-dir drop-ins (*.conf), and the files InitializeTLS opens: the client CA bundle
-    (dynamiccertificates.NewDynamicCAContentFromFile) and the serving certificate and key."""
+    --config-dir drop-ins (*.conf), the serving certificate and key (InitializeTLS), and the client CA
+    bundle, which v1.37.2 reads later, in run()'s BuildAuth (_client_ca_check), copied along all the same."""
     config_path = winsim_wine.flag_value(args, "config")
     paths = [config_path] + [winsim_wine.flag_value(args, n)
                              for n in ("client-ca-file", "tls-cert-file", "tls-private-key-file")]
@@ -1045,6 +1045,7 @@ def _kubelet_service_start(host, version, svc, args):
                 raise binaries.ExitsAfterRunning("failed to run Kubelet: unable to load bootstrap kubeconfig: stat %s: "
                                                  "The system cannot find the file specified." % bootstrap)
             _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name)
+        _client_ca_check(host, flags, config)
         _register_node(host, version, kubeconfig, node_name, flags)
         winsim_kubelet_status.registered(host, node_name, kubeconfig, pipe)
     except binaries.ExitsAfterRunning:
@@ -1054,6 +1055,34 @@ def _kubelet_service_start(host, version, svc, args):
         host.state.setdefault("notes", []).append("kubelet: %s" % e)
         if str(e).startswith("1067"):
             raise
+
+
+def _client_ca_check(host, flags, config):
+    """The kubelet reads its client CA bundle after building its API client (the TLS bootstrap) and before the
+    runtime check and healthz: run() -> BuildAuth -> BuildAuthn -> dynamiccertificates.NewDynamicCAContentFromFile
+    (cmd/kubelet/app/server.go, auth.go v1.37.2; InitializeTLS only records the path), which reads the file
+    (os.ReadFile) and refuses an empty one. Its error ends run(), after the service reported Running: the kubelet
+    exits with "failed to run Kubelet: ..." (cmd/kubelet/app/server.go). The flag wins over the config file."""
+    ca_file = flags.get("client-ca-file") or ((config.get("authentication") or {}).get("x509") or {}).get(
+        "clientCAFile")
+    if not ca_file:
+        return
+    try:
+        present = _exists(host, ca_file)
+    except SimError:
+        present = False
+    if not present:
+        parent = ca_file.replace("/", "\\").rsplit("\\", 1)[0]
+        try:
+            parent_present = os.path.isdir(host.local_path(parent))
+        except SimError:
+            parent_present = False
+        raise binaries.ExitsAfterRunning(
+            "failed to run Kubelet: open %s: The system cannot find the %s specified."
+            % (ca_file, "file" if parent_present else "path"))
+    if not _read(host, ca_file):
+        raise binaries.ExitsAfterRunning('failed to run Kubelet: missing content for CA bundle '
+                                         '"client-ca-bundle::%s"' % ca_file)
 
 
 def _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name):
