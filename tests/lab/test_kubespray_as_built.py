@@ -1,0 +1,111 @@
+"""A kubespray user's run, exactly, against a cluster built as kubespray builds it (the lab's kubespray flavour:
+LAB_FLAVOUR=kubespray lab/bin/lab-up, then this file with LAB_FLAVOUR=kubespray; lab/README.md).
+
+The inventory is kubespray's sample group_vars copied unchanged from the fixture, with only the edit a flannel
+user makes (kube_network_plugin: flannel), an inventory.ini with the lab's control-plane host and one Windows host
+in the Windows group with its connection variables, and what an air-gapped user sets (download URLs of a mirror,
+plain http allowed). Not kubewin_kubeconfig: the collection's default /etc/kubernetes/admin.conf is where kubespray
+puts it, and where the flavour links its own. Run with -b on ansible-core 2.18 (kubespray v2.31's pin) and 2.19:
+scale-up to a Ready node, a re-run that changes nothing, reset back to the host as it was."""
+
+import os
+import shutil
+import sys
+
+import pytest
+import scenario
+import yaml
+from test_kubespray_inventory import run, sudo_calls, sudo_shim, windows_group, write
+
+FIXTURE = os.path.join(os.path.dirname(scenario.REPO), "shared", "fixtures", "kubespray", "v2.31.0")
+ETC_ADMIN = "/etc/kubernetes/admin.conf"
+
+pytestmark = [
+    pytest.mark.skipif(not os.path.isdir(FIXTURE),
+                       reason="kubespray's fixture is not at %s (a clone without ../shared/fixtures)" % FIXTURE),
+    pytest.mark.skipif(scenario.FLAVOUR != "kubespray",
+                       reason="needs the lab's kubespray flavour: LAB_FLAVOUR=kubespray lab/bin/lab-up, then pytest "
+                              "with LAB_FLAVOUR=kubespray (make lab-test does both)"),
+]
+
+
+@pytest.fixture
+def etc_admin_conf():
+    """kubespray's admin kubeconfig path, linked by the flavour's lab-up to its own admin.conf; anything else there
+    is not the lab's to use."""
+    own = os.path.join(scenario.RUN, "kubernetes", "admin.conf")
+    if not os.path.islink(ETC_ADMIN) or os.readlink(ETC_ADMIN) != own:
+        what = ("a link to %s" % os.readlink(ETC_ADMIN) if os.path.islink(ETC_ADMIN)
+                else "a file that is not the lab's" if os.path.exists(ETC_ADMIN) else "nothing")
+        pytest.skip("%s is %s, not lab-up's link to %s: the run would use another cluster's kubeconfig (or none); "
+                    "lab-up links it only where nothing else is" % (ETC_ADMIN, what, own))
+    return ETC_ADMIN
+
+
+def kubespray_inventory(sc, inv):
+    """kubespray's sample as a kubespray user copies it, the flannel user's edit, and the Windows group."""
+    shutil.copytree(os.path.join(FIXTURE, "inventory", "sample", "group_vars"), str(inv / "group_vars"))
+    cluster_file = inv / "group_vars" / "k8s_cluster" / "k8s-cluster.yml"
+    text = cluster_file.read_text()
+    edits = [("kube_network_plugin: calico\n", "kube_network_plugin: flannel\n")]
+    port = scenario.lab_vars()["kube_apiserver_port"]
+    if port != 6443:
+        # Not a user's edit: the lab's API server is on its own port (LAB_APISERVER_PORT, lab-up's override of
+        # kubespray's 6443, so labs share the machine); a kubespray cluster is where its inventory says.
+        edits.append(("kube_apiserver_port: 6443  # (https)\n", "kube_apiserver_port: %d  # (https)\n" % port))
+    for old, new in edits:
+        assert text.count(old) == 1, "kubespray's sample changed: %r" % old
+        text = text.replace(old, new)
+    cluster_file.write_text(text)
+
+    hosts, connection = windows_group(sc)
+    # The simulated hosts' connection variables stand in for WinRM's (ansible_connection: winrm, ansible_user,
+    # ansible_password, ansible_port, ...); ansible_become: false as the README's quick start says.
+    write(str(inv / "group_vars" / "kube_windows_nodes.yml"), connection,
+          "the Windows group's connection variables (the lab's simulated hosts)")
+    # What an air-gapped user sets: where the Windows files are (a mirror), and that its plain http is allowed.
+    offline = {k: v for k, v in scenario.lab_vars().items() if k.endswith("_download_url")}
+    offline["kubewin_allow_insecure_downloads"] = True
+    write(str(inv / "group_vars" / "all" / "kubewin-offline.yml"), offline,
+          "an air-gapped user's mirror of the Windows files (plain http on loopback: allowed explicitly)")
+    lines = ["[kube_control_plane]",
+             # kubespray's per-host address (main_ip), where the lab's API server listens
+             "lab-control-plane ansible_connection=local ansible_python_interpreter=%s ip=127.0.0.1"
+             % sys.executable, "",
+             "[etcd:children]", "kube_control_plane", "", "[kube_node]", "",
+             "[kube_windows_nodes]"] + ["%s ansible_host=%s" % (h, v["ansible_host"]) for h, v in hosts.items()]
+    (inv / "inventory.ini").write_text("\n".join(lines) + "\n")
+    return str(inv / "inventory.ini")
+
+
+def test_kubespray_sample_unchanged_scale_up_rerun_and_reset(tmp_path, api, etc_admin_conf):
+    core, dummy = api
+    sc = scenario.Scenario(tmp_path / "lab", nodes=1)
+    sc.forget_nodes("{{ inventory_hostname }}")
+    inventory = kubespray_inventory(sc, tmp_path / "mycluster")
+    sudo_dir = str(tmp_path / "bin")
+    log = sudo_shim(sudo_dir)
+    before = sc.dump("win-1")
+
+    rc, doc, text = run(sc, "scale_up.yml", inventory, sudo_dir)
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert sudo_calls(log), "the control-plane host's tasks did not become root"
+    node = core.read_node("win-1")
+    assert any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or []), \
+        [(c.type, c.status, c.message) for c in node.status.conditions or []]
+    assert node.status.node_info.kubelet_version == scenario.lab_version()
+    # the node's kubelet reads the cluster CA where the cluster's kubelet-config says (kubespray's cert dir)
+    kubelet_config = yaml.safe_load(core.read_namespaced_config_map("kubelet-config", "kube-system").data["kubelet"])
+    assert kubelet_config["authentication"]["x509"]["clientCAFile"] == "/etc/kubernetes/ssl/ca.crt"
+
+    rc, doc, text = run(sc, "scale_up.yml", inventory, sudo_dir)
+    assert rc == 0 and scenario.changed_tasks(doc) == {}, \
+        scenario.changed_tasks(doc) or "\n".join(scenario.failures(doc)) or text[-3000:]
+
+    rc, doc, text = run(sc, "reset.yml", inventory, sudo_dir, "-e", "skip_confirmation=true")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert sc.dump("win-1") == before
+    assert "win-1" not in {n.metadata.name for n in core.list_node().items}
+    left = [a.metadata.namespace + "/" + a.metadata.name for a in core.list_service_account_for_all_namespaces().items
+            if "win-1" in a.metadata.name]
+    assert not left, left  # the node's own credentials (ServiceAccounts) went with it
