@@ -106,5 +106,17 @@ def test_the_running_flavour_publishes_kubespray_values():
 
     services = {s.metadata.name: s.spec.cluster_ip for s in core.list_namespaced_service("kube-system").items}
     assert services.get("coredns") == "10.233.0.3" and "kube-dns" not in services, services
-    flannel = core.read_namespaced_config_map("kube-flannel-cfg", "kube-flannel").data["net-conf.json"]
-    assert '"Network": "%s"' % KUBESPRAY["podSubnet"] in flannel, flannel
+    with open(os.path.join(scenario.RUN, "NETWORK")) as f:
+        network = f.read().strip()
+    if network == "flannel":
+        flannel = core.read_namespaced_config_map("kube-flannel-cfg", "kube-flannel").data["net-conf.json"]
+        assert '"Network": "%s"' % KUBESPRAY["podSubnet"] in flannel, flannel
+    else:  # kubespray's default: its calico-node DaemonSet and calico-config, Calico's CRDs, no flannel
+        apps = client.AppsV1Api(core.api_client)
+        assert apps.read_namespaced_daemon_set("calico-node", "kube-system").metadata.labels["k8s-app"] == "calico-node"
+        assert core.read_namespaced_config_map("calico-config", "kube-system").data["cluster_type"] == "kubespray"
+        crds = client.ApiextensionsV1Api(core.api_client).list_custom_resource_definition().items
+        assert "ippools.crd.projectcalico.org" in {c.metadata.name for c in crds}
+        assert "kube-flannel" not in {n.metadata.name for n in core.list_namespace().items}
+        # kubespray's controller-manager leaves node CIDRs to Calico's IPAM
+        assert extra_args(cluster["controllerManager"])["allocate-node-cidrs"] == "false"

@@ -6,7 +6,11 @@ user makes (kube_network_plugin: flannel), an inventory.ini with the lab's contr
 in the Windows group with its connection variables, and what an air-gapped user sets (download URLs of a mirror,
 plain http allowed). Not kubewin_kubeconfig: the collection's default /etc/kubernetes/admin.conf is where kubespray
 puts it, and where the flavour links its own. Run with -b on ansible-core 2.18 (kubespray v2.31's pin) and 2.19:
-scale-up to a Ready node, a re-run that changes nothing, reset back to the host as it was."""
+scale-up to a Ready node, a re-run that changes nothing, reset back to the host as it was.
+
+With LAB_KUBESPRAY_NETWORK=calico the flavour is kubespray's default Calico cluster instead (kubespray's Calico
+manifests and Calico's CRDs), and the sample unchanged, kube_network_plugin: calico included, is refused before
+any change."""
 
 import os
 import shutil
@@ -19,6 +23,16 @@ from test_kubespray_inventory import run, sudo_calls, sudo_shim, windows_group, 
 
 FIXTURE = os.path.join(os.path.dirname(scenario.REPO), "shared", "fixtures", "kubespray", "v2.31.0")
 ETC_ADMIN = "/etc/kubernetes/admin.conf"
+TOKENS = "type=bootstrap.kubernetes.io/token"
+
+
+def network():
+    """The kubespray flavour's network (lab-up writes it: flannel, or kubespray's default calico)."""
+    try:
+        with open(os.path.join(scenario.RUN, "NETWORK")) as f:
+            return f.read().strip()
+    except OSError:
+        return None
 
 pytestmark = [
     pytest.mark.skipif(not os.path.isdir(FIXTURE),
@@ -42,12 +56,13 @@ def etc_admin_conf():
     return ETC_ADMIN
 
 
-def kubespray_inventory(sc, inv):
-    """kubespray's sample as a kubespray user copies it, the flannel user's edit, and the Windows group."""
+def kubespray_inventory(sc, inv, flannel=True):
+    """kubespray's sample as a kubespray user copies it, the flannel user's edit (unless the cluster is kubespray's
+    default Calico one), and the Windows group."""
     shutil.copytree(os.path.join(FIXTURE, "inventory", "sample", "group_vars"), str(inv / "group_vars"))
     cluster_file = inv / "group_vars" / "k8s_cluster" / "k8s-cluster.yml"
     text = cluster_file.read_text()
-    edits = [("kube_network_plugin: calico\n", "kube_network_plugin: flannel\n")]
+    edits = [("kube_network_plugin: calico\n", "kube_network_plugin: flannel\n")] if flannel else []
     port = scenario.lab_vars()["kube_apiserver_port"]
     if port != 6443:
         # Not a user's edit: the lab's API server is on its own port (LAB_APISERVER_PORT, lab-up's override of
@@ -79,6 +94,8 @@ def kubespray_inventory(sc, inv):
 
 
 def test_kubespray_sample_unchanged_scale_up_rerun_and_reset(tmp_path, api, etc_admin_conf):
+    if network() != "flannel":
+        pytest.skip("the kubespray flavour runs %s, not flannel (LAB_KUBESPRAY_NETWORK)" % network())
     core, dummy = api
     sc = scenario.Scenario(tmp_path / "lab", nodes=1)
     sc.forget_nodes("{{ inventory_hostname }}")
@@ -109,3 +126,27 @@ def test_kubespray_sample_unchanged_scale_up_rerun_and_reset(tmp_path, api, etc_
     left = [a.metadata.namespace + "/" + a.metadata.name for a in core.list_service_account_for_all_namespaces().items
             if "win-1" in a.metadata.name]
     assert not left, left  # the node's own credentials (ServiceAccounts) went with it
+
+
+def test_kubespray_default_calico_cluster_is_refused_before_any_change(tmp_path, api, etc_admin_conf):
+    """kubespray's sample unchanged (kube_network_plugin: calico) against kubespray's default Calico cluster: the
+    run stops in preflight, naming Calico, before anything changes on the host or in the cluster."""
+    if network() != "calico":
+        pytest.skip("the kubespray flavour runs %s: this needs LAB_KUBESPRAY_NETWORK=calico" % network())
+    core, dummy = api
+    sc = scenario.Scenario(tmp_path / "lab", nodes=1)
+    sc.forget_nodes("{{ inventory_hostname }}")
+    inventory = kubespray_inventory(sc, tmp_path / "mycluster", flannel=False)
+    sudo_dir = str(tmp_path / "bin")
+    sudo_shim(sudo_dir)
+    before = sc.dump("win-1")
+    tokens = {t.metadata.name for t in core.list_namespaced_secret("kube-system", field_selector=TOKENS).items}
+
+    rc, doc, text = run(sc, "scale_up.yml", inventory, sudo_dir)
+    assert rc != 0
+    messages = "\n".join(scenario.failures(doc))
+    assert "Preflight failed on win-1" in messages and "calico" in messages.lower(), messages or text[-3000:]
+    assert sc.dump("win-1") == before
+    assert {t.metadata.name for t in core.list_namespaced_secret("kube-system", field_selector=TOKENS).items} \
+        == tokens
+    assert "win-1" not in {n.metadata.name for n in core.list_node().items}
