@@ -13,7 +13,7 @@ VENV_ROOT := .venv
 COLL_ROOT := .build/collections
 COLL_LINK := $(COLL_ROOT)/ansible_collections/kubewin/nodes
 
-.PHONY: help setup check test units sanity lint changelog-lint lab-build lab-up lab-down lab-test demo clean collection importer bench docs
+.PHONY: help setup check test units sanity lint changelog-lint lab-build lab-up lab-down lab-test lab-test-kubespray demo clean collection importer bench docs
 
 help:
 	@echo "make setup   - install everything a fresh machine needs (Python venvs per ansible-core and for the docs, lab build)"
@@ -129,6 +129,7 @@ lab-up: lab-build
 
 lab-down:
 	-lab/mirror/mirror-down
+	-LAB_FLAVOUR=kubespray lab/bin/lab-down
 	lab/bin/lab-down
 
 lab-test: lab-up
@@ -137,6 +138,25 @@ lab-test: lab-up
 	$(VENV_ROOT)/core-2.18/bin/python -m pytest -q tests/lab/test_scale_up.py \
 	  -k "ready_windows_nodes or rerun_changes_nothing or reset_leaves"
 	PATH=$(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin:$$PATH molecule test
+	$(MAKE) --no-print-directory lab-test-kubespray
+
+# The lab's kubespray flavour (lab/README.md): the control plane as kubespray builds it, with flannel, then as
+# kubespray's default Calico cluster; kubespray's pin, ansible-core 2.18. It takes the default lab's ports, so that
+# lab stops first (the mirror stays); each flavour is stopped and purged whatever its tests did.
+lab-test-kubespray: lab-build
+	@lab/bin/lab-down >/dev/null; status=0; \
+	LAB_PYTHON=$(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin/python lab/mirror/mirror-up >/dev/null || exit 1; \
+	for net in flannel calico; do \
+	  echo "== the kubespray flavour, $$net: lab/tests/test_kubespray_flavour.py tests/lab/test_kubespray_as_built.py =="; \
+	  start=$$(date +%s); \
+	  LAB_FLAVOUR=kubespray lab/bin/lab-down --purge >/dev/null; \
+	  LAB_FLAVOUR=kubespray LAB_KUBESPRAY_NETWORK=$$net lab/bin/lab-up >/dev/null && \
+	  echo "lab-up ($$net): $$(( $$(date +%s) - start )) s" && \
+	  LAB_FLAVOUR=kubespray $(VENV_ROOT)/core-2.18/bin/python -m pytest -q -rs --durations=5 \
+	    lab/tests/test_kubespray_flavour.py tests/lab/test_kubespray_as_built.py || status=1; \
+	  LAB_FLAVOUR=kubespray lab/bin/lab-down --purge >/dev/null || status=1; \
+	  echo "the kubespray flavour, $$net: $$(( $$(date +%s) - start )) s"; \
+	done; exit $$status
 
 # Remote operations per Windows node (counts, not timings); not part of `make test`.
 bench: lab-up
