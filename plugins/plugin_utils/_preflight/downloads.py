@@ -145,7 +145,7 @@ def unavailable_failure(unavailable, inputs):
 
 
 def resolved_downloads(downloads, fetch):
-    """(the downloads with their SHA-512, as win_node_files takes them; failures): the one place a
+    """(the downloads with their SHA-512, as win_host_files takes them; failures): the one place a
     download's checksum is decided (pinned, else its checksum file). ``fetch`` should be the one
     download_failures used (fetch_once), so no checksum file is read twice."""
     try:

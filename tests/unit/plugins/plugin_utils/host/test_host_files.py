@@ -48,8 +48,8 @@ def test_a_checksum_preflight_resolved_is_used_without_a_fetch():
         (URL, "C:\\k\\kubelet.exe", SHA), (URL + ".zip", "C:\\k\\nssm\\.kubewin-kubelet.exe.zip.sha512", SHA)]
 
 
-def test_resolved_checksums_keep_the_shape_win_node_files_takes():
-    """What preflight returns goes back into win_node_files unchanged: url, dest or extract_dir, and sha512."""
+def test_resolved_checksums_keep_the_shape_win_host_files_takes():
+    """What preflight returns goes back into win_host_files unchanged: url, dest or extract_dir, and sha512."""
     out = _downloads.resolve_checksums([{"url": URL, "dest": "C:\\k\\kubelet.exe", "checksum_url": URL + ".sha512",
                                          "checksum": None, "extract_dir": None}],
                                        fetch={URL + ".sha512": SHA + "  kubelet.exe\n"}.__getitem__)
