@@ -12,7 +12,7 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action impo
 
 class ActionModule(WindowsAction):
     ARGSPEC = wa.FILES_ARGSPEC
-    ERRORS = (host_files.NodeFilesError, _downloads.NoProxyEntryError)
+    ERRORS = (host_files.HostFilesError, _downloads.NoProxyEntryError)
 
     def act(self, args):
         secret = any(f["secret"] for f in args["files"])
