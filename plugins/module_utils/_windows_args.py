@@ -75,6 +75,7 @@ NODE_SERVICE_REQUIRED_IF = [("state", "present", ["path"]), ("state", "started",
 # kubewin.nodes.win_host_facts
 FACTS_ARGSPEC = dict(
     extra_paths=dict(type="list", elements="str", default=[]),
+    ca_cert_path=dict(type="str"),
 )
 
 # kubewin.nodes.win_host_files
