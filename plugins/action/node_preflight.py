@@ -45,7 +45,7 @@ class ActionModule(WindowsAction):
                 args)
             failures.extend(download_failures)
             if not download_failures:
-                # What the node role installs, checksums included (win_node_files fetches none again).
+                # What the node role installs, checksums included (win_host_files fetches none again).
                 downloads, resolve_failures = preflight.resolved_downloads(args["downloads"], fetch)
                 failures.extend(resolve_failures)
         # ``warnings`` as text so Ansible shows them; ``warning_findings`` keeps check and variable.

@@ -10,12 +10,12 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import _bootstrap_to
 from ansible_collections.kubewin.nodes.plugins.module_utils import _kubeadm_join as kj
 
 
-def join_configuration(join_args, node_name, cri_socket):
-    """``kubeadm_join_token_result.join_args | kubewin.nodes.join_configuration(node_name, cri_socket)``:
-    the token module's join arguments (endpoint, token, CA pins) plus what is this node's own."""
+def join_configuration(join_args, node_name, cri_socket, ca_cert_path=None):
+    """``join_args | kubewin.nodes.join_configuration(node_name, cri_socket[, ca_cert_path])``: the token module's
+    join arguments (endpoint, token, CA pins) plus what is this node's own."""
     try:
         endpoint, token, ca_hashes = kj.parse_join_args(join_args)
-        return kj.join_configuration(endpoint, token, ca_hashes, node_name, cri_socket)
+        return kj.join_configuration(endpoint, token, ca_hashes, node_name, cri_socket, ca_cert_path)
     except bt.BootstrapTokenError as e:
         # The message never contains the token: parse_token's error names only the expected form.
         raise AnsibleFilterError("cannot build the kubeadm JoinConfiguration: %s" % e) from None

@@ -19,7 +19,7 @@ def _wrap(func):
     def filter_func(*args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except (nn.NetworkConfigError, nfiles.NodeFilesError, ncreds.NodeCredentialsError, ValueError) as e:
+        except (nn.NetworkConfigError, nfiles.HostFilesError, ncreds.NodeCredentialsError, ValueError) as e:
             raise AnsibleFilterError(str(e)) from None
 
     filter_func.__doc__ = func.__doc__

@@ -220,7 +220,7 @@ def nodes_facts(node_list):
 def kubeadm_config_not_found():
     return {
         "found": False, "kubernetes_version": None, "control_plane_endpoint": None, "pod_subnet": None,
-        "service_subnet": None, "dns_domain": None, "cluster_name": None,
+        "service_subnet": None, "dns_domain": None, "cluster_name": None, "certificates_dir": None,
     }
 
 
@@ -243,6 +243,7 @@ def parse_kubeadm_config(configmap):
         service_subnet=networking.get("serviceSubnet") or None,
         dns_domain=networking.get("dnsDomain") or None,
         cluster_name=doc.get("clusterName") or None,
+        certificates_dir=doc.get("certificatesDir") or None,
     )
     return result
 
@@ -289,6 +290,19 @@ def parse_kubelet_config(configmap):
     result["kubelet_cluster_dns"] = [str(x) for x in dns if x]
     result["kubelet_cluster_domain"] = doc.get("clusterDomain") or None
     return result
+
+
+def kubelet_client_ca_file(configmap):
+    """``authentication.x509.clientCAFile`` of kubeadm's KubeletConfiguration (key ``kubelet``), None when unset.
+    kubeadm sets it to ``<certificatesDir>/ca.crt`` before uploading (cmd/kubeadm/app/componentconfigs/kubelet.go),
+    so a kubespray cluster says /etc/kubernetes/ssl/ca.crt; the kubelet exits when the file is missing
+    (cmd/kubelet/app/auth.go BuildAuthn)."""
+    text = ((configmap or {}).get("data") or {}).get(KUBELET_CONFIG_KEY)
+    if not text:
+        return None
+    doc = _config_document(text, "the KubeletConfiguration in the kubelet-config ConfigMap")
+    x509 = ((doc.get("authentication") or {}).get("x509") or {})
+    return x509.get("clientCAFile") or None
 
 
 def dns_service_facts(service, ref):

@@ -54,14 +54,15 @@ JOIN_CONFIG_API_VERSION = "kubeadm.k8s.io/v1beta4"
 _DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
-def join_configuration(endpoint, token, ca_hashes, node_name, cri_socket):
+def join_configuration(endpoint, token, ca_hashes, node_name, cri_socket, ca_cert_path=None):
     """The text of a kubeadm ``JoinConfiguration`` (v1beta4) for token discovery with CA pins.
 
     ``kubeadm join --config <file>`` reads the token from this file, so it never appears on a process
     command line; kubeadm refuses ``--config`` mixed with ``--token`` or ``--cri-socket``
     (validation.ValidateMixedArguments), so the node name and the CRI socket are in the file too.
     Field names as in cmd/kubeadm/app/apis/kubeadm/v1beta4/types.go (JoinConfiguration, Discovery,
-    BootstrapTokenDiscovery, NodeRegistrationOptions).
+    BootstrapTokenDiscovery, NodeRegistrationOptions). ``ca_cert_path``: where kubeadm writes the cluster CA
+    (``caCertPath``; kubeadm's Windows default C:/etc/kubernetes/pki/ca.crt when None).
     """
     parse_token(token)
     endpoint = str(endpoint or "")
@@ -94,5 +95,9 @@ def join_configuration(endpoint, token, ca_hashes, node_name, cri_socket):
         },
         "nodeRegistration": {"name": node_name, "criSocket": cri_socket},
     }
+    if ca_cert_path:
+        if not re.match(r"^[A-Za-z]:[\\/]", str(ca_cert_path)):
+            raise BootstrapTokenError("the CA path %r is not an absolute Windows path" % (ca_cert_path,))
+        doc["caCertPath"] = str(ca_cert_path)
     # JSON is YAML; kubeadm splits the file with a YAML reader and decodes each document.
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"

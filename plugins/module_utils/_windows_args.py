@@ -54,7 +54,7 @@ KUBELET_SERVICE_ARGSPEC = dict(
 KUBELET_SERVICE_REQUIRED_IF = [("state", "present", ["kubelet_version"]), ("state", "started", ["kubelet_version"]),
                                ("state", "stopped", ["kubelet_version"])]
 
-# kubewin.nodes.win_node_service
+# kubewin.nodes.win_host_service
 NODE_SERVICE_ARGSPEC = dict(
     name=dict(type="str", required=True),
     state=dict(type="str", default="started", choices=["present", "started", "stopped", "absent"]),
@@ -75,9 +75,10 @@ NODE_SERVICE_REQUIRED_IF = [("state", "present", ["path"]), ("state", "started",
 # kubewin.nodes.win_host_facts
 FACTS_ARGSPEC = dict(
     extra_paths=dict(type="list", elements="str", default=[]),
+    ca_cert_path=dict(type="str"),
 )
 
-# kubewin.nodes.win_node_files
+# kubewin.nodes.win_host_files
 FILES_ARGSPEC = dict(
     directories=dict(type="list", elements="dict", default=[], options=dict(
         path=dict(type="str", required=True),
@@ -107,7 +108,7 @@ FILES_ARGSPEC = dict(
     checksum_timeout=dict(type="int", default=30),
 )
 
-# kubewin.nodes.win_node_credential_state
+# kubewin.nodes.win_host_credential_state
 CREDENTIAL_STATE_ARGSPEC = dict(
     paths=dict(type="list", elements="str", required=True),
 )

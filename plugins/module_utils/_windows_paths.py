@@ -14,6 +14,8 @@ KUBE_LOG_RUNNER_EXE = INSTALL_DIR + "\\kube-log-runner.exe"
 KUBERNETES_DIR = "C:\\etc\\kubernetes"
 KUBELET_CONF = KUBERNETES_DIR + "\\kubelet.conf"
 BOOTSTRAP_CONF = KUBERNETES_DIR + "\\bootstrap-kubelet.conf"
+# kubeadm's default caCertPath on Windows (apis/kubeadm/v1beta4/defaults_windows.go DefaultCACertPath); the cluster's
+# certificatesDir may put the CA elsewhere (kubespray: /etc/kubernetes/ssl), see kubeadm_windows_path.
 CA_CERT = KUBERNETES_DIR + "\\pki\\ca.crt"
 
 KUBELET_DIR = "C:\\var\\lib\\kubelet"
@@ -29,3 +31,14 @@ FLANNEL_DIR = "C:\\etc\\kube-flannel"
 KUBE_PROXY_DIR = "C:\\etc\\kube-proxy"
 # host-local's address reservations, one directory per network (containernetworking/plugins host-local).
 HOST_LOCAL_DATA_DIR = "C:\\var\\lib\\cni\\networks"
+
+
+def kubeadm_windows_path(path):
+    """A path of the cluster's kubelet configuration as kubeadm join writes it on Windows: an absolute Unix path
+    gains the drive of kubeadm.exe (kubernetes cmd/kubeadm/app/componentconfigs/kubelet_windows.go mutatePaths:
+    filepath.Join(drive, path)); any other path is kept."""
+    path = str(path or "")
+    if not path.startswith("/"):
+        return path or None
+    parts = [p for p in path.split("/") if p]
+    return INSTALL_DIR[:2] + "\\" + "\\".join(parts)

@@ -202,6 +202,10 @@ kubeadm_config:
       description: C(clusterName).
       type: str
       sample: kubernetes
+    certificates_dir:
+      description: C(certificatesDir) (kubeadm's default C(/etc/kubernetes/pki); kubespray's C(/etc/kubernetes/ssl)).
+      type: str
+      sample: /etc/kubernetes/ssl
 kubelet_config_present:
   description: Whether kubeadm's kubelet configuration ConfigMap exists (C(kube-system/kubelet-config), or
     C(kubelet-config-1.X) up to Kubernetes 1.23); C(kubeadm join) needs it.
@@ -213,6 +217,13 @@ kubelet_config_name:
   returned: always
   type: str
   sample: kubelet-config
+kubelet_client_ca_file:
+  description:
+    - C(authentication.x509.clientCAFile) of the kubelet-config ConfigMap, V(null) when absent. A Windows node's
+      kubelet reads the CA there, so C(kubeadm join) must write it there (the JoinConfiguration's C(caCertPath)).
+  returned: always
+  type: str
+  sample: /etc/kubernetes/ssl/ca.crt
 dns:
   description:
     - The cluster DNS as kubeadm's kubelet configuration and the cluster DNS Service give it.
@@ -273,7 +284,7 @@ def gather(module, apis):
         raise kc.K8sError("%s. It is written by 'kubeadm init' (phase upload-config); re-upload it with "
                           "'kubeadm init phase upload-config kubeadm' on a control-plane node." % exc) from None
 
-    kubelet_config_name = None
+    kubelet_config_name = client_ca_file = None
     dns = cf.parse_kubelet_config(None)
     for name in cf.kubelet_config_names(version["major"], version["minor"]):
         kubelet_cm = get_configmap(cf.KUBELET_CONFIG_NAMESPACE, name)
@@ -281,6 +292,7 @@ def gather(module, apis):
             kubelet_config_name = name
             try:
                 dns = cf.parse_kubelet_config(kubelet_cm)
+                client_ca_file = cf.kubelet_client_ca_file(kubelet_cm)
             except cf.ClusterFactsError as exc:
                 raise kc.K8sError("%s (kube-system/%s); kubeadm join hands the same file to every new node, so "
                                   "fix it first." % (exc, name)) from None
@@ -301,6 +313,7 @@ def gather(module, apis):
         kubeadm_config=kubeadm_config,
         kubelet_config_present=kubelet_config_name is not None,
         kubelet_config_name=kubelet_config_name,
+        kubelet_client_ca_file=client_ca_file,
         dns=dns,
     )
 

@@ -191,7 +191,7 @@ options:
     type: str
   downloads:
     description:
-      - The node's downloads (as M(kubewin.nodes.win_node_files) takes them). Their checksum files and the first
+      - The node's downloads (as M(kubewin.nodes.win_host_files) takes them). Their checksum files and the first
         byte of each file are fetched on the controller now, the way the node will fetch them, so a missing file or
         a missing or malformed checksum stops the run before any change. The only check that uses the network.
       - Every URL that cannot be fetched is listed in one failure (for an air-gapped mirror, exactly the URLs to
@@ -366,7 +366,7 @@ node:
 downloads:
   description:
     - O(downloads), each with its SHA-512 (C(sha512)) in place of O(downloads[].checksum) and
-      O(downloads[].checksum_url), for M(kubewin.nodes.win_node_files), which then fetches no checksum again.
+      O(downloads[].checksum_url), for M(kubewin.nodes.win_host_files), which then fetches no checksum again.
       Checksum files are fetched once per host.
     - Null when the downloads could not be checked (the task failed).
   returned: always

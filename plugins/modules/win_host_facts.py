@@ -21,6 +21,14 @@ options:
     type: list
     elements: str
     default: []
+  ca_cert_path:
+    description:
+      - Where C(kubeadm join) writes the cluster CA on this host (the JoinConfiguration's C(caCertPath)); a CA left
+        there by an interrupted join makes C(join_state) V(partial).
+      - The roles pass the cluster's path (kubelet-config's C(clientCAFile) on Windows, e.g.
+        C(C:\etc\kubernetes\ssl\ca.crt) on a kubespray cluster). Omitted, kubeadm's default
+        C(C:\etc\kubernetes\pki\ca.crt).
+    type: str
 attributes:
   check_mode:
     support: full

@@ -23,11 +23,17 @@ Sources:
   (kubeadm-config.v1beta4.yaml.j2); an endpoint on localhost/127.0.0.1 is reachable only through the
   local nginx/haproxy kubespray runs on Linux nodes, and kubespray itself then discovers through the
   first control-plane address (roles/kubernetes/kubeadm/tasks/main.yml ``kubeadm_discovery_address``).
+- The cluster CA's path on a Windows node: kubelet-config's ``authentication.x509.clientCAFile``, which kubeadm
+  sets to ``<certificatesDir>/ca.crt`` (kubespray: ``certificatesDir: {{ kube_cert_dir }}``, /etc/kubernetes/ssl),
+  with the drive kubeadm join gives it on Windows; kubeadm join writes the CA only to the JoinConfiguration's
+  ``caCertPath`` (cmd/kubeadm/app/cmd/phases/join/kubelet.go), so the two must be the same path.
 """
 
 from __future__ import annotations
 
 import ipaddress
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 
 KUBEADM_DEFAULT_DNS_DOMAIN = "cluster.local"
 DEFAULT_APISERVER_PORT = 6443
@@ -212,7 +218,9 @@ def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1)
     kubespray variables (``cp_values``: variable -> value, None when not set).
 
     Returns each setting by name (``pods_subnet``, ``service_subnet``, ``dns_domain``, ``dns_server``,
-    ``api_server_endpoint``, ``kube_network_plugin`` and the ``flannel_*`` ones; None when unknown) plus
+    ``api_server_endpoint``, ``kube_network_plugin``, ``ca_cert_path`` (where kubeadm join must write the cluster
+    CA on a Windows node) with ``ca_cert_dirs`` (its directories, deepest first) and the ``flannel_*`` ones; None
+    when unknown) plus
     ``origins`` (setting -> where its value came from), ``conflicts`` (``{host, variable, message}``),
     ``notes`` (explanations of choices an operator may not expect) and ``kubelet_dns_override`` (the Windows
     kubelet must be given ``--cluster-dns`` because kubelet-config's clusterDNS is not usable on Windows) and
@@ -257,6 +265,15 @@ def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1)
     endpoint, endpoint_origin = _api_server(kubeadm.get("control_plane_endpoint"), cp_values, cp_host, cp_address,
                                             control_planes, notes)
     values["api_server_endpoint"], origins["api_server_endpoint"] = endpoint, endpoint_origin
+    certificates_dir = kubeadm.get("certificates_dir")
+    take("ca_cert_path", [(wp.kubeadm_windows_path(cluster.get("kubelet_client_ca_file")),
+                           ORIGIN_KUBELET + " clientCAFile"),
+                          (wp.kubeadm_windows_path(certificates_dir and certificates_dir.rstrip("/") + "/ca.crt"),
+                           ORIGIN_KUBEADM + " certificatesDir"),
+                          (wp.CA_CERT, ORIGIN_DEFAULT)])
+    # the directories kubeadm join makes for it (MkdirAll), deepest first: reset removes those left empty
+    parts = values["ca_cert_path"].split("\\")
+    values["ca_cert_dirs"] = ["\\".join(parts[:i]) for i in range(len(parts) - 1, 1, -1)]
     settings = dict(values, origins=origins, notes=notes, kubelet_dns_override=override)
     settings["conflicts"] = conflicts(settings, cp_host, cp_values)
     settings["summary"] = summary(settings)
@@ -308,7 +325,8 @@ def summary(settings):
     for setting, label in (("api_server_endpoint", "API server"), ("pods_subnet", "pod network"),
                            ("service_subnet", "service network"), ("dns_server", "cluster DNS"),
                            ("dns_domain", "DNS domain"), ("flannel_backend_type", "flannel backend"),
-                           ("flannel_vxlan_vni", "VXLAN VNI"), ("flannel_vxlan_port", "VXLAN port")):
+                           ("flannel_vxlan_vni", "VXLAN VNI"), ("flannel_vxlan_port", "VXLAN port"),
+                           ("ca_cert_path", "cluster CA on the node")):
         if settings.get(setting) is not None:
             lines.append("%s %s (%s)" % (label, settings[setting], origins.get(setting)))
     return lines + list(settings.get("notes") or [])

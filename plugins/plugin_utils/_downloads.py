@@ -13,7 +13,7 @@ import re
 import urllib.parse
 import urllib.request
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.files import NodeFilesError, stamp_path
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.files import HostFilesError, stamp_path
 
 _SHA512 = re.compile(r"^[0-9a-f]{128}$")
 
@@ -29,7 +29,7 @@ def parse_checksum(text, source):
         token = token[7:]
     token = token.lower()
     if not _SHA512.match(token):
-        raise NodeFilesError("%s is not a SHA-512 checksum (128 hex digits): %r" % (source, (text or "")[:80]))
+        raise HostFilesError("%s is not a SHA-512 checksum (128 hex digits): %r" % (source, (text or "")[:80]))
     return token
 
 
@@ -71,7 +71,7 @@ def resolve_checksums(downloads, fetch):
     resolved = []
     for d in downloads:
         if bool(d.get("dest")) == bool(d.get("extract_dir")):
-            raise NodeFilesError("download %s: set exactly one of dest (a file) or extract_dir (an archive)"
+            raise HostFilesError("download %s: set exactly one of dest (a file) or extract_dir (an archive)"
                                  % d["url"])
         if d.get("sha512"):
             sha = parse_checksum(d["sha512"], "the sha512 given for %s" % d["url"])
@@ -82,7 +82,7 @@ def resolve_checksums(downloads, fetch):
             try:
                 text = fetch(checksum_url)
             except Exception as e:  # any transport error: say which URL and what to do
-                raise NodeFilesError(
+                raise HostFilesError(
                     "could not fetch the checksum of %s from %s (%s); publish it there, set checksum_url, or pin "
                     "the checksum" % (d["url"], checksum_url, e)) from None
             sha = parse_checksum(text, checksum_url)

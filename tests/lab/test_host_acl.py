@@ -26,7 +26,7 @@ def lab(tmp_path):
 
 
 def _task(name="files", **args):
-    return "- name: %s\n  kubewin.nodes.win_node_files: %s\n" % (name, json.dumps(args))
+    return "- name: %s\n  kubewin.nodes.win_host_files: %s\n" % (name, json.dumps(args))
 
 
 INSTALL = dict(directories=[{"path": "C:\\k"}],
@@ -72,7 +72,7 @@ def test_what_a_user_left_in_a_directory_they_owned_stops_the_run_before_anythin
     rc, _, res = lab.play(_task(**INSTALL))
     r = res["files"]["win-1"]
     assert rc != 0 and r["failed"]
-    assert "win_node_files on win-1" in r["msg"] and "C:\\k\\version.dll (owner %s)" % USER in r["msg"]
+    assert "win_host_files on win-1" in r["msg"] and "C:\\k\\version.dll (owner %s)" % USER in r["msg"]
     assert "delete them" in r["msg"]
     assert _security(lab, "C:\\k").startswith("O:%s" % USER)  # nothing done
     assert not os.path.exists(os.path.join(lab.root, "hosts", "win-1", "C", "k", "kubewin-join.yaml"))

@@ -106,6 +106,23 @@ def test_kubelet_and_kube_proxy_log_to_files_through_kube_log_runner(vxlan):
         assert os.path.isfile(host.local_path("C:\\var\\log\\kubelet\\%s.log" % name))
 
 
+def test_the_kubelet_finds_the_cluster_ca_where_the_clusters_kubelet_config_puts_it(vxlan, api):
+    """kubelet-config's clientCAFile is <certificatesDir>/ca.crt (the lab's certificatesDir is not kubeadm's
+    default, as kubespray's /etc/kubernetes/ssl is not); kubeadm join writes the CA only to its caCertPath."""
+    import yaml
+    from winsim import core as winsim_core
+    core, _ = api
+    client_ca = yaml.safe_load(core.read_namespaced_config_map("kubelet-config", "kube-system").data["kubelet"])[
+        "authentication"]["x509"]["clientCAFile"]
+    assert not client_ca.startswith("/etc/kubernetes/pki/"), client_ca
+    for h in vxlan.hosts:
+        host = winsim_core.Host(vxlan.root, h)
+        with open(host.local_path("C:\\var\\lib\\kubelet\\config.yaml")) as f:
+            on_node = yaml.safe_load(f)["authentication"]["x509"]["clientCAFile"]
+        assert on_node == "C:" + client_ca.replace("/", "\\")
+        assert os.path.isfile(host.local_path(on_node)), "%s: no CA at %s" % (h, on_node)
+
+
 def test_kube_proxy_flags_follow_the_version_and_its_source_vip_is_reserved(vxlan, api):
     core, _ = api
     from winsim import core as winsim_core

@@ -1,5 +1,5 @@
 """Tests of the collection's Windows modules and scripts on the simulated Windows hosts: what win_hns_network,
-win_hns_cleanup, win_kubelet_service, win_host_facts, win_node_files and win_node_service do to a host, run by real
+win_hns_cleanup, win_kubelet_service, win_host_facts, win_host_files and win_host_service do to a host, run by real
 ansible-playbook runs or as the real script text through the lab's interpreter. No control plane needed. The
 simulator itself is tested in lab/winsim/test_simulator.py."""
 
@@ -138,10 +138,10 @@ def _files_task(served, name="files", **extra):
                            "checksum": u["flanneld_sha"]}],
             "files": [{"path": "C:\\k\\flannel\\net-conf.json", "content": '{"Network": "10.244.0.0/16"}\n'}]}
     task.update(extra)
-    return "- name: %s\n  kubewin.nodes.win_node_files: %s\n" % (name, json.dumps(task))
+    return "- name: %s\n  kubewin.nodes.win_host_files: %s\n" % (name, json.dumps(task))
 
 
-def test_node_files_download_extract_write_then_nothing(lab, served):
+def test_host_files_download_extract_write_then_nothing(lab, served):
     u = _urls(served)
     before = lab.dump()
     rc, _, res = lab.play(_files_task(served), check=True)
@@ -172,12 +172,12 @@ def test_node_files_download_extract_write_then_nothing(lab, served):
     assert lab.dump() == dump
 
 
-def test_node_files_checksum_mismatch_leaves_nothing(lab, served):
+def test_host_files_checksum_mismatch_leaves_nothing(lab, served):
     u = _urls(served)
     wrong = "0" * 128
     rc, _, res = lab.play("""
         - name: files
-          kubewin.nodes.win_node_files:
+          kubewin.nodes.win_host_files:
             downloads: [{url: '%s', dest: 'C:\\k\\kubelet.exe', checksum: '%s'}]
           ignore_errors: true
     """ % (u["kubelet"], wrong))
@@ -186,7 +186,7 @@ def test_node_files_checksum_mismatch_leaves_nothing(lab, served):
     assert os.listdir(os.path.join(lab.root, "hosts", "win-1", "C", "k")) == []
 
 
-def test_node_files_from_a_file_share_and_through_a_proxy(lab, served):
+def test_host_files_from_a_file_share_and_through_a_proxy(lab, served):
     u = _urls(served)
     share = os.path.join(lab.root, "shares", "FileServer", "k8s")
     os.makedirs(share)
@@ -198,10 +198,10 @@ def test_node_files_from_a_file_share_and_through_a_proxy(lab, served):
         proxied = u["kubelet"].replace(served[0], "http://mirror.kubewin.test")
         rc, _, res = lab.play("""
             - name: share
-              kubewin.nodes.win_node_files:
+              kubewin.nodes.win_host_files:
                 downloads: [{url: '\\\\fileserver\\K8S\\kubelet.exe', dest: 'C:\\k\\a.exe', checksum: '%s'}]
             - name: proxy
-              kubewin.nodes.win_node_files:
+              kubewin.nodes.win_host_files:
                 downloads: [{url: '%s', dest: 'C:\\k\\b.exe'}]
                 proxy: '%s'
         """ % (u["kubelet_sha"], proxied, proxy.url))
@@ -214,7 +214,7 @@ def test_node_files_from_a_file_share_and_through_a_proxy(lab, served):
     assert files["C:\\k\\a.exe"] == files["C:\\k\\b.exe"]
 
 
-def test_node_files_fault_switch(lab, served):
+def test_host_files_fault_switch(lab, served):
     core.set_fault(lab.root, "win-1", "script:node_sync", "fail_once")
     rc, _, res = lab.play(_files_task(served) + "  ignore_errors: true\n")
     assert "fault injected (fail_once) for script:node_sync" in one(res, "files")["msg"]
@@ -223,7 +223,7 @@ def test_node_files_fault_switch(lab, served):
     assert rc == 0 and one(res, "files")["changed"]
 
 
-def test_node_files_secret_stays_out_of_verbose_output(lab):
+def test_host_files_secret_stays_out_of_verbose_output(lab):
     import subprocess
     secret = "kubewin-secret-9f1c2e7d"
     play = os.path.join(lab.root, "secret.yml")
@@ -232,7 +232,7 @@ def test_node_files_secret_stays_out_of_verbose_output(lab):
   gather_facts: false
   tasks:
     - name: secret
-      kubewin.nodes.win_node_files:
+      kubewin.nodes.win_host_files:
         files: [{path: 'C:\\etc\\kubernetes\\bootstrap-kubelet.conf', content: '%s', secret: true,
                  restricted: true}]
 """ % secret)
@@ -249,8 +249,8 @@ def test_node_files_secret_stays_out_of_verbose_output(lab):
     assert lab.dump()["sddl"]["c:\\etc\\kubernetes\\bootstrap-kubelet.conf"] == host_files.RESTRICTED_FILE_SDDL
 
 
-def test_node_service_environment(lab):
-    svc = "kubewin.nodes.win_node_service: {name: kube-proxy, state: present, path: 'C:\\k\\kube-proxy.exe', " \
+def test_host_service_environment(lab):
+    svc = "kubewin.nodes.win_host_service: {name: kube-proxy, state: present, path: 'C:\\k\\kube-proxy.exe', " \
           "args: [--windows-service], environment: %s}"
     rc, _, res = lab.play("""
         - name: create
@@ -321,7 +321,7 @@ def test_node_facts_reports_a_broken_runtime(tmp_path):
 
 def test_service_parameters(lab):
     core.write_binary(os.path.join(lab.root, "hosts", "win-1", "C", "k", "nssm.exe"), "nssm", "2.24")
-    svc = ("kubewin.nodes.win_node_service: {name: demo, state: present, path: 'C:\\k\\nssm.exe', "
+    svc = ("kubewin.nodes.win_host_service: {name: demo, state: present, path: 'C:\\k\\nssm.exe', "
            "parameters: %s}")
     rc, _, res = lab.play("""
         - name: create
@@ -344,7 +344,7 @@ def test_service_parameters(lab):
                                                             "AppEnvironmentExtra": ["A=1"]}
     rc, _, res = lab.play("""
         - name: remove
-          kubewin.nodes.win_node_service: {name: demo, state: absent}
+          kubewin.nodes.win_host_service: {name: demo, state: absent}
     """)
     assert rc == 0 and "demo" not in lab.dump()["services"]
     core.edit(lab.root, "win-1", lambda st: winsim_scm_create(st))
@@ -364,7 +364,7 @@ def test_kube_proxy_as_a_service(lab):
         {"ID": "6E2B1F2A-0000-4000-8000-000000000001", "References": [], "Policies": [{"Type": "ELB"}]}))
     task = """
         - name: %s
-          kubewin.nodes.win_node_service:
+          kubewin.nodes.win_host_service:
             name: kube-proxy
             path: %s
             args: %s
@@ -389,7 +389,7 @@ def test_kube_proxy_as_a_service(lab):
     assert log + " is empty or missing" in quiet
     # Under kube-log-runner they are in its log file, and the error quotes them.
     msg = one(res, "no kubeconfig")["msg"]
-    assert msg.startswith("win_node_service on win-1: service kube-proxy was started and reported Running, "
+    assert msg.startswith("win_host_service on win-1: service kube-proxy was started and reported Running, "
                           "then went Stopped within"), msg
     assert "CreateFile C:\\etc\\kube-proxy\\kubeconfig: The system cannot find the file specified." in msg
     assert log + " ends with:" in msg and "Get-Content -Tail 50 " + log in msg
@@ -425,18 +425,18 @@ def test_flanneld_runs_only_under_nssm(lab):
     core.write_binary(os.path.join(drive, "k", "nssm", "nssm-2.24", "win64", "nssm.exe"), "nssm", "2.24")
     rc, _, res = lab.play("""
         - name: direct
-          kubewin.nodes.win_node_service: {name: flanneld, path: 'C:\\k\\flanneld.exe', args: [--kube-subnet-mgr]}
+          kubewin.nodes.win_host_service: {name: flanneld, path: 'C:\\k\\flanneld.exe', args: [--kube-subnet-mgr]}
           ignore_errors: true
         - name: remove
-          kubewin.nodes.win_node_service: {name: flanneld, state: absent}
+          kubewin.nodes.win_host_service: {name: flanneld, state: absent}
         - name: no application
-          kubewin.nodes.win_node_service:
+          kubewin.nodes.win_host_service:
             name: flanneld
             path: 'C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe'
             parameters: {Application: 'C:\\k\\missing.exe'}
           ignore_errors: true
         - name: flanneld fails
-          kubewin.nodes.win_node_service:
+          kubewin.nodes.win_host_service:
             name: flanneld
             path: 'C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe'
             parameters:
@@ -481,7 +481,7 @@ def test_service_restart_starts_again_the_dependents_that_were_running(tmp_path)
 
 def test_nssm_numbers_are_dwords(lab):
     core.write_binary(os.path.join(lab.root, "hosts", "win-1", "C", "k", "nssm.exe"), "nssm", "2.24")
-    svc = ("kubewin.nodes.win_node_service: {name: demo, state: present, path: 'C:\\k\\nssm.exe', parameters: "
+    svc = ("kubewin.nodes.win_host_service: {name: demo, state: present, path: 'C:\\k\\nssm.exe', parameters: "
            "{Application: 'C:\\k\\x.exe', AppRotateFiles: 1, AppRotateBytes: 10485760, "
            "AppStopMethodSkip: '4294967295'}}")
     rc, _, res = lab.play("""
@@ -506,7 +506,7 @@ def test_nssm_numbers_are_dwords(lab):
 def test_secret_file_access_rules_that_drifted_are_repaired(lab):
     task = """
         - name: secret
-          kubewin.nodes.win_node_files:
+          kubewin.nodes.win_host_files:
             files: [{path: 'C:\\etc\\kube-proxy\\kubeconfig', content: 'token', secret: true, restricted: true}]
     """
     rc, _, res = lab.play(task)

@@ -200,7 +200,7 @@ def _node(name, pod_cidr):
 def _flanneld_play(node):
     return """
         - name: flanneld
-          kubewin.nodes.win_node_service:
+          kubewin.nodes.win_host_service:
             name: flanneld
             path: 'C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe'
             parameters:
@@ -259,7 +259,7 @@ def test_nssm_runs_flanneld_which_creates_its_network(lab, flannel_host):
     # stopping flanneld leaves its network; a restart reuses it
     rc, _, res = lab.play("""
         - name: stop
-          kubewin.nodes.win_node_service:
+          kubewin.nodes.win_host_service:
             {name: flanneld, state: stopped, path: 'C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe'}
     """)
     assert rc == 0 and [n["Name"] for n in lab.dump()["hns"]["networks"]] == ["flannel.4096"]

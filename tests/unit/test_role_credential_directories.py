@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _restricted_files():
     tasks = yaml.safe_load((ROOT / "roles" / "node" / "tasks" / "main.yml").read_text())
     for task in tasks:
-        args = task.get("kubewin.nodes.win_node_files") or {}
+        args = task.get("kubewin.nodes.win_host_files") or {}
         files = args.get("files")
         for f in files if isinstance(files, list) else []:
             if f.get("restricted") and "{{" not in f["path"]:

@@ -107,7 +107,11 @@ def build_configuration(params):
         elif kubeconfig:
             path = os.path.abspath(os.path.expanduser(os.path.expandvars(str(kubeconfig))))
             if not os.path.exists(path):
-                raise K8sError("kubeconfig file %s does not exist." % path)
+                raise K8sError(
+                    "kubeconfig file %s does not exist on this host. Point the kubeconfig option at the admin "
+                    "kubeconfig there: the kubewin.nodes roles set it from kubewin_kubeconfig (default "
+                    "/etc/kubernetes/admin.conf, where kubeadm and kubespray write it on control-plane hosts), "
+                    "read on the first kube_control_plane host." % path)
             k8s_config.load_kube_config(config_file=path, context=context, client_configuration=configuration)
         elif not explicit:
             try:

@@ -1,7 +1,7 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The files on a Windows host that carry kube-proxy's and flanneld's tokens: their kubeconfig, their
-win_node_files entries, and whether the host's copies are current and locked down.
+win_host_files entries, and whether the host's copies are current and locked down.
 
 PRIVATE to the collection: no compatibility promise outside it.
 """
@@ -32,13 +32,13 @@ def token_file_kubeconfig(server, ca_data_b64, user, token_file):
 
 def token_files(tokens, paths):
     """The files that carry the tokens issued this run: {component: token} and {component: path} ->
-    win_node_files entries (secret: never in a diff; Administrators and SYSTEM only)."""
+    win_host_files entries (secret: never in a diff; Administrators and SYSTEM only)."""
     return [{"path": paths[c], "content": tokens[c], "restricted": True, "secret": True}
             for c in COMPONENTS if (tokens or {}).get(c)]
 
 
 def token_file_hashes(paths, state):
-    """{component: SHA-512 of its token file} from ``win_node_credential_state`` (``state``) for the token
+    """{component: SHA-512 of its token file} from ``win_host_credential_state`` (``state``) for the token
     files ``paths`` ({component: path}). None when the file is missing; OPEN_ACL when its owner is not
     trusted or its access rules are not Administrators and SYSTEM only: such a token may have been read,
     so it is replaced."""
@@ -53,8 +53,8 @@ def token_file_hashes(paths, state):
 
 
 def credential_files_in_sync(state, files):
-    """Whether every file of ``files`` (win_node_files entries) has that content and, when restricted,
-    the Administrators-and-SYSTEM-only access rules, according to ``win_node_credential_state``."""
+    """Whether every file of ``files`` (win_host_files entries) has that content and, when restricted,
+    the Administrators-and-SYSTEM-only access rules, according to ``win_host_credential_state``."""
     hashes = (state or {}).get("sha512") or {}
     acls = (state or {}).get("acls") or {}
     for f in files or []:

@@ -8,13 +8,18 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni, runtimes
 
-JOIN_MARKERS = [wp.KUBELET_CONF, wp.BOOTSTRAP_CONF, wp.CA_CERT]
-
 NODE_SERVICES = ["containerd", "docker", "cri-dockerd", "kubelet", "kube-proxy", "flanneld"]
 
 
-def script_parameters(extra_paths=()):
-    return {"Paths": JOIN_MARKERS + list(extra_paths), "Services": NODE_SERVICES,
+def join_markers(ca_cert_path=None):
+    """What kubeadm join leaves: kubelet.conf, bootstrap-kubelet.conf and the cluster CA at the JoinConfiguration's
+    caCertPath (``ca_cert_path``, kubeadm's default when None). kubeadm's preflight refuses a join while any of
+    them exists (FileAvailable checks)."""
+    return [wp.KUBELET_CONF, wp.BOOTSTRAP_CONF, ca_cert_path or wp.CA_CERT]
+
+
+def script_parameters(extra_paths=(), ca_cert_path=None):
+    return {"Paths": join_markers(ca_cert_path) + list(extra_paths), "Services": NODE_SERVICES,
             "VersionOf": [r["service"] for r in runtimes.RUNTIMES.values()],
             # containerd's effective CNI directories (its config.toml may move them).
             "ConfigDumpOf": ["containerd"], "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG}
@@ -42,17 +47,17 @@ def kubeadm_process_path(machine_path, install_dir=wp.INSTALL_DIR):
     return ";".join([install_dir] + rest)
 
 
-def join_state(paths):
+def join_state(paths, ca_cert_path=None):
     """joined: kubelet.conf exists (TLS bootstrap finished). partial: an interrupted join left
     bootstrap files behind, which kubeadm's preflight refuses; reset before joining again."""
     if paths.get(wp.KUBELET_CONF):
         return "joined"
-    if paths.get(wp.BOOTSTRAP_CONF) or paths.get(wp.CA_CERT):
+    if paths.get(wp.BOOTSTRAP_CONF) or paths.get(ca_cert_path or wp.CA_CERT):
         return "partial"
     return "fresh"
 
 
-def node_facts(answer):
+def node_facts(answer, ca_cert_path=None):
     version = answer.get("version") or {}
     build = "%s.%s.%s" % (version.get("major"), version.get("minor"), version.get("build"))
     services = answer.get("services") or {}
@@ -81,7 +86,7 @@ def node_facts(answer):
         "services": {name: {"exists": bool(s.get("exists")), "status": s.get("status")}
                      for name, s in services.items()},
         "paths": dict(answer.get("paths") or {}),
-        "join_state": join_state(answer.get("paths") or {}),
+        "join_state": join_state(answer.get("paths") or {}, ca_cert_path),
         "machine_path": answer.get("machine_path") or "",
         # the Path kubeadm join / upgrade node run with (the install directory first)
         "kubeadm_path": kubeadm_process_path(answer.get("machine_path") or ""),

@@ -37,7 +37,7 @@ def owned(dacl):
     return "O:%s%s" % (RESTRICTED_OWNER, dacl)
 
 
-class NodeFilesError(Exception):
+class HostFilesError(Exception):
     """Input or a checksum that cannot be used; the message names the URL and the fix."""
 
 
@@ -140,7 +140,7 @@ DIRECTORY = "directory"
 
 
 def _link_error(path):
-    return NodeFilesError(
+    return HostFilesError(
         "%s is a junction or symbolic link (a reparse point), so what is written there would land wherever it "
         "points: someone planted it. Remove the link itself (cmd /c rmdir \"%s\" for a directory link, del for a "
         "file link: neither touches the target), check the target, and re-run. A volume mount point (a disk "
@@ -150,7 +150,7 @@ def _link_error(path):
 
 
 def _unreadable_error(path):
-    return NodeFilesError(
+    return HostFilesError(
         "%s cannot be read by Administrators (its owner took away their access), so kubewin.nodes cannot tell who "
         "controls it. Run takeown /F \"%s\" /A as an administrator (Administrators become its owner, nothing "
         "below it changes), check what it holds, then re-run" % (path, path))
@@ -182,7 +182,7 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
     could rename the protected directory away), and what a user could have put in a directory that was
     not protected (``state["scan"]``, see :func:`scan_needed`) stops the run: it would run as SYSTEM.
     A file or download whose destination has another owner, or is a link, is discarded and written again.
-    Returns (params, report); params is None when nothing is to do. Raises NodeFilesError.
+    Returns (params, report); params is None when nothing is to do. Raises HostFilesError.
     """
     live_files = state.get("files") or {}
     live_dirs = state.get("dirs") or {}
@@ -199,7 +199,7 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
         owner = split_security(live_dirs.get(path))[0]
         if live_dirs.get(path) is not None and not trusted_owner(owner):
             who = owner or "an unknown owner"
-            raise NodeFilesError(
+            raise HostFilesError(
                 "%s belongs to %s, not to Administrators or SYSTEM: its owner can rename the directories kubewin.nodes "
                 "protects below it and put their own in place. Make Administrators its owner (takeown /F %s /A) and "
                 "remove other users' write access, or delete it, then re-run" % (path, who, path))
@@ -210,7 +210,7 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
         if found:
             shown = ", ".join("%s (%s)" % (f["path"], "link" if f.get("link") else "owner %s" % f.get("owner"))
                               for f in found[:10])
-            raise NodeFilesError(
+            raise HostFilesError(
                 "%s was not protected (another owner or loose access rules) and holds what another user made or "
                 "linked: %s. Programs there run as SYSTEM, so kubewin.nodes does not adopt them: delete them (links "
                 "with cmd /c rmdir or del, which leave their targets alone), then re-run" % (root, shown))
@@ -237,7 +237,7 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
         if path in links:
             return True
         if have == DIRECTORY:
-            raise NodeFilesError(
+            raise HostFilesError(
                 "%s is a directory, where kubewin.nodes puts a file; it does not delete directories it did not make: "
                 "move it away (or delete it if it is yours to delete), then re-run" % path)
         return have is not None and foreign(path)

@@ -185,7 +185,7 @@ def source_vip(pod_cidr):
 
 
 def source_vip_reservation(pod_cidr, backend, vni):
-    """The host-local reservation file that keeps pods off the source VIP: a win_node_files entry.
+    """The host-local reservation file that keeps pods off the source VIP: a win_host_files entry.
 
     host-local skips an address whose file exists (Reserve opens it with O_EXCL) and releases only
     files holding the releasing container's id, so the file written here is never handed out or

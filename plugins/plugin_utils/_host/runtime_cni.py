@@ -195,7 +195,7 @@ def dirs_known(cni_dirs):
 
 
 def cni_downloads(bin_dir, container_runtime, versions, base_urls):
-    """Download entries (for win_node_files) of the CNI plugin archives, unpacked into ``bin_dir``.
+    """Download entries (for win_host_files) of the CNI plugin archives, unpacked into ``bin_dir``.
 
     ``versions`` and ``base_urls`` map each release source (cni, flannel_cni, sdn_cni) to its tag and base URL.
     """

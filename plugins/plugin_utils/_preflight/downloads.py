@@ -108,7 +108,7 @@ def unavailable_downloads(downloads, fetch, probe):
             checksum_url = d.get("checksum_url") or url + ".sha512"
             try:
                 _downloads.parse_checksum(fetch(checksum_url), checksum_url)
-            except host_files.NodeFilesError as e:
+            except host_files.HostFilesError as e:
                 out.append((checksum_url, "not a SHA-512 checksum file: %s" % e))
             except Exception as e:  # any transport error: the URL and the answer
                 out.append((checksum_url, _fetch_reason(e)))
@@ -145,12 +145,12 @@ def unavailable_failure(unavailable, inputs):
 
 
 def resolved_downloads(downloads, fetch):
-    """(the downloads with their SHA-512, as win_node_files takes them; failures): the one place a
+    """(the downloads with their SHA-512, as win_host_files takes them; failures): the one place a
     download's checksum is decided (pinned, else its checksum file). ``fetch`` should be the one
     download_failures used (fetch_once), so no checksum file is read twice."""
     try:
         return _downloads.resolve_checksums(downloads or [], fetch), []
-    except host_files.NodeFilesError as e:
+    except host_files.HostFilesError as e:
         return None, [finding("downloads", VARIABLES["checksums"], str(e))]
 
 
@@ -163,7 +163,7 @@ def download_failures(downloads, fetch, probe, inputs):
         if d.get("checksum"):
             try:
                 _downloads.parse_checksum(d["checksum"], "the checksum pinned for %s" % redact_url(d["url"]))
-            except host_files.NodeFilesError as e:
+            except host_files.HostFilesError as e:
                 out.append(finding("downloads", VARIABLES["checksums"], str(e)))
     unavailable = unavailable_downloads(downloads, fetch, probe)
     if unavailable:

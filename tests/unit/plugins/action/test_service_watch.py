@@ -2,8 +2,8 @@
 
 from remote_host import FakeScm
 
+from ansible_collections.kubewin.nodes.plugins.action.win_host_service import ActionModule as HostServiceAction
 from ansible_collections.kubewin.nodes.plugins.action.win_kubelet_service import ActionModule as KubeletAction
-from ansible_collections.kubewin.nodes.plugins.action.win_node_service import ActionModule as NodeServiceAction
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.service import split_windows_command_line
 
@@ -22,7 +22,7 @@ def crashed(pids, statuses, log=None, code=1067, specific=0):
 
 def test_a_started_service_that_stays_running_passes_after_one_watch(make_action):
     scm = FakeScm()
-    result = make_action(NodeServiceAction, dict(PROXY), scm.host).run(task_vars={})
+    result = make_action(HostServiceAction, dict(PROXY), scm.host).run(task_vars={})
     assert not result.get("failed") and result["status"] == "Running"
     assert scm.host.names() == ["service_state", "service_apply", "service_watch"]
     watch = scm.host.calls[-1][1]
@@ -32,10 +32,10 @@ def test_a_started_service_that_stays_running_passes_after_one_watch(make_action
 def test_running_then_stopped_fails_with_the_services_last_words_and_its_log(make_action):
     scm = FakeScm()
     scm.watch_answer = crashed([4242, 4242, 0], ["Running", "Running", "Stopped"], {PROXY_LOG: "I1126 start\n" + KLOG})
-    result = make_action(NodeServiceAction, dict(PROXY), scm.host).run(task_vars={"inventory_hostname": "win-2"})
+    result = make_action(HostServiceAction, dict(PROXY), scm.host).run(task_vars={"inventory_hostname": "win-2"})
     assert result["failed"]
     msg = result["msg"]
-    assert msg.startswith("win_node_service on win-2: service kube-proxy was started and reported Running,"
+    assert msg.startswith("win_host_service on win-2: service kube-proxy was started and reported Running,"
                           " then went Stopped within 2s")
     assert "1067" in msg and KLOG in msg and PROXY_LOG in msg
 
@@ -43,7 +43,7 @@ def test_running_then_stopped_fails_with_the_services_last_words_and_its_log(mak
 def test_a_restart_by_the_recovery_actions_is_caught_by_the_new_process_id(make_action):
     scm = FakeScm()
     scm.watch_answer = crashed([100, 100, 180, 180], ["Running"] * 4, {PROXY_LOG: KLOG})
-    result = make_action(NodeServiceAction, dict(PROXY), scm.host).run(task_vars={})
+    result = make_action(HostServiceAction, dict(PROXY), scm.host).run(task_vars={})
     assert result["failed"] and "restarted by its recovery actions (process 100, then 180)" in result["msg"]
 
 
@@ -53,7 +53,7 @@ def test_nssm_paused_names_appstderr_and_the_service_specific_code(make_action):
     flanneld = {"name": "flanneld", "path": "C:\\k\\nssm.exe",
                 "parameters": {"Application": "C:\\k\\flanneld.exe",
                                "AppStderr": "C:\\var\\log\\kubelet\\flanneld.log"}}
-    result = make_action(NodeServiceAction, flanneld, scm.host).run(task_vars={})
+    result = make_action(HostServiceAction, flanneld, scm.host).run(task_vars={})
     assert result["failed"] and "went Paused" in result["msg"] and "service-specific error 3" in result["msg"]
     assert "C:\\var\\log\\kubelet\\flanneld.log is empty or missing" in result["msg"]
     assert scm.host.calls[-1][1]["LogFiles"] == ["C:\\var\\log\\kubelet\\flanneld.log"]
@@ -61,9 +61,9 @@ def test_nssm_paused_names_appstderr_and_the_service_specific_code(make_action):
 
 def test_watch_can_be_turned_off_and_is_skipped_without_a_start(make_action):
     scm = FakeScm()
-    make_action(NodeServiceAction, dict(PROXY, watch_seconds=0), scm.host).run(task_vars={})
+    make_action(HostServiceAction, dict(PROXY, watch_seconds=0), scm.host).run(task_vars={})
     assert "service_watch" not in scm.host.names()
-    make_action(NodeServiceAction, dict(PROXY, state="present", name="other"), scm.host).run(task_vars={})
+    make_action(HostServiceAction, dict(PROXY, state="present", name="other"), scm.host).run(task_vars={})
     assert "service_watch" not in scm.host.names()
 
 

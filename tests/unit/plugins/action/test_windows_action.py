@@ -13,10 +13,10 @@ CASES = {
     "win_hns_cleanup": ({"networks": ["cbr0"]}, ""),
     "win_hns_network": ({"name": "cbr0", "state": "absent"}, "network cbr0: "),
     "win_kubelet_service": ({"kubelet_version": "v1.36.4"}, "service kubelet: "),
-    "win_node_service": ({"name": "kube-proxy", "path": "C:\\k\\kube-proxy.exe"}, "service kube-proxy: "),
+    "win_host_service": ({"name": "kube-proxy", "path": "C:\\k\\kube-proxy.exe"}, "service kube-proxy: "),
     "win_host_facts": ({}, ""),
-    "win_node_files": ({"directories": [{"path": "C:\\k"}]}, ""),
-    "win_node_credential_state": ({"paths": ["C:\\k\\kubeconfig"]}, ""),
+    "win_host_files": ({"directories": [{"path": "C:\\k"}]}, ""),
+    "win_host_credential_state": ({"paths": ["C:\\k\\kubeconfig"]}, ""),
 }
 
 
@@ -36,5 +36,5 @@ def test_a_failed_script_names_module_host_and_what_the_host_said(make_action, m
 
 
 def test_every_windows_action_plugin_is_covered():
-    # node_preflight runs nothing on the host: its failure lists every problem (test_win_node_preflight).
+    # node_preflight runs nothing on the host: its failure lists every problem (test_node_preflight.py).
     assert {p.stem for p in ACTION_DIR.glob("*.py")} - {"node_preflight"} == set(CASES)

@@ -97,7 +97,7 @@ def test_build_configuration_from_dict_and_overrides(tmp_path):
 def test_build_configuration_missing_file(tmp_path):
     with pytest.raises(kc.K8sError) as err:
         kc.build_configuration({"kubeconfig": str(tmp_path / "nope")})
-    assert "does not exist" in err.value.msg
+    assert "does not exist" in err.value.msg and "kubewin_kubeconfig" in err.value.msg
 
 
 def test_build_configuration_explicit_host_skips_kubeconfig(monkeypatch, tmp_path):

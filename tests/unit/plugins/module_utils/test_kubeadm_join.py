@@ -1,6 +1,7 @@
 """Unit tests for plugins/module_utils/_kubeadm_join.py (kubeadm join arguments and JoinConfiguration)."""
 
 import pytest
+import yaml
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _bootstrap_token as bt
 from ansible_collections.kubewin.nodes.plugins.module_utils import _kubeadm_join as kj
@@ -63,3 +64,18 @@ def test_join_configuration_refuses_what_kubeadm_would_refuse(args, fragment):
         kj.join_configuration(*args)
     assert fragment in str(err.value)
     assert "0123456789" not in str(err.value)
+
+
+def test_join_configuration_puts_the_ca_where_the_clusters_kubelet_reads_it():
+    # kubespray's certificatesDir: the kubelet reads C:\etc\kubernetes\ssl\ca.crt, and kubeadm writes the CA only
+    # to caCertPath (default C:/etc/kubernetes/pki/ca.crt), so the join must name the kubelet's path.
+    pin = "sha256:" + "a" * 64
+    text = kj.join_configuration("192.0.2.10:6443", "abcdef.0123456789abcdef", [pin], "win-1",
+                                 "npipe:////./pipe/containerd-containerd", "C:\\etc\\kubernetes\\ssl\\ca.crt")
+    assert yaml.safe_load(text)["caCertPath"] == "C:\\etc\\kubernetes\\ssl\\ca.crt"
+    default = kj.join_configuration("192.0.2.10:6443", "abcdef.0123456789abcdef", [pin], "win-1",
+                                    "npipe:////./pipe/containerd-containerd")
+    assert "caCertPath" not in yaml.safe_load(default)
+    with pytest.raises(bt.BootstrapTokenError, match="absolute Windows path"):
+        kj.join_configuration("192.0.2.10:6443", "abcdef.0123456789abcdef", [pin], "win-1",
+                              "npipe:////./pipe/containerd-containerd", "/etc/kubernetes/ssl/ca.crt")

@@ -13,6 +13,7 @@ kind: ClusterConfiguration
 kubernetesVersion: v1.31.4
 controlPlaneEndpoint: lb.example.com:6443
 clusterName: prod
+certificatesDir: /etc/kubernetes/ssl
 networking:
   dnsDomain: cluster.local
   podSubnet: 10.233.64.0/18
@@ -36,7 +37,9 @@ def _flannel(cluster, namespace, backend):
 def cluster():
     c = FakeCluster()
     c.configmaps[("kube-system", "kubeadm-config")] = {"data": {"ClusterConfiguration": CLUSTER_CONFIGURATION}}
-    c.configmaps[("kube-system", "kubelet-config")] = {"data": {"kubelet": "kind: KubeletConfiguration\n"}}
+    # kubespray's: kubeadm set clientCAFile from its certificatesDir (kube_cert_dir) before uploading.
+    c.configmaps[("kube-system", "kubelet-config")] = {"data": {"kubelet": (
+        "kind: KubeletConfiguration\nauthentication:\n  x509:\n    clientCAFile: /etc/kubernetes/ssl/ca.crt\n")}}
     c.add_node("cp-1")
     c.add_node("win-1", ready=False, labels={"kubernetes.io/os": "windows",
                                              "node.kubernetes.io/windows-build": "10.0.20348"},
@@ -60,8 +63,9 @@ def test_kubespray_cluster_with_linux_flannel_defaults(run, cluster):
     assert result["kubeadm_config"] == {
         "found": True, "kubernetes_version": "v1.31.4", "control_plane_endpoint": "lb.example.com:6443",
         "pod_subnet": "10.233.64.0/18", "service_subnet": "10.233.0.0/18", "dns_domain": "cluster.local",
-        "cluster_name": "prod"}
+        "cluster_name": "prod", "certificates_dir": "/etc/kubernetes/ssl"}
     assert result["kubelet_config_present"] is True and result["kubelet_config_name"] == "kubelet-config"
+    assert result["kubelet_client_ca_file"] == "/etc/kubernetes/ssl/ca.crt"
     assert result["nodes"]["cp-1"]["ready"] is True and result["nodes"]["cp-1"]["os"] == "linux"
     assert result["nodes"]["win-1"] == {
         "ready": False, "os": "windows", "kubelet_version": "v1.31.4", "windows_build": "10.0.20348",

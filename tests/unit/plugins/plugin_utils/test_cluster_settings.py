@@ -163,3 +163,19 @@ def test_summary_names_each_value_with_its_origin():
     lines = cs.summary(cs.resolve(kubespray_cluster(), "cp1", {}, "192.0.2.10"))
     assert "cluster DNS 10.233.0.3 (clusterIP of Service kube-system/coredns)" in lines
     assert "pod network 10.233.64.0/18 (kubeadm-config ConfigMap)" in lines
+
+
+@pytest.mark.parametrize("kubelet_ca, certificates_dir, path, origin", [
+    # kubespray: kubeadm set clientCAFile from certificatesDir (kube_cert_dir); the drive as kubeadm join adds it
+    ("/etc/kubernetes/ssl/ca.crt", "/etc/kubernetes/ssl", "C:\\etc\\kubernetes\\ssl\\ca.crt",
+     "kubelet-config ConfigMap clientCAFile"),
+    (None, "/etc/kubernetes/ssl/", "C:\\etc\\kubernetes\\ssl\\ca.crt", "kubeadm-config ConfigMap certificatesDir"),
+    (None, None, "C:\\etc\\kubernetes\\pki\\ca.crt", "kubeadm's default"),
+])
+def test_the_ca_path_on_the_node_is_where_the_clusters_kubelet_reads_it(kubelet_ca, certificates_dir, path, origin):
+    cluster = kubespray_cluster(kubeadm_config={"certificates_dir": certificates_dir})
+    cluster["kubelet_client_ca_file"] = kubelet_ca
+    s = cs.resolve(cluster, "cp1", {}, "192.0.2.10")
+    assert (s["ca_cert_path"], s["origins"]["ca_cert_path"]) == (path, origin)
+    assert "cluster CA on the node %s (%s)" % (path, origin) in s["summary"]
+    assert s["ca_cert_dirs"] == [path.rsplit("\\", 1)[0], "C:\\etc\\kubernetes", "C:\\etc"]

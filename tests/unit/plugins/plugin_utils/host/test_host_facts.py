@@ -45,14 +45,26 @@ def test_runtime_versions(output, version):
     ([wp.KUBELET_CONF, wp.CA_CERT], "joined"),
 ])
 def test_join_state_tells_an_interrupted_join_apart(present, state):
-    paths = {p: p in present for p in nf.JOIN_MARKERS}
+    paths = {p: p in present for p in nf.join_markers()}
     assert nf.node_facts(answer(paths=paths))["join_state"] == state
+
+
+KUBESPRAY_CA = "C:\\etc\\kubernetes\\ssl\\ca.crt"
+
+
+def test_a_ca_left_at_the_clusters_path_is_an_interrupted_join():
+    # kubespray's certificatesDir: kubeadm join wrote the CA to C:\etc\kubernetes\ssl, and its preflight
+    # refuses the next join while that file exists.
+    paths = {KUBESPRAY_CA: True, wp.CA_CERT: False}
+    assert nf.node_facts(answer(paths=paths), KUBESPRAY_CA)["join_state"] == "partial"
+    assert nf.node_facts(answer(paths=paths))["join_state"] == "fresh"
 
 
 def test_script_asks_for_join_markers_and_runtime_versions():
     params = nf.script_parameters(["C:\\k\\x"])
-    assert set(nf.JOIN_MARKERS) <= set(params["Paths"]) and "C:\\k\\x" in params["Paths"]
+    assert set(nf.join_markers()) <= set(params["Paths"]) and "C:\\k\\x" in params["Paths"]
     assert params["VersionOf"] == ["containerd", "docker"]
+    assert KUBESPRAY_CA in nf.script_parameters([], KUBESPRAY_CA)["Paths"]
 
 
 def test_kubeadm_gets_the_install_dir_first_on_its_path():

@@ -25,7 +25,7 @@ def test_checksum_forms(text):
 
 @pytest.mark.parametrize("text", ["", "abc", hashlib.sha256(b"x").hexdigest(), "<html>Not Found</html>"])
 def test_non_sha512_checksums_are_refused_with_their_source(text):
-    with pytest.raises(nfiles.NodeFilesError, match="http://m/c is not a SHA-512"):
+    with pytest.raises(nfiles.HostFilesError, match="http://m/c is not a SHA-512"):
         _downloads.parse_checksum(text, "http://m/c")
 
 
@@ -48,8 +48,8 @@ def test_a_checksum_preflight_resolved_is_used_without_a_fetch():
         (URL, "C:\\k\\kubelet.exe", SHA), (URL + ".zip", "C:\\k\\nssm\\.kubewin-kubelet.exe.zip.sha512", SHA)]
 
 
-def test_resolved_checksums_keep_the_shape_win_node_files_takes():
-    """What preflight returns goes back into win_node_files unchanged: url, dest or extract_dir, and sha512."""
+def test_resolved_checksums_keep_the_shape_win_host_files_takes():
+    """What preflight returns goes back into win_host_files unchanged: url, dest or extract_dir, and sha512."""
     out = _downloads.resolve_checksums([{"url": URL, "dest": "C:\\k\\kubelet.exe", "checksum_url": URL + ".sha512",
                                          "checksum": None, "extract_dir": None}],
                                        fetch={URL + ".sha512": SHA + "  kubelet.exe\n"}.__getitem__)
@@ -58,7 +58,7 @@ def test_resolved_checksums_keep_the_shape_win_node_files_takes():
 
 
 def test_a_given_sha512_that_is_none_is_refused():
-    with pytest.raises(nfiles.NodeFilesError, match="the sha512 given for %s" % re.escape(URL)):
+    with pytest.raises(nfiles.HostFilesError, match="the sha512 given for %s" % re.escape(URL)):
         _downloads.resolve_checksums([{"url": URL, "dest": "C:\\k\\kubelet.exe", "sha512": "abc"}], fetch=None)
 
 
@@ -66,7 +66,7 @@ def test_unreachable_checksum_says_what_to_do():
     def fetch(url):
         raise OSError("connection refused")
 
-    with pytest.raises(nfiles.NodeFilesError, match="pin the checksum") as err:
+    with pytest.raises(nfiles.HostFilesError, match="pin the checksum") as err:
         _downloads.resolve_downloads([{"url": URL, "dest": "C:\\k\\kubelet.exe"}], fetch)
     assert URL + ".sha512" in str(err.value) and "connection refused" in str(err.value)
 
@@ -78,7 +78,7 @@ def test_archive_gets_a_stamp_file_in_its_directory():
 
 
 def test_dest_and_extract_dir_are_exclusive():
-    with pytest.raises(nfiles.NodeFilesError, match="exactly one of dest"):
+    with pytest.raises(nfiles.HostFilesError, match="exactly one of dest"):
         resolved(extract_dir="C:\\x")
 
 
@@ -184,7 +184,7 @@ def test_directories_that_were_not_protected_are_listed_before_anything_is_writt
     live["scan"] = {"C:\\k": [{"path": "C:\\k\\version.dll", "owner": USER, "link": False},
                               {"path": "C:\\k\\flannel", "owner": USER, "link": True}]}
     expected = r"C:\\k\\version.dll \(owner S-1-5-21-.*C:\\k\\flannel \(link\).*does not adopt them"
-    with pytest.raises(nfiles.NodeFilesError, match=expected):
+    with pytest.raises(nfiles.HostFilesError, match=expected):
         nfiles.plan(DIRS, [], [], live)
     live["scan"] = {"C:\\k": []}
     assert nfiles.plan(DIRS, [], [], live)[0]["Dirs"][0]["sddl"] == "O:BA" + nfiles.RESTRICTED_DIR_SDDL
@@ -194,7 +194,7 @@ def test_directories_that_were_not_protected_are_listed_before_anything_is_writt
 
 def test_a_restricted_directory_that_is_a_link_is_refused():
     live = {"dirs": {"C:\\k": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}, "links": ["C:\\k"]}
-    with pytest.raises(nfiles.NodeFilesError, match=r"C:\\k is a junction or symbolic link.*rmdir"):
+    with pytest.raises(nfiles.HostFilesError, match=r"C:\\k is a junction or symbolic link.*rmdir"):
         nfiles.plan([DIRS[0]], [], [], live)
 
 
@@ -202,10 +202,10 @@ def test_a_directory_above_a_restricted_one_owned_by_a_user_is_refused():
     dirs = [{"path": "C:\\etc\\kubernetes", "restricted": True}]
     assert nfiles.state_query(dirs, [], [])["Dirs"] == ["C:\\etc\\kubernetes", "C:\\etc"]
     live = {"dirs": {"C:\\etc": "O:%sD:AI(A;OICIID;FA;;;BA)" % USER}}
-    with pytest.raises(nfiles.NodeFilesError, match=r"C:\\etc belongs to S-1-5-21-.*takeown /F C:\\etc /A"):
+    with pytest.raises(nfiles.HostFilesError, match=r"C:\\etc belongs to S-1-5-21-.*takeown /F C:\\etc /A"):
         nfiles.plan(dirs, [], [], live)
     live = {"dirs": {"C:\\etc": "O:BAD:AI(A;OICIID;FA;;;BA)"}, "links": ["C:\\etc"]}
-    with pytest.raises(nfiles.NodeFilesError, match="C:\\\\etc is a junction"):
+    with pytest.raises(nfiles.HostFilesError, match="C:\\\\etc is a junction"):
         nfiles.plan(dirs, [], [], live)
     live = {"dirs": {"C:\\etc": "O:BAD:AI(A;OICIID;FA;;;BA)(A;OICIID;0x1200a9;;;BU)"}}
     assert nfiles.plan(dirs, [], [], live)[0]["Dirs"] == [
@@ -354,7 +354,7 @@ def test_pins_are_keyed_by_url_so_they_hold_for_one_version():
     assert pinned[0]["checksum"] == "sha512:" + SHA and "checksum" not in pinned[1]
     # a malformed pin is not a template error: it is named by its URL when the checksums are resolved
     bad = _downloads.pin_checksums([old], {old["url"]: "abc"})
-    with pytest.raises(nfiles.NodeFilesError, match="the checksum pinned for %s" % re.escape(old["url"])):
+    with pytest.raises(nfiles.HostFilesError, match="the checksum pinned for %s" % re.escape(old["url"])):
         _downloads.resolve_downloads(bad, fetch=None)
 
 
@@ -380,12 +380,12 @@ def test_a_directory_administrators_cannot_read_stops_with_takeown_not_taken_for
     files_state says so, and neither the ancestor check nor the restricted directory treat it as absent."""
     dirs = [{"path": "C:\\var\\lib\\kubelet", "restricted": True}]
     live = {"dirs": {"C:\\var": nfiles.UNREADABLE, "C:\\var\\lib": "O:BAD:AI(A;OICIID;FA;;;BA)"}}
-    with pytest.raises(nfiles.NodeFilesError,
+    with pytest.raises(nfiles.HostFilesError,
                        match=r'C:\\var cannot be read by Administrators.*takeown /F "C:\\var" /A'):
         nfiles.plan(dirs, [], [], live)
     live = {"dirs": {"C:\\k": nfiles.UNREADABLE}}
     assert nfiles.scan_needed([DIRS[0]], live) == []  # nothing to list in what cannot be read
-    with pytest.raises(nfiles.NodeFilesError, match=r'C:\\k cannot be read by Administrators.*takeown /F "C:\\k" /A'):
+    with pytest.raises(nfiles.HostFilesError, match=r'C:\\k cannot be read by Administrators.*takeown /F "C:\\k" /A'):
         nfiles.plan([DIRS[0]], [], [], live)
 
 
@@ -414,7 +414,7 @@ def test_a_directory_at_a_file_destination_stops_the_run_and_is_never_deleted(ki
     path = "C:\\k\\kubelet.exe" if kind == "download" else FILES[0]["path"]
     live = {"files": {path: nfiles.DIRECTORY}}
     args = (resolved(), []) if kind == "download" else ([], [FILES[0]])
-    with pytest.raises(nfiles.NodeFilesError, match=r"%s is a directory, where kubewin.nodes puts a file.*move it"
+    with pytest.raises(nfiles.HostFilesError, match=r"%s is a directory, where kubewin.nodes puts a file.*move it"
                        % re.escape(path)):
         nfiles.plan([], *args, live)
 
@@ -422,5 +422,5 @@ def test_a_directory_at_a_file_destination_stops_the_run_and_is_never_deleted(ki
 def test_the_link_message_says_a_volume_mount_point_looks_the_same_and_what_to_do():
     """Review finding 4: a disk mounted on C:\\var\\lib\\kubelet carries the junctions' reparse tag."""
     live = {"dirs": {"C:\\k": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}, "links": ["C:\\k"]}
-    with pytest.raises(nfiles.NodeFilesError, match=r'volume mount point.*mountvol "C:\\k" /D'):
+    with pytest.raises(nfiles.HostFilesError, match=r'volume mount point.*mountvol "C:\\k" /D'):
         nfiles.plan([DIRS[0]], [], [], live)

@@ -411,9 +411,12 @@ def _join_config_from_file(host, path, warn):
     disc = join.get("discovery") or {}
     bt = disc.get("bootstrapToken")
     nr = join.get("nodeRegistration") or {}
+    # caCertPath: where kubelet-start writes the cluster CA (v1beta4 types.go JoinConfiguration.CACertPath;
+    # SetDefaults_JoinConfiguration fills DefaultCACertPath when empty).
     cfg = {"file": disc.get("file"), "tls_token": disc.get("tlsBootstrapToken") or "",
            "node_name": nr.get("name") or "", "cri": nr.get("criSocket") or "",
-           "ignore": [str(x) for x in nr.get("ignorePreflightErrors") or []]}
+           "ignore": [str(x) for x in nr.get("ignorePreflightErrors") or []],
+           "ca_cert_path": join.get("caCertPath") or KUBEADM_CA}
     if bt is not None:
         cfg.update(endpoint=bt.get("apiServerEndpoint") or "", token=bt.get("token") or "",
                    pins=[str(p) for p in bt.get("caCertHashes") or []],
@@ -486,7 +489,7 @@ def _join(host, version, args, out, warn=None):
                "pins": [p for p in (flags.get("discovery-token-ca-cert-hash") or "").split(",") if p],
                "skip_verify": flags.get("discovery-token-unsafe-skip-ca-verification") == "true",
                "node_name": flags.get("node-name") or "", "cri": flags.get("cri-socket") or CRI_CONTAINERD,
-               "ignore": []}
+               "ignore": [], "ca_cert_path": KUBEADM_CA}
     _validate_join(cfg)
     endpoint, disc_token, tls_token, pins, skip_verify = (cfg["endpoint"], cfg["token"], cfg["tls_token"],
                                                           cfg["pins"], cfg["skip_verify"])
@@ -496,7 +499,7 @@ def _join(host, version, args, out, warn=None):
     cri = cfg["cri"]
 
     out("[preflight] Running pre-flight checks")
-    errors, warnings = _join_preflight(host, version, cri, ignore)
+    errors, warnings = _join_preflight(host, version, cri, ignore, cfg["ca_cert_path"])
     for w in warnings:
         warn(w)
     if errors:
@@ -523,8 +526,8 @@ def _join(host, version, args, out, warn=None):
         # kubeconfig first, the CA only when missing, then the check for a Ready Node of that name -- a
         # failure there leaves bootstrap-kubelet.conf behind (only the wait phase removes it).
         _write(host, ETC + "\\bootstrap-kubelet.conf", _kubeconfig(cluster_server, ca_pem, {"token": tls_token}))
-        if not _exists(host, ETC + "\\pki\\ca.crt"):
-            _write(host, ETC + "\\pki\\ca.crt", ca_pem)
+        if not _exists(host, cfg["ca_cert_path"]):
+            _write(host, cfg["ca_cert_path"], ca_pem)
         code, node = api.request("GET", "/api/v1/nodes/%s" % node_name)
         if code == 200 and any(c.get("type") == "Ready" and c.get("status") == "True"
                                for c in (node.get("status") or {}).get("conditions") or []):
@@ -608,7 +611,7 @@ def _join(host, version, args, out, warn=None):
         "received.\n* The Kubelet was informed of the new secure connection details.")
 
 
-def _join_preflight(host, version, cri, ignore):
+def _join_preflight(host, version, cri, ignore, ca_cert_path=KUBEADM_CA):
     """JoinNodeChecks (cmd/kubeadm/app/preflight/checks.go v1.37.2) in their order, as kubeadm.exe names and
     words them on Windows (checks_windows.go, checks_other.go: no swap or IPv4 checks). Returns ([ERROR ...]
     texts, [WARNING ...] texts) after --ignore-preflight-errors (names compared lower-cased)."""
@@ -647,8 +650,9 @@ def _join_preflight(host, version, cri, ignore):
     # PortOpenCheck{10250}: a kubelet that runs (and has not exited after Running) holds its port.
     if svc is not None and not svc.get("crash") and winsim_scm.observe(host, svc)[0] == "Running":
         found.append(("Port-10250", "Port 10250 is in use", None))
-    if _exists(host, ETC + "\\pki\\ca.crt"):
-        found.append((_check_name_file(KUBEADM_CA), "%s already exists" % KUBEADM_CA, None))
+    # FileAvailableCheck{Path: cfg.CACertPath}, named and worded with the path as the configuration gives it.
+    if _exists(host, ca_cert_path):
+        found.append((_check_name_file(ca_cert_path), "%s already exists" % ca_cert_path, None))
     errors, warnings = [], []
     for name, error, warning in found:
         if error and (name.lower() in ignore or "all" in ignore):
@@ -1058,31 +1062,22 @@ def _kubelet_service_start(host, version, svc, args):
 
 
 def _client_ca_check(host, flags, config):
-    """The kubelet reads its client CA bundle after building its API client (the TLS bootstrap) and before the
-    runtime check and healthz: run() -> BuildAuth -> BuildAuthn -> dynamiccertificates.NewDynamicCAContentFromFile
-    (cmd/kubelet/app/server.go, auth.go v1.37.2; InitializeTLS only records the path), which reads the file
-    (os.ReadFile) and refuses an empty one. Its error ends run(), after the service reported Running: the kubelet
-    exits with "failed to run Kubelet: ..." (cmd/kubelet/app/server.go). The flag wins over the config file."""
-    ca_file = flags.get("client-ca-file") or ((config.get("authentication") or {}).get("x509") or {}).get(
-        "clientCAFile")
-    if not ca_file:
-        return
-    try:
-        present = _exists(host, ca_file)
-    except SimError:
-        present = False
-    if not present:
-        parent = ca_file.replace("/", "\\").rsplit("\\", 1)[0]
-        try:
-            parent_present = os.path.isdir(host.local_path(parent))
-        except SimError:
-            parent_present = False
-        raise binaries.ExitsAfterRunning(
-            "failed to run Kubelet: open %s: The system cannot find the %s specified."
-            % (ca_file, "file" if parent_present else "path"))
-    if not _read(host, ca_file):
+    """The kubelet loads its client CA bundle after TLS bootstrap and before it registers or serves healthz
+    (cmd/kubelet/app/server.go run: bootstrap, then BuildAuth; auth.go BuildAuthn ->
+    dynamiccertificates.NewDynamicCAContentFromFile -> loadCABundle, os.ReadFile): a missing file ends the
+    kubelet. kubeadm join writes the CA only to its caCertPath, so a clientCAFile elsewhere (a kubespray
+    cluster's /etc/kubernetes/ssl) is missing unless the JoinConfiguration points there."""
+    x509 = ((config.get("authentication") or {}).get("x509") or {})
+    path = flags.get("client-ca-file") or x509.get("clientCAFile")
+    if path and not _exists(host, path):
+        # Windows: ERROR_PATH_NOT_FOUND when the directory is missing too, else ERROR_FILE_NOT_FOUND.
+        what = "file" if os.path.isdir(os.path.dirname(host.local_path(path))) else "path"
+        raise binaries.ExitsAfterRunning("failed to run Kubelet: open %s: The system cannot find the %s "
+                                         "specified." % (path, what))
+    if path and not _read(host, path):
+        # loadCABundle refuses an empty bundle (dynamiccertificates/dynamic_cafile_content.go)
         raise binaries.ExitsAfterRunning('failed to run Kubelet: missing content for CA bundle '
-                                         '"client-ca-bundle::%s"' % ca_file)
+                                         '"client-ca-bundle::%s"' % path)
 
 
 def _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name):

@@ -2,7 +2,7 @@
 
 from remote_host import FakeScm
 
-from ansible_collections.kubewin.nodes.plugins.action.win_node_service import ActionModule
+from ansible_collections.kubewin.nodes.plugins.action.win_host_service import ActionModule
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.service import split_windows_command_line
 
 PROXY = {"name": "kube-proxy", "path": "C:\\k\\kube-proxy.exe", "dependencies": ["kubelet"],
@@ -63,7 +63,7 @@ def test_a_service_that_does_not_stay_running_fails_the_task(make_action):
     scm = FakeScm()
     scm.after_start = "Paused"  # what NSSM shows while its program keeps exiting
     result = make_action(ActionModule, dict(PROXY), scm.host).run(task_vars={"inventory_hostname": "win-1"})
-    assert result["failed"] and result["msg"].startswith("win_node_service on win-1: service kube-proxy was started")
+    assert result["failed"] and result["msg"].startswith("win_host_service on win-1: service kube-proxy was started")
     assert "is Paused" in result["msg"]
 
 

@@ -1,6 +1,6 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for kubewin.nodes.win_node_credential_state: SHA-512 and access rules of a node's
+"""Action plugin for kubewin.nodes.win_host_credential_state: SHA-512 and access rules of a node's
 credential files, in one read (the files_state script; never their content)."""
 
 from __future__ import annotations

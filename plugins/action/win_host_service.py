@@ -1,6 +1,6 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for kubewin.nodes.win_node_service: a native Windows service for a node component."""
+"""Action plugin for kubewin.nodes.win_host_service: a native Windows service for a node component."""
 
 from __future__ import annotations
 

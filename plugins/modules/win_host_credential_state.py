@@ -6,7 +6,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: win_node_credential_state
+module: win_host_credential_state
 short_description: SHA-512 and access rules of a Windows node's credential files, never their content
 version_added: 0.2.0
 description:
@@ -35,7 +35,7 @@ author:
 
 EXAMPLES = r"""
 - name: State of the token files
-  kubewin.nodes.win_node_credential_state:
+  kubewin.nodes.win_host_credential_state:
     paths: [C:\etc\kube-proxy\token, C:\etc\kube-flannel\token]
   register: state
 """
@@ -63,7 +63,7 @@ from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import
 def main():
     module = AnsibleModule(argument_spec=CREDENTIAL_STATE_ARGSPEC, supports_check_mode=True)
     # Reached only if the action plugin was bypassed.
-    module.fail_json(msg="kubewin.nodes.win_node_credential_state runs through its action plugin")
+    module.fail_json(msg="kubewin.nodes.win_host_credential_state runs through its action plugin")
 
 
 if __name__ == "__main__":

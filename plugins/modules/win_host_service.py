@@ -6,7 +6,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: win_node_service
+module: win_host_service
 short_description: Run a Kubernetes node component (kube-proxy, flanneld) as a native Windows service
 version_added: 0.1.0
 description:
@@ -94,7 +94,7 @@ author:
 
 EXAMPLES = r"""
 - name: kube-proxy as a native service after the kubelet
-  kubewin.nodes.win_node_service:
+  kubewin.nodes.win_host_service:
     name: kube-proxy
     path: C:\k\kube-proxy.exe
     args:
@@ -147,7 +147,7 @@ def main():
     module = AnsibleModule(argument_spec=NODE_SERVICE_ARGSPEC, required_if=NODE_SERVICE_REQUIRED_IF,
                            supports_check_mode=True)
     # Reached only if the action plugin was bypassed.
-    module.fail_json(msg="kubewin.nodes.win_node_service runs through its action plugin")
+    module.fail_json(msg="kubewin.nodes.win_host_service runs through its action plugin")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: win_node_files
+module: win_host_files
 short_description: Directories, checksum-verified downloads and configuration files of a Windows node
 version_added: 0.1.0
 description:
@@ -128,7 +128,7 @@ author:
 
 EXAMPLES = r"""
 - name: Kubernetes node binaries from the release tree, verified against the published SHA-512
-  kubewin.nodes.win_node_files:
+  kubewin.nodes.win_host_files:
     directories:
       - path: C:\k
     downloads:
@@ -173,7 +173,7 @@ from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import
 def main():
     module = AnsibleModule(argument_spec=FILES_ARGSPEC, supports_check_mode=True)
     # Reached only if the action plugin was bypassed.
-    module.fail_json(msg="kubewin.nodes.win_node_files runs through its action plugin")
+    module.fail_json(msg="kubewin.nodes.win_host_files runs through its action plugin")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for kubewin.nodes.win_node_files: directories, verified downloads and files in two operations."""
+"""Action plugin for kubewin.nodes.win_host_files: directories, verified downloads and files in two operations."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action impo
 
 class ActionModule(WindowsAction):
     ARGSPEC = wa.FILES_ARGSPEC
-    ERRORS = (host_files.NodeFilesError, _downloads.NoProxyEntryError)
+    ERRORS = (host_files.HostFilesError, _downloads.NoProxyEntryError)
 
     def act(self, args):
         secret = any(f["secret"] for f in args["files"])
