@@ -12,10 +12,11 @@ import pytest
 import scenario
 import yaml
 
-FIXTURE = os.path.join(os.path.dirname(scenario.REPO), "shared", "fixtures", "kubespray", "v2.31.0")
+FIXTURE = os.environ.get("LAB_KUBESPRAY_FIXTURE") or os.path.join(os.path.dirname(scenario.REPO), "shared",
+                                                              "fixtures", "kubespray", "v2.31.0")
 RENDER = os.path.join(scenario.LAB, "kubespray", "render")
 needs_fixture = pytest.mark.skipif(
-    not os.path.isdir(FIXTURE) and not os.environ.get("LAB_KUBESPRAY_FIXTURE"),
+    not os.path.isdir(FIXTURE),
     reason="kubespray's fixture is not at %s (a clone without ../shared/fixtures)" % FIXTURE)
 
 # kubespray's values (v2.31 roles/kubespray_defaults/defaults/main/main.yml and inventory/sample)

@@ -19,9 +19,9 @@ import sys
 import pytest
 import scenario
 import yaml
-from test_kubespray_inventory import run, sudo_calls, sudo_shim, windows_group, write
 
-FIXTURE = os.path.join(os.path.dirname(scenario.REPO), "shared", "fixtures", "kubespray", "v2.31.0")
+FIXTURE = os.environ.get("LAB_KUBESPRAY_FIXTURE") or os.path.join(os.path.dirname(scenario.REPO), "shared",
+                                                              "fixtures", "kubespray", "v2.31.0")
 ETC_ADMIN = "/etc/kubernetes/admin.conf"
 TOKENS = "type=bootstrap.kubernetes.io/token"
 
@@ -59,6 +59,7 @@ def etc_admin_conf():
 def kubespray_inventory(sc, inv, flannel=True):
     """kubespray's sample as a kubespray user copies it, the flannel user's edit (unless the cluster is kubespray's
     default Calico one), and the Windows group."""
+    from test_kubespray_inventory import windows_group, write  # reads the lab when imported: not at collection
     shutil.copytree(os.path.join(FIXTURE, "inventory", "sample", "group_vars"), str(inv / "group_vars"))
     cluster_file = inv / "group_vars" / "k8s_cluster" / "k8s-cluster.yml"
     text = cluster_file.read_text()
@@ -100,6 +101,7 @@ def test_kubespray_sample_unchanged_scale_up_rerun_and_reset(tmp_path, api, etc_
     sc = scenario.Scenario(tmp_path / "lab", nodes=1)
     sc.forget_nodes("{{ inventory_hostname }}")
     inventory = kubespray_inventory(sc, tmp_path / "mycluster")
+    from test_kubespray_inventory import run, sudo_calls, sudo_shim
     sudo_dir = str(tmp_path / "bin")
     log = sudo_shim(sudo_dir)
     before = sc.dump("win-1")
@@ -137,6 +139,7 @@ def test_kubespray_default_calico_cluster_is_refused_before_any_change(tmp_path,
     sc = scenario.Scenario(tmp_path / "lab", nodes=1)
     sc.forget_nodes("{{ inventory_hostname }}")
     inventory = kubespray_inventory(sc, tmp_path / "mycluster", flannel=False)
+    from test_kubespray_inventory import run, sudo_shim
     sudo_dir = str(tmp_path / "bin")
     sudo_shim(sudo_dir)
     before = sc.dump("win-1")
