@@ -213,6 +213,34 @@ def _dns_server(cluster, service_subnet, notes):
     return None, None, False
 
 
+# kubespray's values of kube_network_plugin that say nothing about which network runs: its "cni" and "custom_cni"
+# install any manifest (kubespray roles/network_plugin/custom_cni), e.g. upstream flannel.
+UNNAMED_NETWORK_PLUGINS = ("cni", "custom_cni")
+
+
+def _network_plugin(cluster, flannel_origin, inventory_plugin, cp_origin, values, origins, notes):
+    """The pod network the cluster runs, from the cluster first (flannel's ConfigMap, else the calico-node
+    DaemonSet), whatever the inventory says; the inventory's kube_network_plugin only when the cluster shows
+    neither. kubespray's sample says calico, and flannel installed through custom_cni says custom_cni."""
+    calico = cluster.get("calico") or {}
+    if (cluster.get("flannel") or {}).get("found"):
+        detected, origin = "flannel", flannel_origin
+    elif calico.get("found"):
+        detected = "calico"
+        origin = "DaemonSet %s/%s%s" % (calico.get("namespace"), calico.get("name"),
+                                        " (Calico %s)" % calico["version"] if calico.get("version") else "")
+    else:
+        detected = origin = None
+    if detected is None:
+        values["kube_network_plugin"] = inventory_plugin
+        origins["kube_network_plugin"] = cp_origin if inventory_plugin else None
+        return
+    values["kube_network_plugin"], origins["kube_network_plugin"] = detected, origin
+    if inventory_plugin and str(inventory_plugin).lower() not in (detected,) + UNNAMED_NETWORK_PLUGINS:
+        notes.append("kube_network_plugin is %s on %s, but the cluster runs %s (%s): the Windows nodes follow the "
+                     "cluster" % (inventory_plugin, cp_origin, detected, origin))
+
+
 def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1):
     """The settings for the Windows nodes from ``k8s_join_info``'s result and the first control-plane host's
     kubespray variables (``cp_values``: variable -> value, None when not set).
@@ -256,9 +284,8 @@ def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1)
     for setting, key in (("flannel_backend_type", "backend_type"), ("flannel_vxlan_vni", "vni"),
                          ("flannel_vxlan_port", "port"), ("flannel_vxlan_direct_routing", "direct_routing")):
         take(setting, [(flannel.get(key) if found else None, flannel_origin), (_given(cp_values, setting), cp_origin)])
-    plugin = _given(cp_values, "kube_network_plugin")
-    values["kube_network_plugin"] = plugin or ("flannel" if found else None)
-    origins["kube_network_plugin"] = cp_origin if plugin else (flannel_origin if found else None)
+    _network_plugin(cluster, flannel_origin, _given(cp_values, "kube_network_plugin"), cp_origin, values, origins,
+                    notes)
 
     dns_server, dns_origin, override = _dns_server(cluster, values["service_subnet"], notes)
     values["dns_server"], origins["dns_server"] = dns_server, dns_origin
