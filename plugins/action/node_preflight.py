@@ -29,6 +29,7 @@ class ActionModule(WindowsAction):
         settings = args["settings"]
         args["settings_conflicts"] = list(settings.get("conflicts") or []) + cluster_settings.conflicts(
             settings, self.host, args["host_settings"])
+        args["network_plugin_origin"] = (settings.get("origins") or {}).get("kube_network_plugin")
         failures, warnings, identity = preflight.run_checks(args)
         downloads = None
         # A malformed value (a version, a base URL, the proxy, a pin) would only turn into a misleading

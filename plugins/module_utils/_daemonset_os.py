@@ -65,9 +65,7 @@ def affinity_excludes_windows(spec):
     The terms of ``requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`` are ORed, so
     every term must exclude Windows (``kubernetes.io/os In [linux]`` or ``NotIn [windows]``).
     """
-    required = (((spec or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution") or {}
-    terms = required.get("nodeSelectorTerms") or []
+    terms = _required_terms(spec)
     return bool(terms) and all(_term_excludes_windows(t) for t in terms)
 
 
@@ -89,6 +87,52 @@ def pin_status(daemonset):
     if affinity_excludes_windows(spec):
         return "node_affinity", None
     return None, None
+
+
+def tolerates_every_taint(spec):
+    """A toleration with ``operator: Exists`` and no key matches every taint (core/v1 Toleration; an empty effect
+    matches every effect), so tainting Windows nodes does not keep these pods off them."""
+    for toleration in (spec or {}).get("tolerations") or []:
+        if (isinstance(toleration, dict) and toleration.get("operator") == "Exists" and not toleration.get("key")
+                and toleration.get("effect") in (None, "", "NoSchedule")):
+            return True
+    return False
+
+
+def landing_on_windows(daemonsets, refs):
+    """``ns/name`` of the DaemonSets, other than ``refs``, whose pods Windows nodes will get although they are
+    not Windows DaemonSets: no OS nodeSelector or affinity, and a toleration of every taint (kubespray's
+    multus, cinder-csi and nvidia device plugin do this), so the taint the sample gives Windows nodes does not
+    help. Sorted."""
+    skip = set(ref(ns, name) for ns, name in refs)
+    found = []
+    for daemonset in daemonsets or []:
+        meta = (daemonset or {}).get("metadata") or {}
+        key = ref(meta.get("namespace"), meta.get("name"))
+        spec = pod_spec(daemonset)
+        if key in skip or (spec.get("nodeSelector") or {}).get(OS_LABEL) is not None:
+            continue
+        if affinity_excludes_windows(spec) or not tolerates_every_taint(spec):
+            continue
+        if any(WINDOWS in [str(v) for v in (e or {}).get("values") or []]
+               for t in _required_terms(spec) for e in (t or {}).get("matchExpressions") or []
+               if (e or {}).get("key") == OS_LABEL and (e or {}).get("operator") == "In"):
+            continue  # a DaemonSet meant for Windows nodes too
+        found.append(key)
+    return sorted(found)
+
+
+def _required_terms(spec):
+    required = (((spec or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution") or {}
+    return required.get("nodeSelectorTerms") or []
+
+
+def landing_message(keys):
+    return ("DaemonSet(s) %s have no OS nodeSelector and tolerate every taint, so their (Linux) pods will also be "
+            "scheduled on the Windows nodes and fail there. Add them to kubewin_pin_daemonsets (this module's "
+            "daemonsets) to pin them to kubernetes.io/os=linux, or give them an OS nodeSelector where they are "
+            "deployed (kubespray re-applies its own manifests)." % ", ".join(keys))
 
 
 def pin_patch():

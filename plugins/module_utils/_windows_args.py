@@ -133,7 +133,7 @@ PREFLIGHT_ARGSPEC = dict(
     kube_service_addresses=dict(type="str"),
     cluster_pod_subnet=dict(type="str"),
     cluster_service_subnet=dict(type="str"),
-    kube_network_plugin=dict(type="str", default="flannel"),
+    kube_network_plugin=dict(type="str"),
     flannel_backend_type=dict(type="str", default="vxlan"),
     flannel_vxlan_vni=dict(type="int", default=4096),
     flannel_vxlan_port=dict(type="int", default=4789),

@@ -22,6 +22,9 @@ description:
   - A DaemonSet whose nodeSelector asks for another OS (for example a Windows DaemonSet listed by mistake)
     is never changed; the task fails naming it.
   - DaemonSets that do not exist are reported in RV(missing), or fail the task with O(missing=fail).
+  - Every other DaemonSet of the cluster whose Linux pods will land on Windows nodes anyway (no OS selector and a
+    toleration of every taint, as kubespray's multus, cinder-csi and nvidia device plugin have) is named in
+    RV(landing_on_windows) and a warning, and left as it is.
 author:
   - kubewin.nodes maintainers (@kubewin)
 requirements:
@@ -99,6 +102,14 @@ missing:
   type: list
   elements: str
   sample: [kube-flannel/kube-flannel-ds]
+landing_on_windows:
+  description:
+    - Other DaemonSets whose pods Windows nodes will get although they are Linux DaemonSets (no OS nodeSelector or
+      affinity, and a toleration of every taint); the module warns about them and leaves them as they are.
+  returned: always
+  type: list
+  elements: str
+  sample: [kube-system/kube-multus-ds-amd64]
 daemonsets:
   description:
     - Per DaemonSet, C(state) (V(pinned), V(already_pinned) or V(missing)) and C(pinned_by)
@@ -126,6 +137,10 @@ def run(module, apis):
         found[(namespace, name)] = kc.call(apis, "get", "daemonsets", namespace, name,
                                            apis.apps.read_namespaced_daemon_set, name, namespace)
     plan = dso.plan(refs, found)
+    listed = kc.call(apis, "list", "daemonsets", None, None, apis.apps.list_daemon_set_for_all_namespaces) or {}
+    landing = dso.landing_on_windows(listed.get("items"), refs)
+    if landing:
+        module.warn(dso.landing_message(landing))
     if plan["conflicts"]:
         raise kc.K8sError(" ".join(plan["conflicts"]))
     if plan["missing"] and module.params["missing"] == "fail":
@@ -150,6 +165,7 @@ def run(module, apis):
         already_pinned=plan["already_pinned"],
         missing=plan["missing"],
         daemonsets=plan["daemonsets"],
+        landing_on_windows=landing,
     )
     if pinned:
         result["diff"] = plan["diff"]

@@ -160,6 +160,29 @@ flannel:
       type: list
       elements: str
       sample: []
+calico:
+  description:
+    - The calico-node DaemonSet, the first found of C(kube-system/calico-node) (kubespray's manifests) and
+      C(calico-system/calico-node) (the Tigera operator).
+  returned: always
+  type: dict
+  contains:
+    found:
+      description: Whether it exists.
+      type: bool
+      sample: true
+    namespace:
+      description: Its namespace.
+      type: str
+      sample: kube-system
+    name:
+      description: Its name.
+      type: str
+      sample: calico-node
+    version:
+      description: The Calico version, from its calico/node image's tag; V(null) when the image has no tag.
+      type: str
+      sample: v3.31.5
 nodes:
   description: Every Node, by name.
   returned: always
@@ -276,6 +299,15 @@ def gather(module, apis):
                                   "nodes reads the same file)." % (ref, exc, cf.FLANNEL_NET_CONF_KEY)) from None
             break
 
+    calico = cf.calico_not_found()
+    for ref in cf.CALICO_DAEMONSETS:
+        namespace, name = cf.split_ref(ref)
+        daemonset = kc.call(apis, "get", "daemonsets", namespace, name,
+                            apis.apps.read_namespaced_daemon_set, name, namespace)
+        if daemonset is not None:
+            calico = cf.calico_facts(daemonset, ref)
+            break
+
     nodes = cf.nodes_facts(kc.call(apis, "list", "nodes", None, None, apis.core.list_node))
 
     try:
@@ -309,6 +341,7 @@ def gather(module, apis):
         changed=False,
         server_version=version,
         flannel=flannel,
+        calico=calico,
         nodes=nodes,
         kubeadm_config=kubeadm_config,
         kubelet_config_present=kubelet_config_name is not None,

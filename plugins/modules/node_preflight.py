@@ -86,9 +86,12 @@ options:
     description: C(networking.serviceSubnet) of the cluster's kubeadm ClusterConfiguration.
     type: str
   kube_network_plugin:
-    description: The cluster's network plugin (kubespray's variable); must be V(flannel).
+    description:
+      - The cluster's network plugin (kubespray's variable's name); must be V(flannel).
+      - The roles pass the one the cluster runs (flannel's ConfigMap, else the calico-node DaemonSet), else the first
+        control-plane host's C(kube_network_plugin). Unset, nothing Windows nodes can join was found, and preflight
+        fails saying so.
     type: str
-    default: flannel
   flannel_backend_type:
     description: flannel backend (kubespray's variable); V(vxlan) or V(host-gw).
     type: str

@@ -146,7 +146,20 @@ def is_local_host(host):
         return False
 
 
-def _api_server(cluster_endpoint, cp_values, cp_host, cp_address, control_planes, notes):
+HA_ADVICE = ("For API server HA give the cluster a load balancer (kubespray: loadbalancer_apiserver, then kubespray's "
+             "cluster.yml so that kubeadm-config's controlPlaneEndpoint names it) and run this playbook again.")
+
+
+def _node_named(host, nodes):
+    """The Node whose InternalIP is ``host``: kubespray writes controlPlaneEndpoint from main_ip, which falls back
+    to a gathered fact, so the cluster's own Node addresses tell it apart, not the inventory's ip/access_ip."""
+    for name, node in sorted((nodes or {}).items()):
+        if host and (node or {}).get("internal_ip") == host:
+            return name
+    return None
+
+
+def _api_server(cluster_endpoint, cp_values, cp_host, cp_address, control_planes, notes, nodes=None):
     """The API server endpoint for the Windows nodes, and its origin."""
     if not cluster_endpoint:
         notes.append("kubeadm-config has no controlPlaneEndpoint: the Windows nodes use the API server endpoint "
@@ -154,10 +167,11 @@ def _api_server(cluster_endpoint, cp_values, cp_host, cp_address, control_planes
         return None, None
     host, port = split_endpoint(cluster_endpoint)
     if not is_local_host(host):
-        if control_planes > 1 and cp_address and host == cp_address:
-            notes.append("controlPlaneEndpoint %s (kubeadm-config) is the first control-plane host: the Windows "
-                         "nodes reach the API server only through it. For API server HA give the cluster a load "
-                         "balancer (kubespray: loadbalancer_apiserver)." % cluster_endpoint)
+        node = _node_named(host, nodes) or (cp_host if cp_address and host == cp_address else None)
+        if control_planes > 1 and node:
+            notes.append("controlPlaneEndpoint %s (kubeadm-config) is the address of one control-plane host (%s): "
+                         "the Windows nodes reach the API server only through it. %s" % (cluster_endpoint, node,
+                                                                                         HA_ADVICE))
         return cluster_endpoint, ORIGIN_KUBEADM
     apiserver_port = _given(cp_values, "kube_apiserver_port") or DEFAULT_APISERVER_PORT
     lb = _given(cp_values, "loadbalancer_apiserver")
@@ -174,8 +188,10 @@ def _api_server(cluster_endpoint, cp_values, cp_host, cp_address, control_planes
             "kubespray's local nginx/haproxy can reach, and no other address is known: set loadbalancer_apiserver "
             "or ansible_host for %s" % (cluster_endpoint, cp_host))
     notes.append("controlPlaneEndpoint %s (kubeadm-config) is the local load balancer kubespray runs on Linux nodes, "
-                 "which Windows nodes do not have: they use %s (%s) instead, as kubespray's own join does."
-                 % (cluster_endpoint, chosen, origin))
+                 "which Windows nodes do not have: they use %s (%s) instead, as kubespray's own join does.%s"
+                 % (cluster_endpoint, chosen, origin,
+                    " So they depend on that one control-plane host. " + HA_ADVICE
+                    if control_planes > 1 and not origin.startswith("loadbalancer_apiserver") else ""))
     return chosen, origin
 
 
@@ -211,6 +227,34 @@ def _dns_server(cluster, service_subnet, notes):
     if usable:
         return usable, ORIGIN_KUBELET, False
     return None, None, False
+
+
+# kubespray's values of kube_network_plugin that say nothing about which network runs: its "cni" and "custom_cni"
+# install any manifest (kubespray roles/network_plugin/custom_cni), e.g. upstream flannel.
+UNNAMED_NETWORK_PLUGINS = ("cni", "custom_cni")
+
+
+def _network_plugin(cluster, flannel_origin, inventory_plugin, cp_origin, values, origins, notes):
+    """The pod network the cluster runs, from the cluster first (flannel's ConfigMap, else the calico-node
+    DaemonSet), whatever the inventory says; the inventory's kube_network_plugin only when the cluster shows
+    neither. kubespray's sample says calico, and flannel installed through custom_cni says custom_cni."""
+    calico = cluster.get("calico") or {}
+    if (cluster.get("flannel") or {}).get("found"):
+        detected, origin = "flannel", flannel_origin
+    elif calico.get("found"):
+        detected = "calico"
+        origin = "DaemonSet %s/%s%s" % (calico.get("namespace"), calico.get("name"),
+                                        " (Calico %s)" % calico["version"] if calico.get("version") else "")
+    else:
+        detected = origin = None
+    if detected is None:
+        values["kube_network_plugin"] = inventory_plugin
+        origins["kube_network_plugin"] = cp_origin if inventory_plugin else None
+        return
+    values["kube_network_plugin"], origins["kube_network_plugin"] = detected, origin
+    if inventory_plugin and str(inventory_plugin).lower() not in (detected,) + UNNAMED_NETWORK_PLUGINS:
+        notes.append("kube_network_plugin is %s on %s, but the cluster runs %s (%s): the Windows nodes follow the "
+                     "cluster" % (inventory_plugin, cp_origin, detected, origin))
 
 
 def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1):
@@ -256,14 +300,13 @@ def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1)
     for setting, key in (("flannel_backend_type", "backend_type"), ("flannel_vxlan_vni", "vni"),
                          ("flannel_vxlan_port", "port"), ("flannel_vxlan_direct_routing", "direct_routing")):
         take(setting, [(flannel.get(key) if found else None, flannel_origin), (_given(cp_values, setting), cp_origin)])
-    plugin = _given(cp_values, "kube_network_plugin")
-    values["kube_network_plugin"] = plugin or ("flannel" if found else None)
-    origins["kube_network_plugin"] = cp_origin if plugin else (flannel_origin if found else None)
+    _network_plugin(cluster, flannel_origin, _given(cp_values, "kube_network_plugin"), cp_origin, values, origins,
+                    notes)
 
     dns_server, dns_origin, override = _dns_server(cluster, values["service_subnet"], notes)
     values["dns_server"], origins["dns_server"] = dns_server, dns_origin
     endpoint, endpoint_origin = _api_server(kubeadm.get("control_plane_endpoint"), cp_values, cp_host, cp_address,
-                                            control_planes, notes)
+                                            control_planes, notes, cluster.get("nodes"))
     values["api_server_endpoint"], origins["api_server_endpoint"] = endpoint, endpoint_origin
     certificates_dir = kubeadm.get("certificates_dir")
     take("ca_cert_path", [(wp.kubeadm_windows_path(cluster.get("kubelet_client_ca_file")),

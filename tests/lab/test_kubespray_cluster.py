@@ -124,3 +124,43 @@ def test_a_kubespray_value_that_differs_from_the_cluster_stops_preflight_naming_
     assert "%s %s (inventory, hostvars of localhost) differs from %s" % (variable, value, cluster_side) in messages, \
         messages
     assert sc.dump("win-1") == before and bootstrap_tokens(core) == tokens
+
+
+@pytest.fixture
+def calico_cluster(api):
+    """The cluster as kubespray's default network leaves it: calico-node in kube-system (kubespray's manifests,
+    roles/network_plugin/calico/templates/calico-node.yml.j2) and no flannel ConfigMap. Restored afterwards."""
+    from kubernetes import client
+    core, _ = api
+    apps = client.AppsV1Api(core.api_client)
+    flannel = core.read_namespaced_config_map("kube-flannel-cfg", "kube-flannel")
+    core.delete_namespaced_config_map("kube-flannel-cfg", "kube-flannel")
+    labels = {"k8s-app": "calico-node"}
+    apps.create_namespaced_daemon_set("kube-system", {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "calico-node", "labels": labels},
+        "spec": {"selector": {"matchLabels": labels}, "template": {
+            "metadata": {"labels": labels},
+            "spec": {"nodeSelector": {"kubernetes.io/os": "linux"},
+                     "containers": [{"name": "calico-node", "image": "quay.io/calico/node:v3.31.5"}]}}}})
+    try:
+        yield
+    finally:
+        apps.delete_namespaced_daemon_set("calico-node", "kube-system")
+        core.create_namespaced_config_map("kube-flannel", {"metadata": {"name": "kube-flannel-cfg",
+                                                                        "labels": flannel.metadata.labels},
+                                                           "data": flannel.data})
+
+
+@pytest.mark.parametrize("inventory_plugin", ["calico", "flannel"])
+def test_kubesprays_default_calico_is_refused_before_any_change_whatever_the_inventory_says(
+        tmp_path, api, calico_cluster, inventory_plugin):
+    core, _ = api
+    sc = kubespray_scenario(tmp_path, "kscal", kube_network_plugin=inventory_plugin)
+    before, tokens = sc.dump("win-1"), bootstrap_tokens(core)
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc != 0
+    messages = "\n".join(scenario.failures(doc))
+    assert "Preflight failed on win-1" in messages, messages or text[-2000:]
+    assert "the cluster runs Calico (DaemonSet kube-system/calico-node (Calico v3.31.5))" in messages, messages
+    assert "no migration" in messages and "Calico for Windows" in messages, messages
+    assert sc.dump("win-1") == before and bootstrap_tokens(core) == tokens

@@ -65,7 +65,6 @@ BAD_INPUTS = [
     ("vxlan-port", "ws2022-containerd", {"flannel_vxlan_port": 8472}, "flannel_vxlan_port", "4789"),
     ("backend-not-the-clusters", "ws2022-containerd", {"flannel_backend_type": "host-gw"},
      "flannel_backend_type", "vxlan"),
-    ("not-flannel", "ws2022-containerd", {"kube_network_plugin": "calico"}, "kube_network_plugin", "flannel"),
     ("kubelet-newer-than-api", "ws2022-containerd", {"kube_version": "v1.38.0"}, "kube_version", "v1.37"),
     ("kubelet-too-old", "ws2022-containerd", {"kube_version": "v1.33.4"}, "kube_version", "v1.34"),
     ("checksum-not-published", "ws2022-containerd", {"kubewin_flannel_version": "v9.9.9"},

@@ -237,6 +237,10 @@ class FakeCluster:
         del self.secrets[(namespace, name)]
 
     # -- AppsV1Api -------------------------------------------------------------------------------
+    def list_daemon_set_for_all_namespaces(self, **kwargs):
+        self._hit("list_daemon_set_for_all_namespaces", **kwargs)
+        return {"items": copy.deepcopy(list(self.daemonsets.values()))}
+
     def read_namespaced_daemon_set(self, name, namespace, **kwargs):
         self._hit("read_namespaced_daemon_set", name, namespace, **kwargs)
         if (namespace, name) not in self.daemonsets:
@@ -299,6 +303,10 @@ def make_runner(mod, monkeypatch, capsys):
         internal = importlib.import_module("ansible.module_utils._internal")
         if hasattr(internal, "is_controller"):
             monkeypatch.setattr(internal, "is_controller", False)
+        # AnsibleModule keeps warnings in a module-level collection (a list on 2.18, a dict on 2.19): each run
+        # reports only its own.
+        warnings = importlib.import_module("ansible.module_utils.common.warnings")
+        warnings._global_warnings.clear()
         args = dict(args)
         if check:
             args["_ansible_check_mode"] = True

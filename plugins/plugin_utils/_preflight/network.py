@@ -111,16 +111,39 @@ def check_settings_conflicts(conflicts):
     return f.result()
 
 
+# Where flannel's ConfigMap is looked for (module_utils._cluster_facts.FLANNEL_CONFIGMAPS), for messages.
+FLANNEL_CONFIGMAPS_TEXT = "kube-flannel/kube-flannel-cfg or kube-system/kube-flannel-cfg"
+
+
+def _network_plugin_refusal(plugin, origin, plugin_var):
+    """Why the network the cluster runs cannot take Windows nodes from this collection, and what to do today."""
+    if plugin == "calico":
+        found = origin and origin.startswith("DaemonSet")
+        return ("%s; kubewin.nodes runs Windows nodes on flannel only and cannot put them on Calico yet, so it "
+                "changed nothing. Do not switch a running cluster to flannel for this: kubespray documents no "
+                "migration between network plugins. What works today is Calico's own Windows installation "
+                "(Calico's documentation, \"Calico for Windows\"), outside this collection"
+                % ("the cluster runs Calico (%s)" % origin if found else
+                   "%s is 'calico' (%s)" % (plugin_var, origin or "inventory")))
+    if not plugin:
+        return ("no pod network Windows nodes can join was found: the cluster has no flannel ConfigMap (%s) and no "
+                "calico-node DaemonSet, and %s is not set on the first kube_control_plane host. Deploy flannel on "
+                "the Linux nodes first (kubespray: %s: flannel)" % (FLANNEL_CONFIGMAPS_TEXT, plugin_var, plugin_var))
+    return ("%s is %r (%s); kubewin.nodes runs Windows nodes on flannel only, and the cluster shows no flannel "
+            "ConfigMap (%s). Windows nodes need the cluster's own network plugin to support Windows"
+            % (plugin_var, plugin, origin or "inventory", FLANNEL_CONFIGMAPS_TEXT))
+
+
 def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxlan_vni, flannel_vxlan_port,
-                         cluster_flannel=None, pods_net=None, direct_routing=False):
+                         cluster_flannel=None, pods_net=None, direct_routing=False, plugin_origin=None):
     f = Findings("network_plugin")
     plugin_var = VARIABLES["kube_network_plugin"]
     backend_var = VARIABLES["flannel_backend_type"]
     vni_var, port_var = VARIABLES["flannel_vxlan_vni"], VARIABLES["flannel_vxlan_port"]
     min_vni, win_port = flannel.WINDOWS_VXLAN_MIN_VNI, flannel.WINDOWS_VXLAN_PORT
-    if (kube_network_plugin or "").lower() != "flannel":
-        f.fail(plugin_var, "%s is %r; kubewin.nodes supports flannel only on Windows nodes: the cluster must run "
-                           "flannel (set %s: flannel in kubespray)" % (plugin_var, kube_network_plugin, plugin_var))
+    plugin = (kube_network_plugin or "").lower()
+    if plugin != "flannel":
+        f.fail(plugin_var, _network_plugin_refusal(plugin, plugin_origin, plugin_var))
         return f.result()
     backend = (flannel_backend_type or "").lower()
     if backend not in flannel.WINDOWS_BACKENDS:
@@ -151,8 +174,9 @@ def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxla
     if cluster_flannel is None:
         return f.result()
     if not cluster_flannel.get("found", True):
-        f.fail(plugin_var, "%s is flannel but the cluster has no flannel ConfigMap (kube-flannel-cfg); deploy "
-                           "flannel on the Linux nodes first (kubespray: %s: flannel)" % (plugin_var, plugin_var))
+        f.fail(plugin_var, "%s is flannel but the cluster has no flannel ConfigMap (%s); deploy flannel on the "
+                           "Linux nodes first (kubespray: %s: flannel)" % (plugin_var, FLANNEL_CONFIGMAPS_TEXT,
+                                                                            plugin_var))
         return f.result()
     c_backend, c_vni, c_port = flannel.with_linux_defaults((cluster_flannel.get("backend_type") or "vxlan").lower(),
                                                            cluster_flannel.get("vni"), cluster_flannel.get("port"))

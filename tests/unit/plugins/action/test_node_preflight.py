@@ -17,6 +17,7 @@ GOOD = dict(
     kube_service_addresses="10.96.0.0/12",
     cluster_pod_subnet="10.244.0.0/16",
     cluster_service_subnet="10.96.0.0/12",
+    kube_network_plugin="flannel",
     cluster_flannel=dict(backend_type="vxlan", vni=4096, port=4789, network="10.244.0.0/16"),
     kube_version="v1.31.4",
     server_version="v1.31.4",

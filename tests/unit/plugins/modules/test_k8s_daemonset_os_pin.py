@@ -1,5 +1,7 @@
 """k8s_daemonset_os_pin end to end through main() against a fake API."""
 
+import json
+
 import pytest
 from k8s_fakes import FakeCluster, api_error, make_runner
 
@@ -105,3 +107,28 @@ def test_patch_forbidden_is_clear(run, cluster):
     result = run({}, cluster)
     assert result["failed"] is True and "patch daemonsets in namespace kube-system" in result["msg"]
     assert result["changed"] is False and "Traceback" not in result["_raw"]
+
+
+EVERY_TAINT = [{"operator": "Exists"}]
+
+
+def test_other_daemonsets_that_tolerate_every_taint_are_named_and_left_alone(run, cluster):
+    # kubespray's multus tolerates every taint and has no OS selector: the Windows nodes' taint does not stop it
+    multus = cluster.add_daemonset("kube-system", "kube-multus-ds-amd64")
+    multus["spec"]["template"]["spec"]["tolerations"] = EVERY_TAINT
+    calm = cluster.add_daemonset("kube-system", "node-exporter")  # no toleration: the Windows taint keeps it off
+    pinned = cluster.add_daemonset("kube-system", "csi-node", node_selector={"kubernetes.io/os": "linux"})
+    windows = cluster.add_daemonset("kube-system", "win-exporter", node_selector={"kubernetes.io/os": "windows"})
+    for ds in (calm, pinned, windows):
+        ds["spec"]["template"]["spec"]["tolerations"] = EVERY_TAINT if ds is not calm else []
+    result = run({}, cluster)
+    assert result["_rc"] == 0 and result["landing_on_windows"] == ["kube-system/kube-multus-ds-amd64"]
+    warned = json.dumps(result.get("warnings"))  # plain strings on ansible-core 2.18, summaries on 2.19
+    assert "kube-system/kube-multus-ds-amd64 have no OS nodeSelector" in warned and "kubewin_pin_daemonsets" in warned
+    assert multus["spec"]["template"]["spec"].get("nodeSelector") is None
+    assert not [c for c in cluster.calls if c[0] == "patch_namespaced_daemon_set" and c[1][0] != "kube-flannel"]
+
+
+def test_nothing_landing_means_no_warning(run, cluster):
+    result = run({}, cluster)
+    assert result["landing_on_windows"] == [] and "tolerate every taint" not in json.dumps(result.get("warnings"))

@@ -154,3 +154,26 @@ def test_kubeadm_kube_dns_service_wins_over_coredns(run, cluster):
 def test_no_dns_service_is_none(run, cluster):
     result = run({}, cluster)
     assert result["_rc"] == 0 and result["dns"]["service"] is None
+
+
+def test_kubesprays_calico_is_found_with_its_version(run, cluster):
+    # kubespray's default network: calico-node in kube-system, from its own manifests (no Tigera operator)
+    ds = cluster.add_daemonset("kube-system", "calico-node")
+    ds["spec"]["template"]["spec"]["containers"] = [
+        {"name": "calico-node", "image": "quay.io/calico/node:v3.31.5"}]
+    result = run({}, cluster)
+    assert result["calico"] == {"found": True, "namespace": "kube-system", "name": "calico-node",
+                                "version": "v3.31.5"}
+    assert result["flannel"]["found"] is False
+
+
+def test_the_operators_calico_and_a_digest_only_image(run, cluster):
+    ds = cluster.add_daemonset("calico-system", "calico-node")
+    ds["spec"]["template"]["spec"]["containers"] = [
+        {"name": "calico-node", "image": "registry.corp/calico/node@sha256:" + "a" * 64}]
+    assert run({}, cluster)["calico"] == {"found": True, "namespace": "calico-system", "name": "calico-node",
+                                          "version": None}
+
+
+def test_no_calico(run, cluster):
+    assert run({}, cluster)["calico"]["found"] is False

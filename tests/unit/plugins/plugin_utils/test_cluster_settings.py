@@ -179,3 +179,56 @@ def test_the_ca_path_on_the_node_is_where_the_clusters_kubelet_reads_it(kubelet_
     assert (s["ca_cert_path"], s["origins"]["ca_cert_path"]) == (path, origin)
     assert "cluster CA on the node %s (%s)" % (path, origin) in s["summary"]
     assert s["ca_cert_dirs"] == [path.rsplit("\\", 1)[0], "C:\\etc\\kubernetes", "C:\\etc"]
+
+
+CALICO = {"found": True, "namespace": "kube-system", "name": "calico-node", "version": "v3.31.5"}
+
+
+def test_flannel_in_the_cluster_wins_over_kubesprays_sample_calico_and_says_so():
+    s = cs.resolve(kubespray_cluster(), "cp1", {"kube_network_plugin": "calico"}, "192.0.2.10")
+    assert s["kube_network_plugin"] == "flannel"
+    assert s["origins"]["kube_network_plugin"] == "flannel ConfigMap kube-system/kube-flannel-cfg"
+    assert any("kube_network_plugin is calico" in n and "the Windows nodes follow the cluster" in n
+               for n in s["notes"]), s["notes"]
+    assert s["conflicts"] == []
+
+
+@pytest.mark.parametrize("given", ["custom_cni", "cni", "flannel"])
+def test_flannel_installed_through_custom_cni_is_flannel_without_a_note(given):
+    s = cs.resolve(kubespray_cluster(), "cp1", {"kube_network_plugin": given}, "192.0.2.10")
+    assert s["kube_network_plugin"] == "flannel"
+    assert not any("kube_network_plugin" in n for n in s["notes"])
+
+
+def test_calico_in_the_cluster_is_calico_whatever_the_inventory_says():
+    cluster = kubespray_cluster(flannel={"found": False})
+    cluster["calico"] = CALICO
+    s = cs.resolve(cluster, "cp1", {"kube_network_plugin": "flannel"}, "192.0.2.10")
+    assert s["kube_network_plugin"] == "calico"
+    assert s["origins"]["kube_network_plugin"] == "DaemonSet kube-system/calico-node (Calico v3.31.5)"
+
+
+def test_neither_in_the_cluster_leaves_the_inventorys_value_or_nothing():
+    cluster = kubespray_cluster(flannel={"found": False})
+    s = cs.resolve(cluster, "cp1", {"kube_network_plugin": "cilium"}, "192.0.2.10")
+    assert (s["kube_network_plugin"], s["origins"]["kube_network_plugin"]) == ("cilium", "inventory, hostvars of cp1")
+    assert cs.resolve(cluster, "cp1", {}, "192.0.2.10")["kube_network_plugin"] is None
+
+
+def test_an_endpoint_on_a_control_plane_nodes_address_says_the_nodes_depend_on_it():
+    # kubespray without a load balancer writes controlPlaneEndpoint from main_ip, which may come from a fact the
+    # inventory does not hold: the Node's own InternalIP tells it.
+    cluster = kubespray_cluster(kubeadm_config={"control_plane_endpoint": "192.0.2.11:6443"})
+    cluster["nodes"] = {"node1": {"internal_ip": "192.0.2.11"}, "node2": {"internal_ip": "192.0.2.12"}}
+    s = cs.resolve(cluster, "cp1", {}, None, control_planes=3)
+    assert any("one control-plane host (node1)" in n and "loadbalancer_apiserver" in n for n in s["notes"])
+    assert not any("HA" in n for n in cs.resolve(cluster, "cp1", {}, None, control_planes=1)["notes"])
+
+
+def test_a_loopback_endpoint_with_several_control_planes_and_no_balancer_says_the_nodes_depend_on_one():
+    cluster = kubespray_cluster(kubeadm_config={"control_plane_endpoint": "127.0.0.1:6443"})
+    s = cs.resolve(cluster, "cp1", {}, "192.0.2.10", control_planes=3)
+    assert any("depend on that one control-plane host" in n and "HA" in n for n in s["notes"])
+    lb = cs.resolve(cluster, "cp1", {"loadbalancer_apiserver": {"address": "192.0.2.100", "port": 8443}},
+                    "192.0.2.10", control_planes=3)
+    assert lb["api_server_endpoint"] == "192.0.2.100:8443" and not any("HA" in n for n in lb["notes"])

@@ -50,7 +50,7 @@ def test_valid_input_passes_without_failures_or_warnings():
 def test_minimal_input_with_cluster_values_passes():
     failures, warnings, dummy = preflight.run_checks(dict(
         node_name="win1", cluster_pod_subnet="10.244.0.0/16", cluster_service_subnet="10.96.0.0/12",
-        server_version="v1.37.2"))
+        server_version="v1.37.2", kube_network_plugin="flannel"))
     assert failures == [] and warnings == []
 
 
@@ -130,7 +130,12 @@ BAD = [
      ["kube_pods_subnet is not set", "networking.podSubnet"]),
     # network plugin
     (dict(kube_network_plugin="calico"), "network_plugin", "kube_network_plugin",
-     ["flannel only", "set kube_network_plugin: flannel"]),
+     ["flannel only", "kube_network_plugin is 'calico'", "changed nothing", "no migration", "Calico for Windows"]),
+    (dict(kube_network_plugin="calico", network_plugin_origin="DaemonSet kube-system/calico-node (Calico v3.31.5)"),
+     "network_plugin", "kube_network_plugin",
+     ["the cluster runs Calico (DaemonSet kube-system/calico-node (Calico v3.31.5))", "no migration"]),
+    (dict(kube_network_plugin=None), "network_plugin", "kube_network_plugin",
+     ["no pod network", "kube-flannel/kube-flannel-cfg", "kube_network_plugin: flannel"]),
     (dict(flannel_backend_type="wireguard"), "network_plugin", "flannel_backend_type",
      ["vxlan and host-gw only", "set flannel_backend_type: vxlan"]),
     (dict(flannel_vxlan_vni=1, cluster_flannel=dict(VALID["cluster_flannel"], vni=1)), "network_plugin",
