@@ -7,6 +7,7 @@ from __future__ import annotations
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
 
 
@@ -16,19 +17,26 @@ class ActionModule(WindowsAction):
 
     def act(self, args):
         secret = any(f["secret"] for f in args["files"])
+        absent, prune = list(args["absent"]), list(args["prune"])
+        if args["remove_cni"]:
+            cni = args["remove_cni"]
+            cni_files, cni_dirs = runtime_cni.installed_paths(cni["dirs"], cni["container_runtime"], cni["versions"])
+            # the runtime's CNI directories are pruned first (deepest first: they sit below their parent)
+            absent += [f for f in cni_files if f not in absent]
+            prune = cni_dirs + [d for d in prune if d not in cni_dirs]
 
         def fetch(url):
             return _downloads.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"], args["proxy_bypass"])
 
         downloads = _downloads.resolve_downloads(args["downloads"], fetch)
         state = self.script("files_state", host_files.state_query(
-            args["directories"], downloads, args["files"], args["absent"], args["prune"]))
+            args["directories"], downloads, args["files"], absent, prune))
         # Only a directory that was not protected is listed (a second read): a converged node is read once.
         scan = host_files.scan_needed(args["directories"], state)
         if scan:
             state["scan"] = self.script("files_state", host_files.scan_query(scan)).get("scan") or {}
         params, report = host_files.plan(args["directories"], downloads, args["files"], state,
-                                         args["absent"], args["prune"])
+                                         absent, prune)
         if params and not self._task.check_mode:
             params.update(Proxy=args["proxy"] or "",
                           ProxyBypass=_downloads.proxy_bypass_patterns(args["proxy_bypass"]))

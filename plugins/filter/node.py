@@ -8,7 +8,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as ncreds
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files, runtime_cni
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as nfiles
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service as ws
@@ -26,20 +26,6 @@ def _wrap(func):
     return filter_func
 
 
-def cni_installed_files(cni_dirs, container_runtime, versions):
-    """What the roles put in the runtime's CNI directories (for reset); none when they are unknown."""
-    if not runtime_cni.dirs_known(cni_dirs):
-        return []
-    return runtime_cni.installed_files(cni_dirs["bin_dir"], cni_dirs["conf_dir"], container_runtime, versions)
-
-
-def cni_installed_dirs(cni_dirs):
-    """The runtime's CNI directories and their common parent, for reset to prune when empty."""
-    if not runtime_cni.dirs_known(cni_dirs):
-        return []
-    return runtime_cni.installed_dirs(cni_dirs["bin_dir"], cni_dirs["conf_dir"])
-
-
 class FilterModule:
     def filters(self):
         filters = {name: _wrap(getattr(nn, name)) for name in (
@@ -50,8 +36,6 @@ class FilterModule:
         filters["token_file_hashes"] = _wrap(credential_files.token_file_hashes)
         filters["credential_files_in_sync"] = _wrap(credential_files.credential_files_in_sync)
         filters["kube_log_runner"] = _wrap(sl.kube_log_runner)
-        filters["cni_installed_files"] = _wrap(cni_installed_files)
-        filters["cni_installed_dirs"] = _wrap(cni_installed_dirs)
         # kube_version | kube_release(server_git_version): the release tag the nodes install.
         filters["kube_release"] = versions.effective_kube_version
         filters["windows_command_line"] = _wrap(ws.render_command_line)

@@ -103,6 +103,12 @@ FILES_ARGSPEC = dict(
     )),
     absent=dict(type="list", elements="str", default=[]),
     prune=dict(type="list", elements="str", default=[]),
+    # What the roles put in the runtime's CNI directories (runtime_cni.installed_paths), for reset.
+    remove_cni=dict(type="dict", options=dict(
+        dirs=dict(type="dict"),
+        container_runtime=dict(type="str", required=True),
+        versions=dict(type="dict", required=True),
+    )),
     proxy=dict(type="str"),
     proxy_bypass=dict(type="list", elements="str", default=[], no_log=False),
     checksum_timeout=dict(type="int", default=30),

@@ -95,6 +95,27 @@ options:
     type: list
     elements: str
     default: []
+  remove_cni:
+    description:
+      - Remove what the collection's roles put in the container runtime's CNI directories (the CNI configuration,
+        every file of the CNI plugin archives and their stamps), as if listed in O(absent), and prune those two
+        directories and their common parent when nothing else is left in them (before O(prune)).
+      - Nothing else in those directories is touched; while the directories are unknown nothing is removed there.
+    type: dict
+    suboptions:
+      dirs:
+        description:
+          - The runtime's CNI directories as M(kubewin.nodes.win_host_facts) reports them for that runtime
+            (C(kubewin_host.cni[runtime]), with C(bin_dir) and C(conf_dir), or C(error)).
+        type: dict
+      container_runtime:
+        description: The container runtime the CNI plugins were installed for (V(containerd) or V(docker)).
+        type: str
+        required: true
+      versions:
+        description: The CNI plugin releases installed, by source (C(cni), C(flannel_cni), C(sdn_cni)) -> tag.
+        type: dict
+        required: true
   proxy:
     description: HTTP proxy for the downloads and the checksum files, for example V(http://proxy:3128).
     type: str

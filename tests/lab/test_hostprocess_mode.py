@@ -35,6 +35,12 @@ def _clear_leftovers(core, apps, rbac):
         apps.delete_namespaced_daemon_set(ds.metadata.name, ds.metadata.namespace)
     for binding in rbac.list_cluster_role_binding(label_selector=selector).items:
         rbac.delete_cluster_role_binding(binding.metadata.name)
+    # and the enforce labels an interrupted run of this mode left changed, put back as reset would
+    for name in ("kube-system", "kube-flannel"):
+        labels, annotations = _labels(core, name)
+        if PRIOR in annotations:
+            core.patch_namespace(name, {"metadata": {"labels": {ENFORCE: annotations[PRIOR] or None},
+                                                     "annotations": {PRIOR: None}}})
 
 
 def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path, api):
@@ -99,3 +105,7 @@ def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path
                                 if "HostProcess" in t or "Pod Security" in t]
     finally:
         core.patch_namespace("kube-flannel", {"metadata": {"labels": {ENFORCE: None}, "annotations": {PRIOR: None}}})
+        if _labels(core, "kube-system") != system_before:  # a failure before reset: put kube-system back too
+            core.patch_namespace("kube-system", {"metadata": {
+                "labels": {ENFORCE: system_before[0].get(ENFORCE)},
+                "annotations": {PRIOR: system_before[1].get(PRIOR)}}})

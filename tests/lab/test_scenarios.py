@@ -210,8 +210,8 @@ def test_hostprocess_mode_rolls_flannel_and_kube_proxy_out_as_daemonsets(tmp_pat
                                "registry.lab.invalid/kubewin/flannel-hostprocess:v0.26.7"),
                            kubewin_kube_proxy_hostprocess_image=scenario.published_image(
                                "registry.lab.invalid/kubewin/kube-proxy-hostprocess:%s" % scenario.lab_version()))
-    # where the sample inventory and the README put it: the Windows group's vars, which the control-plane host
-    # (that applies the DaemonSets) does not see
+    # in the Windows group's vars (the sample keeps it in group_vars/all, but an operator may set it per group),
+    # which the control-plane host (that applies the DaemonSets) does not see
     with open(os.path.join(sc.root, "group_vars", "kube_windows_nodes.yml"), "w") as f:
         f.write("kubewin_deployment_mode: hostprocess\n")
     try:

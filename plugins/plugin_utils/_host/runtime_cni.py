@@ -242,3 +242,13 @@ def installed_dirs(bin_dir, conf_dir):
     if len(parents) == 1 and len(next(iter(parents))) > 3:
         dirs.append(parents.pop())
     return dirs
+
+
+def installed_paths(cni_dirs, container_runtime, versions):
+    """What reset removes from the runtime's CNI directories (win_host_files' O(remove_cni)): (files, dirs),
+    the files the roles put there and the directories to prune when empty; nothing while the directories
+    are unknown (``cni_dirs`` as win_host_facts reports them: preflight stops with the reason)."""
+    if not dirs_known(cni_dirs):
+        return [], []
+    return (installed_files(cni_dirs["bin_dir"], cni_dirs["conf_dir"], container_runtime, versions),
+            installed_dirs(cni_dirs["bin_dir"], cni_dirs["conf_dir"]))

@@ -7,12 +7,6 @@ from ansible.errors import AnsibleError
 
 TOKEN = "abcdef.0123456789abcdef"
 PIN = "sha256:" + "a" * 64
-CNI_DIRS = {"bin_dir": "C:\\Program Files\\containerd\\cni\\bin",
-            "conf_dir": "C:\\Program Files\\containerd\\cni\\conf"}
-CNI_VERSIONS = {"cni": "v1.6.2", "flannel_cni": "v1.7.1-flannel1", "sdn_cni": "v0.3.1"}
-CNI_BASES = {"cni": "https://github.com/containernetworking/plugins/releases/download",
-             "flannel_cni": "https://github.com/flannel-io/cni-plugin/releases/download",
-             "sdn_cni": "https://github.com/microsoft/windows-container-networking/releases/download"}
 
 
 def data(rendered):
@@ -90,30 +84,6 @@ def test_reset_gives_a_namespace_back_the_pod_security_label_it_had(render):
     reverts = render("{{ nss | kubewin.nodes.pod_security_reverts }}", nss=[changed, {"metadata": {"name": "default"}}])
     assert [r["name"] for r in reverts] == ["kube-system"]
     assert reverts[0]["patch"]["metadata"]["labels"] == {"pod-security.kubernetes.io/enforce": "baseline"}
-
-
-def test_cni_archives_go_where_the_runtime_looks_and_reset_removes_exactly_them(render):
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
-
-    bases = {"kubewin_cni_download_url": CNI_BASES["cni"], "kubewin_flannel_cni_download_url": CNI_BASES["flannel_cni"],
-             "kubewin_sdn_cni_download_url": CNI_BASES["sdn_cni"]}
-    downloads = preflight.cni_plugin_downloads(CNI_DIRS, "containerd", CNI_VERSIONS, bases)
-    assert {d["extract_dir"] for d in downloads} == {CNI_DIRS["bin_dir"]}
-    assert all(d["url"].startswith(tuple(CNI_BASES.values())) for d in downloads)
-    files = render("{{ d | kubewin.nodes.cni_installed_files('containerd', v) }}", d=CNI_DIRS, v=CNI_VERSIONS)
-    assert CNI_DIRS["conf_dir"] + "\\10-flannel.conf" in files
-    assert all(f.startswith((CNI_DIRS["bin_dir"] + "\\", CNI_DIRS["conf_dir"] + "\\")) for f in files)
-    assert render("{{ d | kubewin.nodes.cni_installed_dirs }}", d=CNI_DIRS)[-1] == "C:\\Program Files\\containerd\\cni"
-
-
-@pytest.mark.parametrize("dirs", [None, {}, {"error": "containerd config dump failed"}])
-def test_unknown_cni_directories_give_nothing_to_install_or_remove(render, dirs):
-    """Preflight stops with the reason; the filters must not invent a directory meanwhile."""
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
-
-    assert preflight.cni_plugin_downloads(dirs, "containerd", CNI_VERSIONS, {}) == []
-    assert render("{{ d | kubewin.nodes.cni_installed_files('containerd', v) }}", d=dirs, v=CNI_VERSIONS) == []
-    assert render("{{ d | kubewin.nodes.cni_installed_dirs }}", d=dirs) == []
 
 
 @pytest.mark.parametrize("given, server, expected", [("1.33.2", "", "v1.33.2"), ("v1.33.2", "v1.32.0", "v1.33.2"),

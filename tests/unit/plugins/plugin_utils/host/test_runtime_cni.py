@@ -228,3 +228,23 @@ def test_the_config_file_containerd_runs_with_is_found_in_its_service_command_li
     # node_facts applies the pattern in .NET (-match, $Matches[1].Trim('"')); the syntax used is common to Python's re.
     match = re.search(rc.CONTAINERD_CONFIG_FLAG, image_path)
     assert (match.group(1).strip('"') if match else None) == config
+
+
+@pytest.mark.parametrize("dirs", [None, {}, {"error": "containerd config dump failed"}])
+def test_unknown_cni_directories_give_nothing_to_install_or_remove(dirs):
+    """Preflight stops with the reason; reset must not invent a directory meanwhile."""
+    assert preflight.cni_plugin_downloads(dirs, "containerd", VERSIONS, {}) == []
+    assert rc.installed_paths(dirs, "containerd", VERSIONS) == ([], [])
+
+
+def test_cni_archives_go_where_the_runtime_looks_and_reset_removes_exactly_them():
+    dirs = {"bin_dir": PF_BIN, "conf_dir": PF_CONF}
+    bases = {"kubewin_cni_download_url": BASES["cni"], "kubewin_flannel_cni_download_url": BASES["flannel_cni"],
+             "kubewin_sdn_cni_download_url": BASES["sdn_cni"]}
+    downloads = preflight.cni_plugin_downloads(dirs, "containerd", VERSIONS, bases)
+    assert {d["extract_dir"] for d in downloads} == {PF_BIN}
+    assert all(d["url"].startswith(tuple(BASES.values())) for d in downloads)
+    files, pruned = rc.installed_paths(dirs, "containerd", VERSIONS)
+    assert PF_CONF + "\\10-flannel.conf" in files
+    assert all(f.startswith((PF_BIN + "\\", PF_CONF + "\\")) for f in files)
+    assert pruned[-1] == "C:\\Program Files\\containerd\\cni"

@@ -1,0 +1,54 @@
+"""win_host_files' remove_cni: reset removes what the roles put in the runtime's CNI directories, and nothing else."""
+
+from remote_host import RemoteHost
+
+from ansible_collections.kubewin.nodes.plugins.action.win_host_files import ActionModule
+
+BIN = "C:\\Program Files\\containerd\\cni\\bin"
+CONF = "C:\\Program Files\\containerd\\cni\\conf"
+VERSIONS = {"cni": "v1.6.2", "flannel_cni": "v1.7.1-flannel1", "sdn_cni": "v0.3.1"}
+
+
+def _host(paths):
+    calls = []
+
+    def files_state(params):
+        calls.append(params)
+        return {"paths": {p: paths[p] for p in params.get("Paths", []) if p in paths}}
+
+    def node_sync(params):
+        calls.append(params)
+        return {}
+
+    return RemoteHost({"files_state": files_state, "node_sync": node_sync}), calls
+
+
+def test_reset_removes_the_cni_files_and_prunes_their_directories_before_the_others(make_action):
+    paths = {CONF + "\\10-flannel.conf": "file", BIN + "\\win-overlay.exe": "file", BIN + "\\mine.exe": "file",
+             CONF: "dir", BIN: "dir", "C:\\Program Files\\containerd\\cni": "dir", "C:\\k": "dir"}
+    host, calls = _host(paths)
+    args = {"absent": ["C:\\k"], "prune": ["C:\\etc"],
+            "remove_cni": {"dirs": {"bin_dir": BIN, "conf_dir": CONF}, "container_runtime": "containerd",
+                           "versions": VERSIONS}}
+    result = make_action(ActionModule, args, host).run(task_vars={})
+    assert result["changed"] and host.names() == ["files_state", "node_sync"]
+    sync = calls[1]
+    assert sync["Remove"][0] == "C:\\k" and CONF + "\\10-flannel.conf" in sync["Remove"]
+    assert BIN + "\\win-overlay.exe" in sync["Remove"] and BIN + "\\mine.exe" not in sync["Remove"]
+    assert sync["Prune"] == [CONF, BIN, "C:\\Program Files\\containerd\\cni"]
+    assert calls[0]["Paths"][-1] == "C:\\etc"  # the task's own prune list comes after the CNI directories
+
+
+def test_unknown_cni_directories_remove_nothing_there(make_action):
+    host, calls = _host({"C:\\k": "dir"})
+    args = {"absent": ["C:\\k"],
+            "remove_cni": {"dirs": {"error": "containerd config dump failed"}, "container_runtime": "containerd",
+                           "versions": VERSIONS}}
+    make_action(ActionModule, args, host).run(task_vars={})
+    assert calls[0]["Paths"] == ["C:\\k"] and calls[1]["Remove"] == ["C:\\k"]
+
+
+def test_without_remove_cni_only_the_given_paths_are_read(make_action):
+    host, calls = _host({})
+    result = make_action(ActionModule, {"absent": ["C:\\k"]}, host).run(task_vars={})
+    assert result["changed"] is False and calls[0]["Paths"] == ["C:\\k"] and host.names() == ["files_state"]
