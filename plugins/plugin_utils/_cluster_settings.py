@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ipaddress
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 
 KUBEADM_DEFAULT_DNS_DOMAIN = "cluster.local"
@@ -257,6 +258,28 @@ def _network_plugin(cluster, flannel_origin, inventory_plugin, cp_origin, values
                      "cluster" % (inventory_plugin, cp_origin, detected, origin))
 
 
+# kubeadm upgrade apply refuses a new version more than 3 minors ahead of any kubelet (kubernetes
+# cmd/kubeadm/app/phases/upgrade/policy.go, MaximumAllowedMinorVersionKubeletSkew); kubespray's upgrade-cluster.yml
+# runs it without --force.
+KUBELET_SKEW_FOR_UPGRADE = 3
+
+
+def _lagging_windows_nodes(cluster, notes):
+    """A note for each Windows node whose kubelet is KUBELET_SKEW_FOR_UPGRADE minors behind the API server: the
+    control plane's next minor upgrade is refused until it is upgraded too."""
+    server = versions.leading((cluster.get("server_version") or {}).get("git_version"))
+    if not server:
+        return
+    for name, node in sorted((cluster.get("nodes") or {}).items()):
+        kubelet = versions.leading((node or {}).get("kubelet_version"))
+        if (node or {}).get("os") == "windows" and kubelet and kubelet[0] == server[0] \
+                and server[1] - kubelet[1] >= KUBELET_SKEW_FOR_UPGRADE:
+            notes.append("Windows node %s runs kubelet %s, %d minors behind the API server v%d.%d: kubeadm upgrade "
+                         "apply (kubespray's upgrade-cluster.yml) refuses the control plane's next minor until this "
+                         "node is upgraded (playbooks/upgrade.yml)" % (name, node["kubelet_version"],
+                                                                      server[1] - kubelet[1], server[0], server[1]))
+
+
 def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1):
     """The settings for the Windows nodes from ``k8s_join_info``'s result and the first control-plane host's
     kubespray variables (``cp_values``: variable -> value, None when not set).
@@ -317,6 +340,7 @@ def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1)
     # the directories kubeadm join makes for it (MkdirAll), deepest first: reset removes those left empty
     parts = values["ca_cert_path"].split("\\")
     values["ca_cert_dirs"] = ["\\".join(parts[:i]) for i in range(len(parts) - 1, 1, -1)]
+    _lagging_windows_nodes(cluster, notes)
     settings = dict(values, origins=origins, notes=notes, kubelet_dns_override=override)
     settings["conflicts"] = conflicts(settings, cp_host, cp_values)
     settings["summary"] = summary(settings)

@@ -232,3 +232,13 @@ def test_a_loopback_endpoint_with_several_control_planes_and_no_balancer_says_th
     lb = cs.resolve(cluster, "cp1", {"loadbalancer_apiserver": {"address": "192.0.2.100", "port": 8443}},
                     "192.0.2.10", control_planes=3)
     assert lb["api_server_endpoint"] == "192.0.2.100:8443" and not any("HA" in n for n in lb["notes"])
+
+
+def test_a_windows_node_three_minors_behind_is_named_before_it_blocks_the_next_control_plane_upgrade():
+    cluster = kubespray_cluster()  # API server v1.36.4
+    cluster["nodes"] = {"win-old": {"os": "windows", "kubelet_version": "v1.33.9"},
+                        "win-ok": {"os": "windows", "kubelet_version": "v1.34.2"},
+                        "linux-old": {"os": "linux", "kubelet_version": "v1.33.9"}}
+    notes = [n for n in cs.resolve(cluster, "cp1", {}, "192.0.2.10")["notes"] if "minors behind" in n]
+    assert len(notes) == 1 and "win-old runs kubelet v1.33.9, 3 minors behind the API server v1.36" in notes[0]
+    assert "upgrade-cluster.yml" in notes[0] and "playbooks/upgrade.yml" in notes[0]
