@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files, runtime_cni
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
 
 
@@ -16,7 +16,19 @@ class ActionModule(WindowsAction):
     ERRORS = (host_files.HostFilesError, _downloads.NoProxyEntryError)
 
     def act(self, args):
-        secret = any(f["secret"] for f in args["files"])
+        files = list(args["files"])
+        creds = args["credentials"]
+        if creds:
+            kubeconfigs, tokens = credential_files.credential_files(
+                creds["server"], creds["ca_data"], creds["accounts"], creds["tokens"], creds["token_files"],
+                creds["kubeconfigs"])
+            # No token issued and the kubeconfigs as win_host_credential_state read them: nothing to read or write.
+            if tokens or not credential_files.credential_files_in_sync(creds["state"], kubeconfigs):
+                files += kubeconfigs + tokens
+            elif not (args["directories"] or args["downloads"] or files or args["absent"] or args["prune"]
+                      or args["remove_cni"]):
+                return dict(changed=False, directories=[], downloaded=[], written=[], removed=[])
+        secret = any(f["secret"] for f in files)
         absent, prune = list(args["absent"]), list(args["prune"])
         if args["remove_cni"]:
             cni = args["remove_cni"]
@@ -30,12 +42,12 @@ class ActionModule(WindowsAction):
 
         downloads = _downloads.resolve_downloads(args["downloads"], fetch)
         state = self.script("files_state", host_files.state_query(
-            args["directories"], downloads, args["files"], absent, prune))
+            args["directories"], downloads, files, absent, prune))
         # Only a directory that was not protected is listed (a second read): a converged node is read once.
         scan = host_files.scan_needed(args["directories"], state)
         if scan:
             state["scan"] = self.script("files_state", host_files.scan_query(scan)).get("scan") or {}
-        params, report = host_files.plan(args["directories"], downloads, args["files"], state,
+        params, report = host_files.plan(args["directories"], downloads, files, state,
                                          absent, prune)
         if params and not self._task.check_mode:
             params.update(Proxy=args["proxy"] or "",

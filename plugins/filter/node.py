@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as ncreds
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as nfiles
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service as ws
@@ -19,7 +17,7 @@ def _wrap(func):
     def filter_func(*args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except (nn.NetworkConfigError, nfiles.HostFilesError, ncreds.NodeCredentialsError, ValueError) as e:
+        except (nn.NetworkConfigError, nfiles.HostFilesError, ValueError) as e:
             raise AnsibleFilterError(str(e)) from None
 
     filter_func.__doc__ = func.__doc__
@@ -31,10 +29,6 @@ class FilterModule:
         filters = {name: _wrap(getattr(nn, name)) for name in (
             "windows_flannel", "cni_config", "flanneld_args", "kube_proxy_args",
             "source_vip_reservation")}
-        filters["token_file_kubeconfig"] = _wrap(credential_files.token_file_kubeconfig)
-        filters["token_files"] = _wrap(credential_files.token_files)
-        filters["token_file_hashes"] = _wrap(credential_files.token_file_hashes)
-        filters["credential_files_in_sync"] = _wrap(credential_files.credential_files_in_sync)
         filters["kube_log_runner"] = _wrap(sl.kube_log_runner)
         # kube_version | kube_release(server_git_version): the release tag the nodes install.
         filters["kube_release"] = versions.effective_kube_version

@@ -10,7 +10,8 @@ module: win_host_credential_state
 short_description: SHA-512 and access rules of a Windows node's credential files, never their content
 version_added: 0.2.0
 description:
-  - Reads, in one remote operation, the SHA-512 and the access rules (SDDL) of each file of O(paths).
+  - Reads, in one remote operation, the SHA-512 and the access rules (SDDL) of each file of O(paths),
+    O(token_files) and O(kubeconfigs).
   - The network role uses it to decide whether kube-proxy's and flanneld's tokens on the node are the ones last
     issued (compared with the SHA-512 recorded on their ServiceAccounts) and whether their files need writing,
     without reading a token back.
@@ -19,7 +20,19 @@ options:
     description: Files to read.
     type: list
     elements: str
-    required: true
+    default: []
+  token_files:
+    description:
+      - The token file of each node component (V(kube-proxy), V(flanneld)) -> its path; their SHA-512 per component
+        is returned as RV(token_files_sha512).
+    type: dict
+    default: {}
+  kubeconfigs:
+    description:
+      - The kubeconfig of each node component -> its path (read like O(paths), for the C(credentials) option of
+        M(kubewin.nodes.win_host_files)).
+    type: dict
+    default: {}
 attributes:
   check_mode:
     support: full
@@ -38,6 +51,16 @@ EXAMPLES = r"""
   kubewin.nodes.win_host_credential_state:
     paths: [C:\etc\kube-proxy\token, C:\etc\kube-flannel\token]
   register: state
+
+- name: State of kube-proxy's and flanneld's credential files, by component
+  kubewin.nodes.win_host_credential_state:
+    token_files:
+      kube-proxy: C:\etc\kube-proxy\token
+      flanneld: C:\etc\kube-flannel\token
+    kubeconfigs:
+      kube-proxy: C:\etc\kube-proxy\kubeconfig
+      flanneld: C:\etc\kube-flannel\kubeconfig
+  register: credential_state
 """
 
 RETURN = r"""
@@ -51,6 +74,14 @@ sha512:
 acls:
   description: Owner and access rules (SDDL) of each file, V(null) when it does not exist, V(unreadable)
     when Administrators cannot read them.
+  returned: success
+  type: dict
+token_files_sha512:
+  description:
+    - Component -> SHA-512 of its token file (O(token_files)), what the C(token_files_sha512) option of
+      M(kubewin.nodes.k8s_node_credentials) takes.
+    - V(null) when the file is missing; V(open-access-rules) when its owner is not trusted or its access rules are
+      not Administrators and SYSTEM only (such a token may have been read, so it is replaced).
   returned: success
   type: dict
 """

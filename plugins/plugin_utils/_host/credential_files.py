@@ -30,6 +30,16 @@ def token_file_kubeconfig(server, ca_data_b64, user, token_file):
     })
 
 
+def credential_files(server, ca_data_b64, accounts, tokens, token_paths, kubeconfig_paths):
+    """win_host_files entries of kube-proxy's and flanneld's credentials: (kubeconfigs, token files). Each
+    component of ``kubeconfig_paths`` gets its kubeconfig naming its token file (``token_paths``) and its
+    ServiceAccount user (``accounts``); only the tokens issued this run (``tokens``) get a token file."""
+    kubeconfigs = [{"path": kubeconfig_paths[c], "restricted": True, "secret": False,
+                    "content": token_file_kubeconfig(server, ca_data_b64, accounts[c], token_paths[c])}
+                   for c in COMPONENTS if c in (kubeconfig_paths or {})]
+    return kubeconfigs, token_files(tokens, token_paths)
+
+
 def token_files(tokens, paths):
     """The files that carry the tokens issued this run: {component: token} and {component: path} ->
     win_host_files entries (secret: never in a diff; Administrators and SYSTEM only)."""

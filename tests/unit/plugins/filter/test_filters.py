@@ -103,17 +103,6 @@ def test_the_node_gets_the_pod_network_from_the_cluster_and_a_hopeless_endpoint_
         render("{{ c | kubewin.nodes.cluster_settings('cp1', {}, none) }}", c=loopback)
 
 
-def test_node_credentials_files_are_secret_and_checked_by_hash(render):
-    paths = {"kube-proxy": "C:\\etc\\kube-proxy\\token", "flanneld": "C:\\etc\\kube-flannel\\token"}
-    files = render("{{ t | kubewin.nodes.token_files(p) }}", t={"kube-proxy": "tok1"}, p=paths)
-    assert files == [{"path": paths["kube-proxy"], "content": "tok1", "restricted": True, "secret": True}]
-    kubeconfig = data(render("{{ 'https://192.0.2.10:6443' | kubewin.nodes.token_file_kubeconfig('Q0E=', 'u', p) }}",
-                             p=paths["kube-proxy"]))
-    assert kubeconfig["users"][0]["user"] == {"tokenFile": paths["kube-proxy"]}
-    assert render("{{ p | kubewin.nodes.token_file_hashes({}) }}", p=paths) == {"kube-proxy": None, "flanneld": None}
-    assert render("{{ {} | kubewin.nodes.credential_files_in_sync(f) }}", f=files) is False
-
-
 def test_kubespray_download_and_proxy_settings(render):
     assert render("{{ k | kubewin.nodes.kubespray_download_url('kubernetes') }}", k={}) == "https://dl.k8s.io/release"
     assert render("{{ k | kubewin.nodes.kubespray_proxy(['https://dl.k8s.io/release']) }}",

@@ -75,3 +75,17 @@ def test_a_kubeconfig_the_templating_decoded_is_still_in_sync():
     f = {"path": "C:\\etc\\kube-flannel\\kubeconfig", "content": json.loads(text), "restricted": True}
     state = {"sha512": {f["path"]: hashlib.sha512(text.encode()).hexdigest()}, "acls": {f["path"]: RESTRICTED}}
     assert cf.credential_files_in_sync(state, [f])
+
+
+def test_credential_files_give_every_kubeconfig_and_only_the_issued_tokens():
+    kubeconfigs = {"kube-proxy": "C:\\etc\\kube-proxy\\kubeconfig", "flanneld": "C:\\etc\\kube-flannel\\kubeconfig"}
+    accounts = {"kube-proxy": "u-proxy", "flanneld": "u-flannel"}
+    configs, tokens = cf.credential_files("https://192.0.2.10:6443", "Q0E=", accounts, {"kube-proxy": "tok1"},
+                                          PATHS, kubeconfigs)
+    assert tokens == [{"path": PATHS["kube-proxy"], "content": "tok1", "restricted": True, "secret": True}]
+    assert [c["path"] for c in configs] == [kubeconfigs["kube-proxy"], kubeconfigs["flanneld"]]
+    assert all(c["restricted"] and not c["secret"] and "tok1" not in c["content"] for c in configs)
+    doc = json.loads(configs[1]["content"])
+    assert doc["users"] == [{"name": "u-flannel", "user": {"tokenFile": PATHS["flanneld"]}}]
+    assert cf.token_file_hashes(PATHS, {}) == {"kube-proxy": None, "flanneld": None}
+    assert cf.credential_files_in_sync({}, configs) is False

@@ -1,0 +1,83 @@
+"""kube-proxy's and flanneld's credential files: their state by component (win_host_credential_state) and their
+kubeconfigs and tokens rendered and written by win_host_files' credentials, the tokens never in a result."""
+
+import hashlib
+
+from remote_host import RemoteHost
+
+from ansible_collections.kubewin.nodes.plugins.action.win_host_credential_state import ActionModule as StateAction
+from ansible_collections.kubewin.nodes.plugins.action.win_host_files import ActionModule as FilesAction
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files as cf
+
+TOKENS = {"kube-proxy": "C:\\etc\\kube-proxy\\token", "flanneld": "C:\\etc\\kube-flannel\\token"}
+KUBECONFIGS = {"kube-proxy": "C:\\etc\\kube-proxy\\kubeconfig", "flanneld": "C:\\etc\\kube-flannel\\kubeconfig"}
+ACCOUNTS = {"kube-proxy": "kube-system/kubewin-kube-proxy-w1", "flanneld": "kube-flannel/kubewin-flanneld-w1"}
+RESTRICTED = "O:BAD:PAI(A;;FA;;;SY)(A;;FA;;;BA)"
+SECRET = "eyJhbGciOiJSUzI1NiJ9.secret-token"
+SERVER = "https://192.0.2.10:6443"
+
+
+def _creds(tokens=None, state=None):
+    return {"server": SERVER, "ca_data": "Q0E=", "accounts": ACCOUNTS, "tokens": tokens or {},
+            "token_files": TOKENS, "kubeconfigs": KUBECONFIGS, "state": state}
+
+
+def _synced_state():
+    configs, dummy = cf.credential_files(SERVER, "Q0E=", ACCOUNTS, {}, TOKENS, KUBECONFIGS)
+    return {"sha512": {c["path"]: hashlib.sha512(c["content"].encode()).hexdigest() for c in configs},
+            "acls": {c["path"]: RESTRICTED for c in configs}}
+
+
+def _files_host(state):
+    calls = []
+
+    def record(answer):
+        def handler(params):
+            calls.append(params)
+            return answer
+        return handler
+
+    return RemoteHost({"files_state": record(state), "node_sync": record({})}), calls
+
+
+def test_the_state_gives_the_sha512_of_each_token_file_by_component_in_one_read(make_action):
+    files = {TOKENS["kube-proxy"]: "ab" * 64, KUBECONFIGS["kube-proxy"]: "cd" * 64}
+    acls = {TOKENS["kube-proxy"]: RESTRICTED, KUBECONFIGS["kube-proxy"]: RESTRICTED}
+    host = RemoteHost({"files_state": lambda params: {"files": files, "acls": acls}})
+    result = make_action(StateAction, {"token_files": TOKENS, "kubeconfigs": KUBECONFIGS}, host).run(task_vars={})
+    assert host.names() == ["files_state"]
+    assert set(host.calls[0][1]["Files"]) == set(TOKENS.values()) | set(KUBECONFIGS.values())
+    assert result["token_files_sha512"] == {"kube-proxy": "ab" * 64, "flanneld": None}
+    assert result["sha512"][KUBECONFIGS["kube-proxy"]] == "cd" * 64 and not result["changed"]
+
+
+def test_no_token_and_kubeconfigs_in_sync_cost_no_remote_operation(make_action):
+    host, dummy = _files_host({})
+    result = make_action(FilesAction, {"credentials": _creds(state=_synced_state())}, host).run(task_vars={})
+    assert result["changed"] is False and host.calls == []
+
+
+def test_a_kubeconfig_that_drifted_is_written_without_a_token(make_action):
+    state = _synced_state()
+    state["acls"][KUBECONFIGS["flanneld"]] = "O:BAD:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)(A;ID;0x1200a9;;;BU)"
+    host, calls = _files_host({"files": state["sha512"], "acls": state["acls"]})
+    result = make_action(FilesAction, {"credentials": _creds(state=state)}, host).run(task_vars={})
+    assert host.names() == ["files_state", "node_sync"] and result["written"] == [KUBECONFIGS["flanneld"]]
+
+
+def test_an_issued_token_is_written_and_never_in_the_result_or_diff(make_action):
+    host, calls = _files_host({})
+    action = make_action(FilesAction, {"credentials": _creds(tokens={"flanneld": SECRET}, state=_synced_state())},
+                         host, diff=True)
+    result = action.run(task_vars={})
+    assert result["changed"] and host.names() == ["files_state", "node_sync"]
+    assert TOKENS["flanneld"] in result["written"] and TOKENS["kube-proxy"] not in result["written"]
+    assert SECRET not in repr(result)
+    assert any(f["path"] == TOKENS["flanneld"] for f in calls[1]["Files"])
+
+
+def test_without_a_state_the_kubeconfigs_are_compared_on_the_host(make_action):
+    host, dummy = _files_host({})
+    result = make_action(FilesAction, {"credentials": _creds()}, host, check_mode=True).run(task_vars={})
+    assert result["changed"] and host.names() == ["files_state"]
+    assert sorted(result["written"]) == sorted(KUBECONFIGS.values())
