@@ -20,12 +20,14 @@ class ActionModule(WindowsAction):
         return "service %s" % args["name"]
 
     def act(self, args):
+        parameters = ws.with_app_parameters(args["parameters"], args["app_parameters"])
+
         def build_desired(answer):
             command_line = ws.render_command_line([args["path"]] + list(args["args"]))
             return ws.desired_definition(
                 command_line, args["dependencies"], args["restart_delay_seconds"],
                 args["display_name"] or args["name"], args["description"], args["environment"],
-                args["parameters"]), []
+                parameters), []
 
         watch = args["watch_seconds"]
         if watch is None:
@@ -34,7 +36,7 @@ class ActionModule(WindowsAction):
         if log_files is None:  # NSSM's own output files, when the service is configured through them
             log_files = []
             for key in ("AppStderr", "AppStdout"):
-                value = next((v for k, v in (args["parameters"] or {}).items() if k.lower() == key.lower()), None)
+                value = next((v for k, v in parameters.items() if k.lower() == key.lower()), None)
                 if value and str(value) not in log_files:
                     log_files.append(str(value))
         return converge_service(self, self.task_vars, args["name"], args["state"], build_desired,

@@ -63,6 +63,7 @@ NODE_SERVICE_ARGSPEC = dict(
     dependencies=dict(type="list", elements="str", default=[]),
     environment=dict(type="dict", default={}),
     parameters=dict(type="dict", default={}),
+    app_parameters=dict(type="list", elements="str"),
     display_name=dict(type="str"),
     description=dict(type="str", default="Kubernetes node component (managed by kubewin.nodes)"),
     restart_delay_seconds=dict(type="int", default=10),

@@ -53,6 +53,13 @@ options:
         named here are compared; others under the key are left alone.
     type: dict
     default: {}
+  app_parameters:
+    description:
+      - NSSM's C(AppParameters) (the arguments of the program NSSM runs), one list item each; quoted for the Windows
+        command line by the module and stored in the C(Parameters) key like O(parameters). Not together with an
+        C(AppParameters) value in O(parameters).
+    type: list
+    elements: str
   display_name:
     description: Display name. Defaults to O(name).
     type: str

@@ -52,7 +52,7 @@ def _flannel_setting(name, *sources):
     return WINDOWS_FLANNEL_DEFAULTS[name]
 
 
-def windows_flannel(settings, host_settings=None):
+def windows_flannel(settings, host_settings=None, node_ip=None):
     """The cluster's flannel network as a Windows host has it, decided once for every role (the roles read
     fields of this; none of them re-derives a backend rule).
 
@@ -63,7 +63,8 @@ def windows_flannel(settings, host_settings=None):
     network flanneld creates; ``external``, the network that binds the adapter to its vSwitch before flanneld
     does (microsoft/SDN's External: name, HNS type, VSID, and the fields that identify it); ``firewall_port``,
     the UDP port the other nodes send vxlan to (None for host-gw); ``net_conf``, flanneld's net-conf.json
-    (None without a pod subnet in ``settings``). Raises NetworkConfigError for a backend Windows lacks.
+    (None without a pod subnet in ``settings``); ``flanneld_args``, flanneld's arguments on a host whose IPv4
+    address is ``node_ip`` (None without it). Raises NetworkConfigError for a backend Windows lacks.
     """
     backend = str(_flannel_setting("flannel_backend_type", settings, host_settings)).lower()
     vni = int(_flannel_setting("flannel_vxlan_vni", settings, host_settings))
@@ -81,7 +82,8 @@ def windows_flannel(settings, host_settings=None):
     return {"backend": backend, "vni": vni, "port": port, "overlay": overlay,
             "network_name": network_name(backend, vni), "external": external,
             "firewall_port": port if overlay else None,
-            "net_conf": net_conf(pods_subnet, backend, vni, port) if pods_subnet else None}
+            "net_conf": net_conf(pods_subnet, backend, vni, port) if pods_subnet else None,
+            "flanneld_args": flanneld_args(node_ip) if node_ip else None}
 
 
 def json_text(data):
@@ -197,6 +199,8 @@ def source_vip_reservation(pod_cidr, backend, vni):
 
 
 def flanneld_args(node_ip, kubeconfig=wp.FLANNEL_DIR + "\\kubeconfig", conf=wp.FLANNEL_DIR + "\\net-conf.json"):
+    """flanneld with the Kubernetes subnet manager, its kubeconfig and net-conf.json, the node's interface
+    (``node_ip``) and no IP masquerading."""
     return ["--kube-subnet-mgr", "--kubeconfig-file=%s" % kubeconfig, "--net-config-path=%s" % conf,
             "--iface=%s" % node_ip, "--ip-masq=false"]
 

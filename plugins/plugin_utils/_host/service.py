@@ -75,6 +75,18 @@ def render_command_line(argv):
     return " ".join(quote_windows_arg(a) for a in argv)
 
 
+def with_app_parameters(parameters, app_parameters):
+    """The Parameters values with NSSM's AppParameters rendered from an argv list (None: as given).
+    Raises ServiceParameterError when ``parameters`` has an AppParameters value too."""
+    parameters = dict(parameters or {})
+    if app_parameters is None:
+        return parameters
+    if any(k.lower() == "appparameters" for k in parameters):
+        raise ServiceParameterError("app_parameters and an AppParameters value in parameters: give one of them")
+    parameters["AppParameters"] = render_command_line(app_parameters)
+    return parameters
+
+
 def failure_actions_sc(delay_seconds, count=3):
     """Recovery actions in sc.exe's form: restart after ``delay_seconds``, ``count`` times."""
     return "/".join(["restart/%d" % (delay_seconds * 1000)] * count)

@@ -110,3 +110,19 @@ def test_nssm_stdio_settings_given_as_digits_are_dwords(make_action):
     assert apply["ParameterTypes"]["AppStdoutCreationDisposition"] == "DWord"
     assert apply["ParameterTypes"]["AppStderrShareMode"] == "DWord"
     assert apply["Parameters"]["AppStdoutCreationDisposition"] == 4
+
+
+def test_app_parameters_are_quoted_into_nssm_s_appparameters_and_split_back_into_the_same_arguments(make_action):
+    """An argument with a space is quoted whole, so Windows splits the line back into the same arguments."""
+    scm = FakeScm()
+    argv = ["--kube-subnet-mgr", "--kubeconfig-file=C:\\Program Files\\flannel\\kubeconfig", "--iface=192.0.2.20"]
+    flanneld = {"name": "flanneld", "path": "C:\\k\\nssm.exe", "app_parameters": argv,
+                "parameters": {"Application": "C:\\k\\flanneld.exe"}}
+    assert make_action(ActionModule, dict(flanneld), scm.host).run(task_vars={})["changed"]
+    line = scm.services["flanneld"]["parameters"]["AppParameters"]
+    assert line == '--kube-subnet-mgr "--kubeconfig-file=C:\\Program Files\\flannel\\kubeconfig" --iface=192.0.2.20'
+    assert split_windows_command_line("x " + line)[1:] == argv
+    assert make_action(ActionModule, dict(flanneld), scm.host).run(task_vars={})["changed"] is False
+    both = dict(flanneld, parameters={"Application": "C:\\k\\flanneld.exe", "appparameters": "-x"})
+    result = make_action(ActionModule, both, scm.host).run(task_vars={})
+    assert result["failed"] and "app_parameters" in result["msg"]

@@ -26,13 +26,10 @@ def test_a_module_error_reaches_the_user_as_a_template_error_naming_the_variable
         render("{{ s | kubewin.nodes.windows_flannel }}", s={"flannel_backend_type": "vxaln"})
 
 
-def test_flanneld_service_parameters_split_back_into_flanneld_args(render):
-    """The network role passes the node IP through flanneld_args and windows_command_line into NSSM's AppParameters;
-    an argument with a space is quoted whole, so Windows splits the line back into the same arguments."""
-    line = render("{{ ip | kubewin.nodes.flanneld_args(k) | kubewin.nodes.windows_command_line }}", ip="192.0.2.20",
-                  k="C:\\Program Files\\flannel\\kubeconfig")
-    assert line == ('--kube-subnet-mgr "--kubeconfig-file=C:\\Program Files\\flannel\\kubeconfig" '
-                    '--net-config-path=C:\\etc\\kube-flannel\\net-conf.json --iface=192.0.2.20 --ip-masq=false')
+def test_windows_flannel_gives_flanneld_args_for_a_host_with_an_address(render):
+    flannel = render("{{ s | kubewin.nodes.windows_flannel({}, '192.0.2.20') }}", s={"flannel_backend_type": "vxlan"})
+    assert flannel["flanneld_args"][0] == "--kube-subnet-mgr" and "--iface=192.0.2.20" in flannel["flanneld_args"]
+    assert render("{{ s | kubewin.nodes.windows_flannel }}", s={})["flanneld_args"] is None
 
 
 def test_kube_proxy_runs_under_kube_log_runner_with_its_source_vip(render):
