@@ -1069,6 +1069,11 @@ def _client_ca_check(host, flags, config):
     cluster's /etc/kubernetes/ssl) is missing unless the JoinConfiguration points there."""
     x509 = ((config.get("authentication") or {}).get("x509") or {})
     path = flags.get("client-ca-file") or x509.get("clientCAFile")
+    if path and path.startswith("\\") and not path.startswith("\\\\"):
+        # Rooted without a drive (kubeadm's mutatePaths joins the drive of kubeadm.exe, which the real kubeadm.exe
+        # under Wine reports without one): Windows resolves it on the process's current drive, the system drive
+        # of a service (its working directory is %SystemRoot%\system32).
+        path = "C:" + path
     if path and not _exists(host, path):
         # Windows: ERROR_PATH_NOT_FOUND when the directory is missing too, else ERROR_FILE_NOT_FOUND.
         what = "file" if os.path.isdir(os.path.dirname(host.local_path(path))) else "path"
