@@ -202,7 +202,7 @@ def calico_facts(daemonset, ref):
     template = ((daemonset or {}).get("spec") or {}).get("template") or {}
     for container in (template.get("spec") or {}).get("containers") or []:
         image = str((container or {}).get("image") or "")
-        path, _, tag = image.split("@")[0].rpartition(":")
+        path, dummy, tag = image.split("@", maxsplit=1)[0].rpartition(":")
         if path.endswith("/node") and "calico" in path and tag and "/" not in tag:
             result["version"] = tag
             break

@@ -274,10 +274,11 @@ def _lagging_windows_nodes(cluster, notes):
         kubelet = versions.leading((node or {}).get("kubelet_version"))
         if (node or {}).get("os") == "windows" and kubelet and kubelet[0] == server[0] \
                 and server[1] - kubelet[1] >= KUBELET_SKEW_FOR_UPGRADE:
+            behind = server[1] - kubelet[1]
             notes.append("Windows node %s runs kubelet %s, %d minors behind the API server v%d.%d: kubeadm upgrade "
                          "apply (kubespray's upgrade-cluster.yml) refuses the control plane's next minor until this "
-                         "node is upgraded (playbooks/upgrade.yml)" % (name, node["kubelet_version"],
-                                                                      server[1] - kubelet[1], server[0], server[1]))
+                         "node is upgraded (playbooks/upgrade.yml)"
+                         % (name, node["kubelet_version"], behind, server[0], server[1]))
 
 
 def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1):

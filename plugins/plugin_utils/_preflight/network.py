@@ -174,9 +174,9 @@ def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxla
     if cluster_flannel is None:
         return f.result()
     if not cluster_flannel.get("found", True):
-        f.fail(plugin_var, "%s is flannel but the cluster has no flannel ConfigMap (%s); deploy flannel on the "
-                           "Linux nodes first (kubespray: %s: flannel)" % (plugin_var, FLANNEL_CONFIGMAPS_TEXT,
-                                                                            plugin_var))
+        message = ("%s is flannel but the cluster has no flannel ConfigMap (%s); deploy flannel on the Linux nodes "
+                   "first (kubespray: %s: flannel)" % (plugin_var, FLANNEL_CONFIGMAPS_TEXT, plugin_var))
+        f.fail(plugin_var, message)
         return f.result()
     c_backend, c_vni, c_port = flannel.with_linux_defaults((cluster_flannel.get("backend_type") or "vxlan").lower(),
                                                            cluster_flannel.get("vni"), cluster_flannel.get("port"))
