@@ -241,3 +241,32 @@ def test_kubelet_exits_after_its_tls_bootstrap_without_its_client_ca_file(tmp_pa
     winsim_kube._client_ca_check(host, {"client-ca-file": "C:\\etc\\kubernetes\\pki\\ca.crt"},
                                  {"authentication": {"x509": {"clientCAFile": "C:\\nowhere\\ca.crt"}}})
     winsim_kube._client_ca_check(host, {}, {})  # no client CA configured: nothing read
+
+
+def test_before_1_36_a_missing_client_ca_fails_the_kubelets_start_and_a_rooted_path_is_on_c(tmp_path):
+    """Up to 1.35 InitializeTLS reads the client CA in RunE, before Run reports to the SCM (kubernetes v1.35.0
+    cmd/kubelet/app/server.go): the start fails, with its own words. A path rooted without a drive (the real
+    kubeadm.exe under Wine writes those at upgrade node) is found on the system drive, as Windows resolves it."""
+    host = core.create_host(str(tmp_path), "w")
+    config = {"authentication": {"x509": {"clientCAFile": "\\etc\\kubernetes\\ssl\\ca.crt"}}}
+    with pytest.raises(winsim_kube.SimError) as e:
+        winsim_kube._client_ca_check(host, {}, config, before_run=True)
+    assert str(e.value).startswith("1067: The process terminated unexpectedly. (failed to construct kubelet "
+                                   "dependencies: unable to load client CA file \\etc\\kubernetes\\ssl\\ca.crt: open")
+    _put(host, "C:\\etc\\kubernetes\\ssl\\ca.crt")
+    winsim_kube._client_ca_check(host, {}, config, before_run=True)
+    winsim_kube._client_ca_check(host, {}, config)
+
+
+@pytest.mark.parametrize("ca, ok", [("C:\\etc\\kubernetes\\ssl\\ca.crt", True), ("\\etc\\k\\ca.crt", True),
+                                    ("C:\\etc\\kubernetes\\ssl\\ca.pem", False), ("pki\\ca.crt", False)])
+def test_kubeadm_join_validates_its_ca_cert_path(ca, ok):
+    """ValidateJoinConfiguration: caCertPath absolute (Windows isAbs) and ending in .crt."""
+    cfg = {"has_token": True, "file": None, "endpoint": "192.0.2.10:6443", "token": "abcdef.0123456789abcdef",
+           "tls_token": "abcdef.0123456789abcdef", "pins": ["sha256:" + "a" * 64], "skip_verify": False,
+           "node_name": "win-1", "cri": "npipe:////./pipe/containerd-containerd", "ignore": [], "ca_cert_path": ca}
+    if ok:
+        winsim_kube._validate_join(cfg)
+    else:
+        with pytest.raises(winsim_kube._KubeadmExit, match="the ca certificate path must be an absolute path"):
+            winsim_kube._validate_join(cfg)

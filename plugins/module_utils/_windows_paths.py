@@ -6,6 +6,8 @@ C:\\var\\lib\\kubelet). Shipped with the modules that name a path in their messa
 
 from __future__ import annotations
 
+import posixpath
+
 INSTALL_DIR = "C:\\k"
 KUBELET_EXE = INSTALL_DIR + "\\kubelet.exe"
 KUBE_LOG_RUNNER_EXE = INSTALL_DIR + "\\kube-log-runner.exe"
@@ -35,10 +37,14 @@ HOST_LOCAL_DATA_DIR = "C:\\var\\lib\\cni\\networks"
 
 def kubeadm_windows_path(path):
     """A path of the cluster's kubelet configuration as kubeadm join writes it on Windows: an absolute Unix path
-    gains the drive of kubeadm.exe (kubernetes cmd/kubeadm/app/componentconfigs/kubelet_windows.go mutatePaths:
-    filepath.Join(drive, path)); any other path is kept."""
+    gains the drive of kubeadm.exe, C:\\k's (kubernetes cmd/kubeadm/app/componentconfigs/kubelet_windows.go
+    mutatePaths: filepath.Join(drive, path), which also cleans "." and ".."); any other path is kept."""
     path = str(path or "")
+    if path.startswith("\\") and not path.startswith("\\\\"):
+        # rooted without a drive: kubeadm keeps it, and Windows resolves it on the current drive (a service's is
+        # the system drive)
+        return INSTALL_DIR[:2] + path
     if not path.startswith("/"):
         return path or None
-    parts = [p for p in path.split("/") if p]
+    parts = [p for p in posixpath.normpath(path).split("/") if p]
     return INSTALL_DIR[:2] + "\\" + "\\".join(parts)

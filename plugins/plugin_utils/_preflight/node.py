@@ -91,6 +91,24 @@ def supported_builds_table(supported_builds=None):
     return table
 
 
+# kubeadm's ValidateJoinConfiguration: caCertPath must be absolute and end in .crt (cmd/kubeadm/app/apis/kubeadm/
+# validation/validation.go, "the ca certificate path must be an absolute path").
+_KUBEADM_CA_PATH = re.compile(r"^[A-Za-z]:\\.+\.crt$")
+
+
+def check_ca_cert_path(ca_cert_path, origin=None):
+    """The cluster CA's path on the node (the cluster's kubelet clientCAFile, kubeadm's Windows form) must be one
+    kubeadm join accepts as its caCertPath, or the join fails after its token was made."""
+    f = Findings("ca_cert_path")
+    if ca_cert_path and not _KUBEADM_CA_PATH.match(str(ca_cert_path)):
+        f.fail("clientCAFile", "the cluster CA would be at %s on the node (%s), which kubeadm join cannot write: "
+                               "its caCertPath must be an absolute path ending in .crt. Set "
+                               "authentication.x509.clientCAFile in the kube-system/kubelet-config ConfigMap to "
+                               "<certificatesDir>/ca.crt, kubeadm's default, and run again"
+               % (ca_cert_path, origin or "the cluster's kubelet configuration"))
+    return f.result()
+
+
 def check_windows_build(windows_build, supported_builds=None):
     f = Findings("windows_build")
     var = VARIABLES["windows_build"]

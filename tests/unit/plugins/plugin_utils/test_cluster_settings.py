@@ -242,3 +242,14 @@ def test_a_windows_node_three_minors_behind_is_named_before_it_blocks_the_next_c
     notes = [n for n in cs.resolve(cluster, "cp1", {}, "192.0.2.10")["notes"] if "minors behind" in n]
     assert len(notes) == 1 and "win-old runs kubelet v1.33.9, 3 minors behind the API server v1.36" in notes[0]
     assert "upgrade-cluster.yml" in notes[0] and "playbooks/upgrade.yml" in notes[0]
+
+
+@pytest.mark.parametrize("client_ca, path", [
+    ("/etc/kubernetes/../ssl/./ca.crt", "C:\\etc\\ssl\\ca.crt"),  # filepath.Join cleans the path
+    ("\\etc\\kubernetes\\ssl\\ca.crt", "C:\\etc\\kubernetes\\ssl\\ca.crt"),  # rooted: the system drive
+])
+def test_the_ca_path_is_cleaned_as_kubeadm_and_windows_resolve_it(client_ca, path):
+    cluster = kubespray_cluster()
+    cluster["kubelet_client_ca_file"] = client_ca
+    s = cs.resolve(cluster, "cp1", {}, "192.0.2.10")
+    assert s["ca_cert_path"] == path and s["ca_cert_dirs"][0] == path.rsplit("\\", 1)[0]

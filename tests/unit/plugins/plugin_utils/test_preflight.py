@@ -457,3 +457,19 @@ def test_resolved_downloads_name_the_pin_variable_when_a_checksum_is_unusable():
         _unreachable)
     assert downloads is None and failures[0]["variable"] == "kubewin_checksums"
     assert "pin the checksum" in failures[0]["message"]
+
+
+@pytest.mark.parametrize("path, ok", [
+    ("C:\\etc\\kubernetes\\ssl\\ca.crt", True),
+    ("C:\\etc\\kubernetes\\pki\\kubelet-ca.pem", False),  # kubeadm: caCertPath must end in .crt
+    ("pki\\ca.crt", False),  # relative: kubeadm's validation refuses it
+])
+def test_a_cluster_ca_path_kubeadm_join_cannot_write_fails_before_any_change(path, ok):
+    settings = {"ca_cert_path": path, "origins": {"ca_cert_path": "kubelet-config ConfigMap clientCAFile"}}
+    failures, dummy = run(settings=settings)
+    mine = [f for f in failures if f["check"] == "ca_cert_path"]
+    if ok:
+        assert mine == []
+    else:
+        assert len(mine) == 1 and path in mine[0]["message"] and "kubelet-config" in mine[0]["message"]
+        assert "ending in .crt" in mine[0]["message"] and "<certificatesDir>/ca.crt" in mine[0]["message"]

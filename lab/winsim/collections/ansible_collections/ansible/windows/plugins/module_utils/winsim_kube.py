@@ -460,6 +460,10 @@ def _validate_join(cfg):
     if not cfg["cri"].startswith("npipe://"):
         errs.append("nodeRegistration.criSocket: Invalid value: \"%s\": only URL scheme \"npipe\" is supported, "
                     "got \"%s\"" % (cfg["cri"], cfg["cri"].split("://")[0] if "://" in cfg["cri"] else ""))
+    # ValidateJoinConfiguration: isAbs (util_windows.go: filepath.IsAbs, or a leading \ or /) and a .crt suffix.
+    ca = cfg.get("ca_cert_path") or KUBEADM_CA
+    if not (re.match(r"^[A-Za-z]:[\\/]|^[\\/]", ca) and ca.endswith(".crt")):
+        errs.append("caCertPath: Invalid value: \"%s\": the ca certificate path must be an absolute path" % ca)
     if errs:
         raise _KubeadmExit(errs[0] if len(errs) == 1 else "[%s]" % ", ".join(errs))
 
@@ -1030,6 +1034,11 @@ def _kubelet_service_start(host, version, svc, args):
                            "error: open %s: The system cannot find the file specified.)"
                            % (flags["config"], flags["config"]))
         config = yaml.safe_load(_read(host, flags["config"])) or {}
+    if _minor(version) < (1, 36):
+        # Up to 1.35 the client CA is read in RunE's UnsecuredDependencies (InitializeTLS, certutil.NewPool), before
+        # Run and its initForOS: the kubelet exits before it reports to the SCM (kubernetes v1.35.0
+        # cmd/kubelet/app/server.go), so the start fails and there is no TLS bootstrap.
+        _client_ca_check(host, flags, config, before_run=True)
     cri = flags.get("container-runtime-endpoint") or config.get("containerRuntimeEndpoint") or CRI_CONTAINERD
     pipe = cri.replace("npipe:////./pipe/", "\\\\.\\pipe\\").replace("npipe://", "")
     # From here on the kubelet has reported Running (pkg/windows/service Execute, called from
@@ -1049,7 +1058,8 @@ def _kubelet_service_start(host, version, svc, args):
                 raise binaries.ExitsAfterRunning("failed to run Kubelet: unable to load bootstrap kubeconfig: stat %s: "
                                                  "The system cannot find the file specified." % bootstrap)
             _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name)
-        _client_ca_check(host, flags, config)
+        if _minor(version) >= (1, 36):
+            _client_ca_check(host, flags, config)
         _register_node(host, version, kubeconfig, node_name, flags)
         winsim_kubelet_status.registered(host, node_name, kubeconfig, pipe)
     except binaries.ExitsAfterRunning:
@@ -1061,28 +1071,38 @@ def _kubelet_service_start(host, version, svc, args):
             raise
 
 
-def _client_ca_check(host, flags, config):
-    """The kubelet loads its client CA bundle after TLS bootstrap and before it registers or serves healthz
-    (cmd/kubelet/app/server.go run: bootstrap, then BuildAuth; auth.go BuildAuthn ->
-    dynamiccertificates.NewDynamicCAContentFromFile -> loadCABundle, os.ReadFile): a missing file ends the
-    kubelet. kubeadm join writes the CA only to its caCertPath, so a clientCAFile elsewhere (a kubespray
-    cluster's /etc/kubernetes/ssl) is missing unless the JoinConfiguration points there."""
+def _client_ca_check(host, flags, config, before_run=False):
+    """The kubelet's client CA bundle. From 1.36 it is loaded after TLS bootstrap and before the kubelet registers
+    or serves healthz (kubernetes v1.37.2 cmd/kubelet/app/server.go run: bootstrap, then BuildAuth; auth.go
+    BuildAuthn -> dynamiccertificates.NewDynamicCAContentFromFile -> loadCABundle, os.ReadFile): a missing file
+    ends a kubelet that already reported Running. ``before_run`` (up to 1.35): read by InitializeTLS in RunE,
+    before Run, so the start itself fails. kubeadm join writes the CA only to its caCertPath, so a clientCAFile
+    elsewhere (a kubespray cluster's /etc/kubernetes/ssl) is missing unless the JoinConfiguration points there."""
     x509 = ((config.get("authentication") or {}).get("x509") or {})
     path = flags.get("client-ca-file") or x509.get("clientCAFile")
-    if path and path.startswith("\\") and not path.startswith("\\\\"):
+    if not path:
+        return
+    shown = path
+    if path.startswith("\\") and not path.startswith("\\\\"):
         # Rooted without a drive (kubeadm's mutatePaths joins the drive of kubeadm.exe, which the real kubeadm.exe
         # under Wine reports without one): Windows resolves it on the process's current drive, the system drive
         # of a service (its working directory is %SystemRoot%\system32).
         path = "C:" + path
-    if path and not _exists(host, path):
+    if not _exists(host, path):
         # Windows: ERROR_PATH_NOT_FOUND when the directory is missing too, else ERROR_FILE_NOT_FOUND.
         what = "file" if os.path.isdir(os.path.dirname(host.local_path(path))) else "path"
-        raise binaries.ExitsAfterRunning("failed to run Kubelet: open %s: The system cannot find the %s "
-                                         "specified." % (path, what))
-    if path and not _read(host, path):
-        # loadCABundle refuses an empty bundle (dynamiccertificates/dynamic_cafile_content.go)
-        raise binaries.ExitsAfterRunning('failed to run Kubelet: missing content for CA bundle '
-                                         '"client-ca-bundle::%s"' % path)
+        error = "open %s: The system cannot find the %s specified." % (shown, what)
+    elif not _read(host, path):
+        # loadCABundle refuses an empty bundle (dynamiccertificates/dynamic_cafile_content.go); certutil.NewPool
+        # finds no certificate in it
+        error = ("data does not contain any valid RSA or ECDSA certificates" if before_run
+                 else 'missing content for CA bundle "client-ca-bundle::%s"' % shown)
+    else:
+        return
+    if before_run:
+        raise SimError("1067: The process terminated unexpectedly. (failed to construct kubelet dependencies: "
+                       "unable to load client CA file %s: %s)" % (shown, error))
+    raise binaries.ExitsAfterRunning("failed to run Kubelet: %s" % error)
 
 
 def _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name):
