@@ -6,6 +6,7 @@ import os
 
 import pytest
 import scenario
+import yaml
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd, winsim_firewall
 from kubernetes.client.exceptions import ApiException
 from winsim import core as winsim_core
@@ -322,7 +323,10 @@ def test_a_join_interrupted_half_way_is_resumed_by_the_next_run(tmp_path, api):
     assert rc != 0 and "kubeadm join failed on win-1" in messages, messages or text[-3000:]
     assert "C:\\var\\log\\kubelet\\kubelet.log" in messages  # where the kubelet's own words are
     files = sc.dump("win-1")["files"]
-    assert "C:\\etc\\kubernetes\\pki\\ca.crt" in files and "C:\\etc\\kubernetes\\kubelet.conf" not in files
+    # the CA where the cluster's kubelet-config reads it (the lab's certificatesDir is its own, as kubespray's is)
+    client_ca = yaml.safe_load(core_api.read_namespaced_config_map("kubelet-config", "kube-system").data["kubelet"])[
+        "authentication"]["x509"]["clientCAFile"]
+    assert "C:" + client_ca.replace("/", "\\") in files and "C:\\etc\\kubernetes\\kubelet.conf" not in files
     # kubeadm v1.37 removes the bootstrap kubeconfig (the token) also when the wait for the kubelet fails
     # (cmd/kubeadm/app/cmd/phases/join/kubelet.go runKubeletWaitBootstrapPhase, deferred os.Remove)
     assert "C:\\etc\\kubernetes\\bootstrap-kubelet.conf" not in files

@@ -62,6 +62,11 @@ def _join_play(version):
       ansible.windows.win_file: {path: 'C:\\var\\log\\kubelet', state: directory}
     - name: service
       kubewin.nodes.win_kubelet_service: {kubelet_version: %(v)s}
+    # The lab's certificatesDir is its own directory, so kubelet-config's clientCAFile names it, and a join with
+    # flags writes the CA only to kubeadm's default C:/etc/kubernetes/pki (the collection joins with caCertPath
+    # instead). Put the CA where this kubelet will read it, as an operator of such a join would.
+    - name: the cluster CA where kubelet-config's clientCAFile says
+      ansible.windows.win_copy: {content: "%(ca_pem)s", dest: '%(ca_path)s'}
     - name: join
       ansible.windows.win_command:
         argv: ['C:\\k\\kubeadm.exe', join, "{{ j.api_server_endpoint }}", --token, "{{ j.token }}",
@@ -70,7 +75,13 @@ def _join_play(version):
       environment: {Path: 'C:\\k;C:\\Windows\\system32'}
     - name: started
       kubewin.nodes.win_kubelet_service: {kubelet_version: %(v)s, state: started}
-""" % {"admin": ADMIN, "v": version}
+""" % {"admin": ADMIN, "v": version, "ca_pem": _lab_ca_pem().replace("\n", "\\n"),
+       "ca_path": "C:" + os.path.realpath(os.path.join(LAB, "_run", "kubernetes", "pki", "ca.crt")).replace("/", "\\")}
+
+
+def _lab_ca_pem():
+    with open(os.path.join(LAB, "_run", "kubernetes", "pki", "ca.crt")) as f:
+        return f.read()
 
 
 def test_join_registers_the_node_and_v137_files(lab):
