@@ -335,7 +335,7 @@ def resolve(cluster, cp_host, cp_values=None, cp_address=None, control_planes=1)
     certificates_dir = kubeadm.get("certificates_dir")
     take("ca_cert_path", [(wp.kubeadm_windows_path(cluster.get("kubelet_client_ca_file")),
                            ORIGIN_KUBELET + " clientCAFile"),
-                          (wp.kubeadm_windows_path(certificates_dir and certificates_dir.rstrip("/") + "/ca.crt"),
+                          (wp.kubeadm_windows_path(certificates_dir and certificates_dir + "/ca.crt"),
                            ORIGIN_KUBEADM + " certificatesDir"),
                           (wp.CA_CERT, ORIGIN_DEFAULT)])
     # the directories kubeadm join makes for it (MkdirAll), deepest first: reset removes those left empty

@@ -52,7 +52,7 @@ def join_state(paths, ca_cert_path=None):
     bootstrap files behind, which kubeadm's preflight refuses; reset before joining again."""
     if paths.get(wp.KUBELET_CONF):
         return "joined"
-    if paths.get(wp.BOOTSTRAP_CONF) or paths.get(ca_cert_path or wp.CA_CERT):
+    if any(paths.get(p) for p in join_markers(ca_cert_path)[1:]):
         return "partial"
     return "fresh"
 
