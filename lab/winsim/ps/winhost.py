@@ -256,9 +256,45 @@ def _start_service(interp, b, items, node):
     return []
 
 
+def _validate_service_args(interp, b, node, cmd, mandatory=(), not_empty=()):
+    """Parameter binding of the service cmdlets as PowerShell's Service.cs declares them (src/
+    Microsoft.PowerShell.Commands.Management/commands/management/Service.cs): a Mandatory string
+    parameter refuses $null and '' (ParameterBinderBase: ParameterArgumentValidationErrorEmptyStringNotAllowed
+    unless [AllowEmptyString]); a [ValidateNotNullOrEmpty] one refuses them too. Both stop the command
+    before it does anything (a ParameterBindingValidationException). New-Service: Name and
+    BinaryPathName Mandatory, DisplayName and Description ValidateNotNullOrEmpty; Set-Service: Name
+    Mandatory, DisplayName, Description, StartupType ValidateNotNullOrEmpty (Microsoft Learn, New-Service and
+    Set-Service, "Parameters")."""
+    full = "Microsoft.PowerShell.Commands.%sCommand" % cmd.replace("-", "")
+    for pname in mandatory:
+        if pname not in b:
+            raise interp.error("Cannot process command because of one or more missing mandatory parameters: %s."
+                               % pname, node, "System.Management.Automation.ParameterBindingException",
+                               "MissingMandatoryParameter," + full, "InvalidArgument")
+        value = b[pname]
+        if value is None or (not isinstance(value, list) and to_str(value) == ""):
+            raise interp.error("Cannot bind argument to parameter '%s' because it is %s." % (
+                pname, "null" if value is None else "an empty string"), node,
+                "System.Management.Automation.ParameterBindingValidationException",
+                "ParameterArgumentValidationError%sNotAllowed,%s" % (
+                    "Null" if value is None else "EmptyString", full), "InvalidData")
+    for pname in not_empty:
+        if pname not in b:
+            continue
+        value = b[pname]
+        if value is None or (isinstance(value, list) and not value) or (
+                not isinstance(value, list) and to_str(value) == ""):
+            raise interp.error("Cannot validate argument on parameter '%s'. The argument is null or empty. Provide "
+                               "an argument that is not null or empty, and then try the command again." % pname,
+                               node, "System.Management.Automation.ParameterBindingValidationException",
+                               "ParameterArgumentValidationError," + full, "InvalidData")
+
+
 def _new_service(interp, b, items, node):
     """New-Service (Windows PowerShell 5.1 parameters); StartupType Automatic is start 2."""
     host = interp.host.host
+    _validate_service_args(interp, b, node, "New-Service", mandatory=("Name", "BinaryPathName"),
+                           not_empty=("DisplayName", "Description"))
     name = _one_name(interp, b, node, "New-Service")
     startup = to_str(b.get("StartupType", "Automatic")).lower()
     if startup not in ("automatic", "manual", "disabled"):
@@ -267,7 +303,8 @@ def _new_service(interp, b, items, node):
     deps = [] if deps is None else [to_str(d) for d in (deps if isinstance(deps, list) else [deps])]
     try:
         svc = winsim_scm.create(host.state, name, to_str(b.get("BinaryPathName")), to_str(b.get("DisplayName")),
-                                start=winsim_scm.START_MODES[startup], dependencies=deps)
+                                start=winsim_scm.START_MODES[startup], dependencies=deps,
+                                description=to_str(b.get("Description", "")))
     except SimError as e:
         interp.write_error(ErrorRecord(str(e), "System.InvalidOperationException",
                                        "CouldNotNewService,Microsoft.PowerShell.Commands.NewServiceCommand",
@@ -278,6 +315,8 @@ def _new_service(interp, b, items, node):
 
 def _set_service(interp, b, items, node):
     host = interp.host.host
+    _validate_service_args(interp, b, node, "Set-Service", mandatory=("Name",),
+                           not_empty=("DisplayName", "Description", "StartupType"))
     name = _one_name(interp, b, node, "Set-Service")
     if set(b) - {"Name", "Description"}:
         interp.unsupported("Set-Service -%s" % sorted(set(b) - {"Name", "Description"})[0], node)
