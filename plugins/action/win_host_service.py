@@ -20,6 +20,7 @@ class ActionModule(WindowsAction):
         return "service %s" % args["name"]
 
     def act(self, args):
+        ws.check_description(args["description"])
         parameters = ws.with_app_parameters(args["parameters"], args["app_parameters"])
 
         def build_desired(answer):

@@ -64,7 +64,8 @@ options:
     description: Display name. Defaults to O(name).
     type: str
   description:
-    description: Service description.
+    description: Service description. Windows refuses an empty one (C(Set-Service) and C(New-Service)), so does
+      the module, before any change.
     type: str
     default: Kubernetes node component (managed by kubewin.nodes)
   restart_delay_seconds:

@@ -146,6 +146,18 @@ class ServiceParameterError(ValueError):
     """A value for the service's Parameters key that cannot be stored as the program reads it."""
 
 
+def check_description(description):
+    """Refuse what Set-Service and New-Service refuse for -Description: an empty text. Their
+    Description parameter is [ValidateNotNullOrEmpty] (PowerShell
+    src/Microsoft.PowerShell.Commands.Management/commands/management/Service.cs, SetServiceCommand and
+    NewServiceCommand), so on the host the call would fail after New-Service had already created the
+    service, and every later run would fail the same way. Raises ServiceParameterError."""
+    if description is not None and str(description) == "":
+        raise ServiceParameterError(
+            "description is empty, but Windows refuses an empty service description (Set-Service -Description is "
+            "ValidateNotNullOrEmpty); give a text, or leave description out for the default")
+
+
 def parameter_values(parameters):
     """Registry values of the Parameters key: a list becomes REG_MULTI_SZ text, a whole number (or
     true/false, or digits for a setting NSSM reads as a number) a REG_DWORD int, anything else

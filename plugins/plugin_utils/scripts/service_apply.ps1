@@ -70,7 +70,9 @@ if ($Action -eq 'none') {
     Set-ItemProperty -LiteralPath "HKLM:\SYSTEM\CurrentControlSet\Services\$Name" -Name DelayedAutostart -Value 0
 }
 if ($Action -ne 'none') {
-    Set-Service -Name $Name -Description $Description
+    # Set-Service's Description is [ValidateNotNullOrEmpty]: the controller refuses an empty one
+    # (service.check_description); never call it with one.
+    if ($Description) { Set-Service -Name $Name -Description $Description }
     $key = "HKLM:\SYSTEM\CurrentControlSet\Services\$Name"
     if ($Environment.Count -gt 0) {
         Set-ItemProperty -LiteralPath $key -Name Environment -Value $Environment -Type MultiString

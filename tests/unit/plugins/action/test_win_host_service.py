@@ -126,3 +126,14 @@ def test_app_parameters_are_quoted_into_nssm_s_appparameters_and_split_back_into
     both = dict(flanneld, parameters={"Application": "C:\\k\\flanneld.exe", "appparameters": "-x"})
     result = make_action(ActionModule, both, scm.host).run(task_vars={})
     assert result["failed"] and "app_parameters" in result["msg"]
+
+
+def test_an_empty_description_is_refused_before_anything_is_read_or_changed(make_action):
+    """N5 (shared/audits/powershell-2.md): Set-Service -Description is [ValidateNotNullOrEmpty], so an empty
+    description used to fail on the host after New-Service had created the service, on every run."""
+    scm = FakeScm()
+    result = make_action(ActionModule, dict(PROXY, description=""), scm.host).run(task_vars={"inventory_hostname": "w"})
+    assert result["failed"] and "description is empty" in result["msg"] and "leave description out" in result["msg"]
+    assert scm.host.calls == [] and scm.services == {}
+    # a text of blanks is not empty: Windows takes it
+    assert not make_action(ActionModule, dict(PROXY, description=" "), scm.host).run(task_vars={}).get("failed")
