@@ -174,7 +174,23 @@ def _supplied_token(module, apis, wanted, now):
     else:
         token.expiration = info["expiration"]
         token.reused = True
+        _warn_longer_than_asked(module, token_id, info["expiration"], wanted["ttl"], now)
     return token
+
+
+def _warn_longer_than_asked(module, token_id, expiration, ttl, now):
+    """Say so when a supplied token that already exists outlives ``ttl`` (security-2 N8): it is used
+    unchanged and, not made by this run, never deleted by it, so whoever knows it (the inventory, the vault)
+    can join nodes for that long."""
+    left = bt.remaining_ttl(expiration, now)
+    if left is not None and (not ttl or left <= ttl):
+        return
+    module.warn("bootstrap token %s (token, from kubeadm_token in the roles) already exists and %s, longer than "
+                "the ttl asked for (%s); it is used unchanged and not deleted afterwards, so it keeps letting "
+                "whoever knows it join nodes: unset kubeadm_token to get a token made for this join and deleted "
+                "after it, or give that token an expiration" % (
+                    token_id, "never expires" if left is None else "expires at %s" % expiration,
+                    gf.format_duration(ttl) if ttl else "none"))
 
 
 def _choose_token(module, apis, wanted, now):

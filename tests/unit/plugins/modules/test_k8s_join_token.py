@@ -218,6 +218,27 @@ def test_caller_supplied_existing_token_is_honoured(run, api):
     _assert_token_only_in_token_keys(result, "abcdef.0123456789abcdef")
 
 
+def test_caller_supplied_token_that_outlives_the_ttl_is_used_with_a_warning(run, api):
+    # security-2 N8: kubespray's kubeadm_token replaces the per-join token; the run says so
+    api.add_secret(_kubeadm_secret("abcdef", "0123456789abcdef"))  # expires in 2999
+    result = run({"token": "abcdef.0123456789abcdef", "ttl": "30m"}, api)
+    assert result["_rc"] == 0 and result["reused"] is True and api.writes() == []
+    warning = json.dumps(result.get("warnings", []))
+    assert "abcdef" in warning and "expires at 2999-01-01T00:00:00Z" in warning and "kubeadm_token" in warning
+    assert "0123456789abcdef" not in warning
+    never = _kubeadm_secret("fedcba", "fedcba9876543210")
+    del never["data"]["expiration"]
+    api.add_secret(never)
+    result = run({"token": "fedcba.fedcba9876543210", "ttl": "30m"}, api)
+    assert "never expires" in json.dumps(result.get("warnings", []))
+
+
+def test_caller_supplied_token_within_the_ttl_gets_no_warning(run, api):
+    api.add_secret(_kubeadm_secret("abcdef", "0123456789abcdef"))
+    result = run({"token": "abcdef.0123456789abcdef", "ttl": "0"}, api)
+    assert result["_rc"] == 0 and not result.get("warnings")
+
+
 def test_caller_supplied_missing_token_is_created(run, api):
     result = run({"token": "abcdef.0123456789abcdef", "ttl": "0"}, api)
     assert result["changed"] is True
