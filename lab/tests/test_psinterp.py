@@ -225,13 +225,14 @@ def test_convertto_json_51_depth_and_escaping():
 
 
 class _Native(object):
-    """A host whose only program, tool.exe, prints a line on stdout and one on stderr, exit code 3."""
+    """A host whose only program, tool.exe, prints its ONE argument string (what Windows PowerShell 5.1
+    passes after the program's path) on stdout and a line on stderr, exit code 3."""
 
     def env(self, name):
         return None
 
     def resolve_native(self, interp, name, node):
-        return (lambda argv: (3, "out " + " ".join(argv) + "\n", "warn\n")) if name == "tool.exe" else None
+        return (lambda arguments: (3, "out " + arguments + "\n", "warn\n")) if name == "tool.exe" else None
 
 
 def _native(text, error_action="Continue"):

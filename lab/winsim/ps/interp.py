@@ -1015,6 +1015,10 @@ class Interpreter(object):
                 inner = self._unwrap(c)
                 if inner.type == "variable" and inner.text.decode().startswith("@"):
                     args.append(("splat", self.get_var("$" + inner.text.decode()[1:], inner)))
+                elif inner.type == "array_literal_expression":
+                    # "tool a,b": Windows PowerShell 5.1 marks the parameter ArrayIsSingleArgumentForNativeCommand
+                    # and writes the elements joined by commas (NativeCommandParameterBinder.BindParameters)
+                    args.append(("arg", self.eval(c), "comma"))
                 else:
                     args.append(("arg", self.eval(c)))
             i += 1
@@ -1110,30 +1114,87 @@ class Interpreter(object):
                     self.scope.vars["_"] = saved_under
             self.scope = saved
 
+    def native_arguments(self, args, node):
+        r"""The ``Arguments`` string Windows PowerShell 5.1 builds for a native program
+        (PowerShell's src/System.Management.Automation/engine/NativeCommandParameterBinder.cs,
+        BindParameters / AppendOneNativeArgument; PowerShell 7.3+ keeps 5.1's way as
+        $PSNativeCommandArgumentPassing = 'Legacy': about_Parsing, "Passing arguments that contain quote
+        characters", and about_Preference_Variables; minus the later PowerShell 6 change below):
+
+        - the parameters are joined by one space; a parameter token (``-xf``, ``-name:``) is written as typed;
+        - each value is converted to text; an EMPTY string (``''``, ``$null``) is not written at all (the
+          program sees no argument: ``if (!String.IsNullOrEmpty(arg))``);
+        - an array is written element by element, separated by a space (a comma for a literal ``a,b`` in
+          the command), empty elements dropped;
+        - a value is wrapped in double quotes only when it has white space outside an even number of
+          double quotes; embedded double quotes are NOT escaped, and a trailing backslash inside the
+          added quotes is NOT doubled (PowerShell/PowerShell#4965, 2017, added the doubling for
+          PowerShell 6; PowerShell/PowerShell#7400 shows 5.1.17134 passing ``"C:\Program Files\"`` so that
+          the program reads ``C:\Program Files"``; #26432: 7.x Legacy differs from 5.1 exactly there).
+          Every double quote counts (7.x's NeedQuotes skips a quote after a backslash; whether 5.1 does is
+          not known here).
+        """
+        out = []
+        first = True
+        for a in args:
+            if not first:
+                out.append(" ")
+            first = False
+            if a[0] == "param":
+                if a[2] is MISSING:
+                    out.append("-" + a[1])
+                else:
+                    out.append("-%s:" % a[1])
+                    self._native_value(out, a[2], " ")
+            elif a[0] == "splat":
+                if isinstance(a[1], Hashtable):
+                    self.unsupported("splatting a hashtable into a native program", node)
+                # an array splatted into a command: each element one argument
+                items = enumerate_value(a[1]) if a[1] is not None else []
+                for j, v in enumerate(items):
+                    if j:
+                        out.append(" ")
+                    self._native_value(out, v, " ")
+            else:
+                self._native_value(out, a[1], "," if len(a) > 2 and a[2] == "comma" else " ")
+        return "".join(out)
+
+    @staticmethod
+    def _native_value(out, value, separator):
+        if isinstance(value, list):
+            values = value
+        else:
+            enum = getattr(value, "ps_enumerate", None)
+            values = enum() if enum is not None else [value]
+        need_separator = False
+        for v in values:
+            text = to_str(v) if v is not None else ""
+            if text == "":
+                continue  # 5.1: String.IsNullOrEmpty(arg) -> nothing written
+            if need_separator:
+                out.append(separator)
+            need_separator = True
+            quotes, need_quotes = 0, False
+            for ch in text:
+                if ch == '"':
+                    quotes += 1
+                elif ch.isspace() and quotes % 2 == 0:
+                    need_quotes = True
+            out.append('"%s"' % text if need_quotes else text)
+
     def run_native(self, native, name, args, redirect, input_items, node):
-        """A native program: arguments as text; $LASTEXITCODE is its exit code; with 2>&1 each stderr
-        line is an ErrorRecord (NativeCommandError) in the output, and under Windows PowerShell 5.1 an
-        $ErrorActionPreference of Stop makes the first one a terminating error (about_Redirection;
-        PowerShell 7.2 changed this, about_Preference_Variables $PSNativeCommandUseErrorActionPreference)."""
+        """A native program: Windows PowerShell 5.1 gives it ONE command line (native_arguments; the
+        host quotes the program path in front and the program splits the line by its own rules);
+        $LASTEXITCODE is its exit code; with 2>&1 each stderr line is an ErrorRecord (NativeCommandError)
+        in the output, and under Windows PowerShell 5.1 an $ErrorActionPreference of Stop makes the first
+        one a terminating error (about_Redirection; PowerShell 7.2 changed this, about_Preference_Variables
+        $PSNativeCommandUseErrorActionPreference)."""
         if input_items is not None:
             self.unsupported("piping into a native program", node)
         if redirect != "2>&1":
             self.unsupported("a native program without 2>&1", node)
-        argv = []
-        for a in args:
-            if a[0] == "param":
-                argv.append("-" + a[1] if a[2] is MISSING else "-%s:%s" % (a[1], to_str(a[2])))
-            elif a[0] == "splat":
-                if isinstance(a[1], Hashtable):
-                    self.unsupported("splatting a hashtable into a native program", node)
-                argv.extend(to_str(v) for v in enumerate_value(a[1]) if v is not None)
-            else:
-                v = a[1]
-                if isinstance(v, list):
-                    argv.extend(to_str(i) for i in v)
-                else:
-                    argv.append(to_str(v))
-        rc, out, err = native(argv)
+        arguments = self.native_arguments(args, node)
+        rc, out, err = native(arguments)
         self.global_scope.vars["lastexitcode"] = Variable(rc)
         result = [line for line in out.splitlines()]
         for line in err.splitlines():

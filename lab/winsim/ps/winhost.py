@@ -11,6 +11,7 @@ import re
 
 from ansible_collections.ansible.windows.plugins.module_utils import (
     winsim_binaries,
+    winsim_cmdline,
     winsim_files,
     winsim_hns,
     winsim_scm,
@@ -52,16 +53,33 @@ class WinHost(object):
         return None
 
     def resolve_native(self, interp, name, node):
-        """A program name or path: sc.exe is Windows' own (C:\\Windows\\System32\\sc.exe); other programs
-        are the stand-in binaries found like Windows finds them (winsim_binaries.resolve_executable)."""
+        """A program name or path: sc.exe and tar.exe are Windows' own (C:\\Windows\\System32); other programs
+        are the stand-in binaries found like Windows finds them (winsim_binaries.resolve_executable).
+
+        The returned function takes the ONE ``Arguments`` string Windows PowerShell 5.1 built
+        (Interpreter.native_arguments); the command line is what .NET Framework's Process.Start makes of
+        it (winsim_cmdline.dotnet_process_command_line) and the program splits it by its own rules (Go's
+        os.Args for the Go programs, the C runtime's for sc.exe, tar.exe and nssm.exe:
+        winsim_cmdline.reader_of), so an argument 5.1 drops or quotes badly is dropped or misread here too."""
         if name.lower() in ("sc.exe", "sc"):
-            return lambda argv: sc_exe(self.host, argv)
+            return self._native("C:\\Windows\\System32\\sc.exe", "crt", lambda argv: sc_exe(self.host, argv))
         if name.lower() in ("tar.exe", "tar"):
-            return lambda argv: winfiles.tar_exe(self.host, argv)
+            return self._native("C:\\Windows\\System32\\tar.exe", "crt",
+                                lambda argv: winfiles.tar_exe(self.host, argv))
         win, local = winsim_binaries.resolve_executable(self.host, name)
         if local is None:
             return None
-        return lambda argv: winsim_binaries.run(self.host, [name] + argv, shell="powershell")
+        marker = winsim_binaries.read_marker(local)
+        reader = winsim_cmdline.reader_of(marker[0]) if marker else "strict"
+        return self._native(win, reader,
+                            lambda argv: winsim_binaries.run(self.host, [name] + argv, shell="powershell"))
+
+    @staticmethod
+    def _native(path, reader, run):
+        def start(arguments):
+            argv = winsim_cmdline.split_as(winsim_cmdline.dotnet_process_command_line(path, arguments), reader)
+            return run(argv[1:])
+        return start
 
 
 def new_interpreter(host, script_name, error_action="Continue", whatif=False):

@@ -226,3 +226,54 @@ def render_command_line(argv):
 def nssm_command_line(application, app_parameters):
     """What NSSM passes to CreateProcess: ``"<Application>" <AppParameters>`` (nssm service.cpp)."""
     return '"%s" %s' % (application, app_parameters or "")
+
+
+# --- a command line as Windows PowerShell 5.1 starts a native program, read by that program ----------
+def dotnet_process_command_line(file_name, arguments):
+    """The command line .NET Framework 4.x's ``Process.Start`` passes to CreateProcess for
+    ``ProcessStartInfo.FileName``/``Arguments`` (UseShellExecute false, as Windows PowerShell 5.1's
+    NativeCommandProcessor starts a program): ``Process.BuildCommandLine`` (referencesource.microsoft.com,
+    System/services/monitoring/system/diagnosticts/Process.cs) puts the trimmed file name in quotes unless
+    it is already quoted, then a space and ``Arguments`` verbatim when it is not empty. ``Arguments`` is
+    one string: whatever quoting PowerShell wrote into it (or failed to write) reaches the program as is."""
+    name = file_name.strip()
+    quoted = name.startswith('"') and name.endswith('"')
+    cmd = name if quoted else '"%s"' % name
+    if arguments:
+        cmd += " " + arguments
+    return cmd
+
+
+# How each program the lab runs reads its command line (which of the readings above applies):
+# - "go": a Go program (os.Args from commandLineToArgv, src/os/exec_windows.go): containerd, dockerd,
+#   kubelet, kube-proxy, kubeadm, kube-log-runner, flanneld (all built with the Go toolchain);
+# - "crt": a C program built with the Microsoft C runtime (argv from the CRT start-up code): sc.exe and
+#   tar.exe (Windows' bsdtar) of System32, nssm.exe (built with Visual Studio, NSSM's README);
+# anything else: "strict", all readings must agree (split_command_line).
+PROGRAM_READERS = {
+    "go": ("containerd", "dockerd", "kubelet", "kube-proxy", "kubeadm", "kubectl", "kube-log-runner",
+           "flanneld", "crictl"),
+    "crt": ("sc", "tar", "nssm"),
+}
+
+
+def reader_of(tool):
+    """``"go"``, ``"crt"`` or ``"strict"`` for a program (the stand-in's tool name or a System32 exe)."""
+    t = tool.lower()
+    if t.endswith(".exe"):
+        t = t[:-4]
+    for reader, tools in PROGRAM_READERS.items():
+        if t in tools:
+            return reader
+    return "strict"
+
+
+def split_as(cmd, reader):
+    """argv of ``cmd`` as a program of kind ``reader`` reads it (see PROGRAM_READERS)."""
+    if not cmd:
+        return []
+    if reader == "go":
+        return _go_argv(cmd)
+    if reader == "crt":
+        return _crt_argv(cmd)
+    return split_command_line(cmd)
