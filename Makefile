@@ -43,7 +43,13 @@ $(VENV_ROOT)/importer/.done: tests/importer/requirements.txt
 	touch $@
 
 setup: $(COLL_LINK) $(foreach c,$(CORES),$(VENV_ROOT)/core-$(c)/.done) $(VENV_ROOT)/importer/.done $(VENV_ROOT)/docs/.done \
-  lab-build
+  .build/psgate-mono/.done lab-build
+
+# The Mono assemblies the PowerShell gate's .NET extract (tests/psgate/dotnet_surface.json) is made from, pinned
+# by version and SHA-256: tests/unit/psgate/test_dotnet_surface.py regenerates the extract from them.
+.build/psgate-mono/.done: tests/psgate/dotnet_surface.py
+	$(PYTHON) tests/psgate/dotnet_surface.py --fetch .build/psgate-mono
+	touch $@
 
 units: $(COLL_LINK)
 	@for c in $(CORES); do \
