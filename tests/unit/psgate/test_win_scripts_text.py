@@ -86,7 +86,8 @@ def test_files_state_never_takes_what_it_cannot_read_for_absent():
     state = _code("files_state")
     entry = _function(state, "Get-Entry")
     assert "SilentlyContinue" not in entry
-    assert "-ErrorAction Stop }" in entry
+    # that this typed catch can fire (Get-Item's "not found" is non-terminating without Stop) is the psgate
+    # rule `catch` (tests/unit/psgate/test_psgate_semantics.py::test_typed_catches_that_cannot_fire_are_caught)
     assert "catch [System.Management.Automation.ItemNotFoundException] { return $null }" in entry
     assert "catch { return 'unreadable' }" in entry
     assert "catch { 'unreadable' }" in _function(state, "Get-Security")
