@@ -391,20 +391,44 @@ def _cmp(interp, a, b, node):
 def binary(interp, op, left, right, node):
     from .interp import enumerate_value, like_to_regex
     case = False
+    given = op
     if op.startswith("-c") and op not in ("-contains",):
         case, op = True, "-" + op[2:]
     elif op.startswith("-i") and op not in ("-in", "-is", "-isnot"):
         op = "-" + op[2:]
     if op in ("-eq", "-ne", "-like", "-notlike", "-match", "-notmatch", "-lt", "-le", "-gt", "-ge"):
-        if isinstance(left, list):
-            # spec §7.8.4: with an array on the left, the operator filters the elements
-            return [i for i in left if binary(interp, op, i, right, node) is True]
+        enum = None if isinstance(left, list) else getattr(left, "ps_enumerate", None)
+        if isinstance(left, list) or enum is not None:
+            # spec §7.8.4, about_Comparison_Operators: with a collection on the left (an array, a List[T], any
+            # enumerable but a string or hashtable) the operator filters its elements, one level deep, with
+            # the operator as written (-ceq stays case-sensitive); the result is an array, so its truth is
+            # that of the array (@(0) is false). -match/-notmatch then do not set $Matches ("If the input is
+            # a collection, the -match and -notmatch operators return the matching members of that
+            # collection, but the operator doesn't populate the $Matches variable").
+            items = left if enum is None else list(enum())
+            out = []
+            for i in items:
+                if isinstance(i, list) or getattr(i, "ps_enumerate", None) is not None:
+                    # an element that is itself a collection is compared as one object, never filtered again
+                    if op not in ("-eq", "-ne"):
+                        interp.unsupported("%s on a collection element that is a collection" % given, node)
+                    keep = (i is right) == (op == "-eq")
+                elif op in ("-match", "-notmatch"):
+                    rx = _regex(interp, to_str(right), node, case)
+                    keep = (rx.search(to_str(i)) is not None) == (op == "-match")
+                else:
+                    keep = binary(interp, given, i, right, node) is True
+                if keep:
+                    out.append(i)
+            return out
         if op == "-eq":
             return _eq(interp, left, right, case)
         if op == "-ne":
             return not _eq(interp, left, right, case)
         if op in ("-like", "-notlike"):
             rx = like_to_regex(to_str(right))
+            if case:  # -clike / -cnotlike: about_Comparison_Operators, case-sensitive variants
+                rx = re.compile(rx.pattern.replace("(?si:", "(?s:", 1), re.S)
             m = rx.match(to_str(left)) is not None
             return m if op == "-like" else not m
         if op in ("-match", "-notmatch"):
