@@ -1318,15 +1318,21 @@ def _maybe_collection(node, variables, scope=None):
     if node.type == "parenthesized_expression":
         inner = next((c for c in node.children if c.is_named), None)
         return _maybe_collection(inner, variables, scope)
-    if node.type == "pipeline":
-        commands = [c for c in node.children if c.type == "command"] or [
-            c for c in _walk(node)
-            if c.type == "command" and c.parent is not None and c.parent.type == "pipeline_chain"]
+    if node.type in ("pipeline", "pipeline_chain"):
+        owner = node if node.type == "pipeline" else _pipeline_of(node)
+        commands = [c for c in _walk(node) if c.type == "command" and _pipeline_of(c) == owner]
         if commands:
             return _emits_many(commands[-1])
     if node.type == "command":
         return _emits_many(node)
     return False
+
+
+def _pipeline_of(node):
+    node = node.parent
+    while node is not None and node.type != "pipeline":
+        node = node.parent
+    return node
 
 
 def _emits_many(command):

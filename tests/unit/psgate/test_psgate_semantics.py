@@ -133,6 +133,10 @@ def test_catch_around_calls_that_throw_is_fine():
     ("$svc = Get-Service -Name $Name -ErrorAction SilentlyContinue\nif ($svc -and $svc.Status -ne 'Stopped') { 1 }",
      "$svc = Get-Service -Name $Name -ErrorAction SilentlyContinue | Select-Object -First 1\n"
      "if ($svc -and $svc.Status -ne 'Stopped') { 1 }"),
+    ("$wmi = Get-CimInstance -ClassName Win32_Service | Where-Object { $_.Name -eq $Name }\n"
+     "if ($wmi.State -eq 'Running') { 1 }",
+     "$wmi = Get-CimInstance -ClassName Win32_Service | Where-Object { $_.Name -eq $Name } | Select-Object -First 1\n"
+     "if ($wmi.State -eq 'Running') { 1 }"),
     ("$parts = $s.Split(' ')\nif (-not ($parts -match '^--')) { 1 }",
      "$parts = $s.Split(' ')\nif (-not ($s -match '^--')) { 1 }"),
 ])
