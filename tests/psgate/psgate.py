@@ -949,11 +949,15 @@ def _assigned_types(tree, added):
         if value.type == "command":
             cname = _text(next((c for c in value.children if c.type == "command_name"), value)).lower()
             if cname == "new-object":
+                if _param_value(value, "comobject") is not None or _param_value(value, "com") is not None:
+                    return ("dynamic", ())
                 tname, _count = _new_object(value)
                 full = resolve_type(tname, added)
                 return ("all", (full,)) if full else None
             if cname in _ITEM_CMDLETS:
                 return ("any", PROVIDER_ITEMS)
+            if cname in ("get-wmiobject", "gwmi"):
+                return ("dynamic", ())  # WMI methods (Win32_Service.Change ...) are the class's, not .NET's
             return None
         if value.type == "invokation_expression" and value.children[0].type == "type_literal":
             member = next((c for c in value.children if c.type == "member_name"), None)
@@ -964,6 +968,8 @@ def _assigned_types(tree, added):
         if value.type in ("cast_expression", "expression_with_unary_operator") and value.children[0].type == \
                 "type_literal":
             name, is_array = _type_spec_name(value.children[0])
+            if (name or "").lower() in ("wmi", "wmiclass", "adsi", "wmisearcher", "adsisearcher"):
+                return ("dynamic", ())
             full = "System.Array" if is_array else resolve_type(name, added)
             return ("all", (full,)) if full else None
         if value.type == "if_statement":
@@ -1138,6 +1144,8 @@ def check_dotnet(name, tree):
                 vname = variable_name(receiver)
                 known = types.get((_scope_of(n), vname)) or types.get((None, vname))
             low = mname.lower()
+            if known and known[0] == "dynamic":
+                continue  # a COM or WMI object: its methods are not .NET's
             if known:
                 mode, fulls = known
                 results = []

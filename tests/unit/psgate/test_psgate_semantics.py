@@ -71,6 +71,16 @@ def test_dotnet_add_type_methods_are_checked_against_their_declaration():
     assert findings(script.replace("::HNSCall(", "::HnsCall2("), "dotnet")
 
 
+def test_dotnet_leaves_com_and_wmi_methods_alone():
+    assert findings("""
+        $svc = Get-WmiObject -Class Win32_Service -Filter "Name='kubelet'"
+        $r = $svc.Change($null, $path)
+        $fw = New-Object -ComObject HNetCfg.FwPolicy2
+        $fw.EnableRuleGroup(1, 'x', $true)
+        """, "dotnet") == []
+    assert findings("$svc = Get-WmiObject -Class Win32_Service\n$x.Chang3($null, $path)\n", "dotnet")
+
+
 def test_dotnet_names_the_overloads_net_framework_has():
     out = findings("[IO.File]::WriteAllText($path)", "dotnet")
     assert "[System.IO.File]::WriteAllText with 1 argument(s)" in out[0].message and "2, 3" in out[0].message
