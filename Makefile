@@ -46,10 +46,12 @@ setup: $(COLL_LINK) $(foreach c,$(CORES),$(VENV_ROOT)/core-$(c)/.done) $(VENV_RO
   .build/psgate-mono/.done lab-build
 
 # The Mono assemblies the PowerShell gate's .NET extract (tests/psgate/dotnet_surface.json) is made from, pinned
-# by version and SHA-256: tests/unit/psgate/test_dotnet_surface.py regenerates the extract from them.
+# by version and SHA-256: tests/unit/psgate/test_dotnet_surface.py regenerates the extract from them. Debian's
+# mirror keeps only the newest point release: when the pinned one is gone, setup goes on and that test skips
+# saying so (bump VERSION and the SHA-256s in dotnet_surface.py, regenerate, review the diff).
 .build/psgate-mono/.done: tests/psgate/dotnet_surface.py
-	$(PYTHON) tests/psgate/dotnet_surface.py --fetch .build/psgate-mono
-	touch $@
+	if $(PYTHON) tests/psgate/dotnet_surface.py --fetch .build/psgate-mono; then touch $@; else \
+	  echo "psgate: the pinned Mono packages could not be downloaded; test_dotnet_surface will skip"; fi
 
 units: $(COLL_LINK)
 	@for c in $(CORES); do \
