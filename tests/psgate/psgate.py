@@ -798,7 +798,8 @@ def resolve_type(name, added=()):
     if low in {a.lower() for a in added}:
         return "addtype:" + low
     s = surface()
-    for candidate in (ACCELERATORS.get(low, ""), name, "System." + name):
+    usings = [a[len("using:"):] + "." + name for a in added if a.startswith("using:")]
+    for candidate in [ACCELERATORS.get(low, ""), name, "System." + name] + usings:
         cl = candidate.lower()
         if cl in s["lower"]:
             return s["lower"][cl]
@@ -882,6 +883,18 @@ def _added_types(tree):
             count = 0 if empty else commas + 1
             methods.setdefault(m.group(1).lower(), []).append([count, count])
         out[("%s.%s" % (ns, tn) if ns else tn).lower()] = methods
+    return out
+
+
+def _using_namespaces(tree):
+    """{'using:<namespace>'} of the script's `using namespace X` statements (PowerShell 5.0+)."""
+    out = set()
+    for n in _walk(tree.root_node):
+        if n.type == "command" and _text(next((c for c in n.children if c.type == "command_name"), n)).lower() \
+                == "using":
+            words = _text(n).split()
+            if len(words) == 3 and words[1].lower() == "namespace":
+                out.add("using:" + words[2])
     return out
 
 
@@ -1057,7 +1070,7 @@ def _unwrap(node):
 def check_dotnet(name, tree):
     findings = []
     added = _added_types(tree)
-    added_names = set(added)
+    added_names = set(added) | _using_namespaces(tree)
     types = _param_types(tree, added_names)
     types.update(_assigned_types(tree, added_names))
     s = surface()
@@ -1215,7 +1228,7 @@ def check_catch(name, tree):
     eap = _eap_assignments(tree)
     functions = {_text(c).lower() for n in _walk(tree.root_node) if n.type == "function_statement"
                  for c in n.children if c.type == "function_name"}
-    added = set(_added_types(tree))
+    added = set(_added_types(tree)) | _using_namespaces(tree)
     for n in _walk(tree.root_node):
         if n.type != "try_statement":
             continue

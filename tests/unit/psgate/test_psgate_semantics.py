@@ -49,6 +49,7 @@ def findings(text, rule, readers=None):
     ("$x.GetAccesControl('Owner')", "$x.GetAccessControl('Owner')"),
     # types and static members
     ("[System.IO.Fil]::Exists($p)", "[System.IO.File]::Exists($p)"),
+    ("[Directory]::CreateDirectory($p, $sd)", "using namespace System.IO\n[Directory]::CreateDirectory($p, $sd)"),
     ("$v = [NullString]::Nothing", "$v = [NullString]::Value"),
     ("$t = [System.Environment]::ProcessId", "$t = [System.Environment]::MachineName"),
 ])
