@@ -103,27 +103,119 @@ def restart_delay_seconds(svc):
     return delay / 1000.0 if kind == ACTION_TYPES["restart"] else None
 
 
+# --- NSSM: how it restarts its application --------------------------------------------------------
+# Read in NSSM's source (fightroad/nssm @94da0f830cf3, the 2.24 code base): nssm.h l.95
+# NSSM_RESET_THROTTLE_RESTART 1500 (AppThrottle's default, ms); registry.cpp l.878-881 reads
+# AppRestartDelay (default 0) and AppThrottle at every start_service (get_parameters, service.cpp
+# l.1852), and override_milliseconds (registry.cpp l.653-678) takes only a REG_DWORD, anything else is
+# the default. service.cpp: start_service calls throttle_restart (l.1867), then reports START_PENDING
+# (l.1869), starts the application, waits on its handle for throttle_delay (l.1960: throttle reset to 0
+# when the application is still running then) and reports RUNNING (l.1966), even when the application
+# already exited; "if (service->restart_delay && ! service->throttle) service->throttle++" (l.1976).
+# end_service (l.2036) on the application's exit takes the AppExit action, default NSSM_EXIT_RESTART
+# (l.2096, nssm.h l.132; nssm.cpp exit_action_strings "Restart"): monitor_service -> start_service
+# again in the same nssm.exe process (l.2110-2115), so the service's process id never changes.
+# throttle_restart (l.2140-2176): the first start (throttle 0) is not delayed; otherwise throttle++ and
+# the service shows SERVICE_PAUSED (l.2166) for max(AppRestartDelay, throttle_milliseconds(throttle)),
+# where throttle_milliseconds(n) = 2^(min(n, 8) - 1) s (l.279-284). The lab reads no AppExit key (the
+# collection never sets one): every exit is restarted.
+NSSM_THROTTLE_MS = 1500
+# A program that fails at its first call under NSSM (flanneld without its kubeconfig) exits this long
+# after it started: within AppThrottle, so NSSM throttles it (not measured: a first file read or API call).
+NSSM_FAST_EXIT_SECONDS = 0.5
+
+
+def _nssm_ms(svc, name, default):
+    for k, v in (svc.get("parameters") or {}).items():
+        if k.lower() == name.lower():
+            # REG_DWORD only (override_milliseconds); the lab stores a DWORD as an int
+            return (int(v) & 0xFFFFFFFF) if isinstance(v, int) and not isinstance(v, bool) else default
+    return default
+
+
+def nssm_throttle_seconds(svc):
+    return _nssm_ms(svc, "AppThrottle", NSSM_THROTTLE_MS) / 1000.0
+
+
+def _throttle_seconds(n):
+    return float(2 ** (min(n, 8) - 1))
+
+
+def nssm_timeline(svc, crash, at):
+    """(status, application pid or 0) of an NSSM service whose application exits ``crash["run"]``
+    seconds after each start, at host time ``at`` (see above for the source of each step)."""
+    throttle_delay = nssm_throttle_seconds(svc)
+    restart_delay = _nssm_ms(svc, "AppRestartDelay", 0) / 1000.0
+    run = max(float(crash.get("run") or NSSM_FAST_EXIT_SECONDS), 0.001)
+    t, throttle, launch = crash["since"], 0, 0
+    while launch < 100000:
+        if throttle == 0:  # throttle_restart: "if (! service->throttle++) return;"
+            throttle = 1
+        else:
+            throttle += 1
+            pause = max(restart_delay, _throttle_seconds(throttle))
+            if at < t + pause:
+                return "Paused", 0
+            t += pause
+        app_pid = int(crash["app_pid"]) + 4 * launch
+        if run > throttle_delay:
+            if at < t + throttle_delay:
+                return "StartPending", app_pid
+            throttle = 1 if restart_delay else 0
+            if at < t + run:
+                return "Running", app_pid
+        elif at < t + run:
+            return "StartPending", app_pid  # RUNNING only for the instant before end_service restarts it
+        t += run
+        launch += 1
+    return "Paused", 0
+
+
+def start_pending_seconds(svc, crash):
+    """How long a start of this NSSM service stays START_PENDING: what Start-Service waits through
+    (Service.cs DoWaitForStatus waits while the status is the pending one)."""
+    if crash is None:
+        return nssm_throttle_seconds(svc)
+    return min(max(float(crash.get("run") or NSSM_FAST_EXIT_SECONDS), 0.001), nssm_throttle_seconds(svc))
+
+
+def child_process(host, svc, at=None):
+    """(pid, file name) of the application NSSM runs for this service now, or None."""
+    proc = (host.state.get("processes") or {}).get(svc["name"].lower()) or {}
+    if proc.get("wrapper") != "nssm" or svc.get("status") == "Stopped":
+        return None
+    name = str(proc.get("application") or "").replace("/", "\\").rsplit("\\", 1)[-1]
+    crash = svc.get("crash")
+    if crash and crash.get("kind") == "nssm":
+        pid = nssm_timeline(svc, crash, clock(host) if at is None else at)[1]
+    else:
+        pid = int(svc.get("app_pid") or 0) if proc.get("state") == "running" else 0
+    return (pid, name) if pid else None
+
+
 def observe(host, svc, at=None):
     """(status, pid) of a service at host time ``at`` (now by default), playing forward a service
     that exits after reporting Running: the SCM marks it Stopped when its process ends without
     reporting SERVICE_STOPPED, and its restart action starts a new process after the delay, which
     fails the same way (the SCM repeats the last action for every later failure: Microsoft Learn,
-    SERVICE_FAILURE_ACTIONS structure). Under NSSM the service process stays and shows Paused
-    while NSSM throttles the application's restarts (NSSM 2.24 README.txt)."""
+    SERVICE_FAILURE_ACTIONS structure). Under NSSM the service process stays and NSSM restarts the
+    application itself (nssm_timeline)."""
     if svc is None:
         return "", 0
     crash = svc.get("crash")
     if not crash:
         return svc["status"], int(svc.get("pid") or 0) if svc["status"] != "Stopped" else 0
-    dt = (clock(host) if at is None else at) - crash["since"]
+    now = clock(host) if at is None else at
+    dt = now - crash["since"]
     if crash["kind"] == "nssm":
-        return ("Running" if dt < EXIT_AFTER_SECONDS else "Paused"), crash["pid"]
+        return nssm_timeline(svc, crash, now)[0], crash["pid"]
+    run = float(crash.get("run") or EXIT_AFTER_SECONDS)
     delay = crash.get("restart_delay")
     if delay is None:
-        return ("Running", crash["pid"]) if dt < EXIT_AFTER_SECONDS else ("Stopped", 0)
-    period = EXIT_AFTER_SECONDS + delay
+        return ("Running", crash["pid"]) if dt < run else ("Stopped", 0)
+    period = run + delay
     n = int(dt // period)
-    if dt - n * period < EXIT_AFTER_SECONDS:
+    if dt - n * period < run:
         return "Running", crash["pid"] + 4 * n
     return "Stopped", 0
 
@@ -133,7 +225,8 @@ def exit_codes(host, svc):
     if svc is None:
         return None, None
     crash = svc.get("crash")
-    if crash and crash["kind"] == "exit" and clock(host) - crash["since"] >= EXIT_AFTER_SECONDS:
+    if crash and crash["kind"] == "exit" and clock(host) - crash["since"] >= float(crash.get("run") or
+                                                                                   EXIT_AFTER_SECONDS):
         return 1067, 0
     return int(svc.get("exit_code") or 0), int(svc.get("service_exit_code") or 0)
 
@@ -169,6 +262,7 @@ def stop(host, name, force=True):
     svc["status"] = "Stopped"
     svc["pid"] = 0
     svc.pop("crash", None)
+    svc.pop("app_pid", None)
     if svc["pending_delete"]:
         del state["services"][svc["name"].lower()]
 
@@ -194,7 +288,7 @@ def start(host, name, _chain=()):
     state = host.state
     refresh(host)
     svc = require(state, name)
-    if svc["status"] in ("Running", "Paused"):
+    if svc["status"] in ("Running", "Paused", "StartPending"):
         # Paused: the service process runs (NSSM throttling its application); winsim treats a
         # start request as a no-op, as for Running (not verified against Start-Service on Windows).
         return
@@ -220,6 +314,7 @@ def start(host, name, _chain=()):
                            "on computer '.'. (1068: The dependency service or group failed to start: %s)"
                            % (svc["display_name"], svc["name"], svc["name"], e)) from None
     svc.pop("crash", None)
+    svc.pop("app_pid", None)
     try:
         status = winsim_binaries.service_process_start(host, svc)
     except winsim_binaries.ExitsAfterRunning as e:
@@ -229,6 +324,9 @@ def start(host, name, _chain=()):
         svc["last_error"] = str(e)
         svc["crash"] = {"since": clock(host), "kind": e.kind, "error": str(e), "pid": svc["pid"],
                         "restart_delay": restart_delay_seconds(svc)}
+        if e.kind == "nssm":
+            svc["crash"].update(app_pid=_new_pid(state), run=NSSM_FAST_EXIT_SECONDS)
+            _await_start_pending(host, svc)
         return
     except winsim_binaries.ServiceStopped as e:
         # The service process connected to the SCM, then reported SERVICE_STOPPED before RUNNING
@@ -247,6 +345,28 @@ def start(host, name, _chain=()):
     svc["status"] = status or "Running"
     svc["pid"] = _new_pid(state)
     svc["last_error"] = None
+    nssm = ((state.get("processes") or {}).get(svc["name"].lower()) or {}).get("wrapper") == "nssm"
+    if nssm:
+        svc["app_pid"] = _new_pid(state)
+    # A test's way to have the program fail later, e.g. flanneld while it creates its HNS network:
+    # state["app_exit_after"] = {service name: seconds after each start}.
+    exit_after = (state.get("app_exit_after") or {}).get(svc["name"].lower())
+    if exit_after:
+        svc["crash"] = {"since": clock(host), "kind": "nssm" if nssm else "exit", "pid": svc["pid"],
+                        "error": "winsim: the program exits %ss after it started" % exit_after,
+                        "restart_delay": restart_delay_seconds(svc), "run": float(exit_after),
+                        "app_pid": svc.pop("app_pid", None) or _new_pid(state)}
+    if nssm:
+        _await_start_pending(host, svc)
+
+
+def _await_start_pending(host, svc):
+    """Start-Service waits while the service is START_PENDING (PowerShell Service.cs DoWaitForStatus with
+    pendingStatus StartPending): NSSM reports it until its application has run AppThrottle or exited.
+    Not modelled: Start-Service's own error when the status after the wait is Paused (its 2 s
+    WaitForStatus rounds); the lab lets it return and the collection's watch judges what follows."""
+    advance(host, start_pending_seconds(svc, svc.get("crash")))
+    svc["status"], _ = observe(host, svc)
 
 
 def encode_failure_actions(reset_seconds, actions):
