@@ -347,11 +347,66 @@ def _set_service(interp, b, items, node):
     return []
 
 
+class Win32Process(NetObject):
+    """Get-CimInstance Win32_Process: the application NSSM runs for a service (winsim_scm.child_process);
+    other processes are not modelled."""
+
+    type_name = "Microsoft.Management.Infrastructure.CimInstance#root/cimv2/Win32_Process"
+
+    def __init__(self, pid, parent, name):
+        self.pid, self.parent, self.name = pid, parent, name
+
+    def prop_processid(self):
+        return self.pid
+
+    def prop_parentprocessid(self):
+        return self.parent
+
+    def prop_name(self):
+        return self.name
+
+
+# WQL as the filters are written (Microsoft Learn, "WQL Operators" and "WHERE Clause"): a string between
+# single quotes with backslash escapes; anything else is not supported by the lab.
+_WQL_STRING = r"'((?:[^'\\]|\\.)*)'"
+_WQL_SERVICE = re.compile(r"^\s*Name\s*=\s*%s\s*$" % _WQL_STRING, re.I)
+_WQL_CHILD = re.compile(r"^\s*ParentProcessId\s*=\s*(\d+)(?:\s+AND\s+Name\s*=\s*%s)?\s*$" % _WQL_STRING, re.I)
+
+
+def _wql_unescape(text):
+    return re.sub(r"\\(.)", r"\1", text)
+
+
 def _get_cim_instance(interp, b, items, node):
-    if to_str(b.get("ClassName")).lower() != "win32_service" or set(b) != {"ClassName"}:
-        interp.unsupported("Get-CimInstance other than -ClassName Win32_Service", node)
+    """Get-CimInstance -ClassName Win32_Service [-Filter "Name='x'"] and -ClassName Win32_Process
+    -Filter "ParentProcessId=N [AND Name='x.exe']". Without -Filter every service is enumerated; a
+    filter that matches nothing returns nothing (no error)."""
+    cls = to_str(b.get("ClassName")).lower()
+    wql = to_str(b.get("Filter")) if b.get("Filter") is not None else None
+    if set(b) - {"ClassName", "Filter"} or cls not in ("win32_service", "win32_process") or (
+            cls == "win32_process" and wql is None):
+        interp.unsupported("Get-CimInstance other than Win32_Service, or Win32_Process by ParentProcessId", node)
     host = interp.host.host
-    return [Win32Service(host, s) for s in list(host.state["services"].values())]
+    if cls == "win32_service":
+        if wql is None:
+            return [Win32Service(host, s) for s in list(host.state["services"].values())]
+        m = _WQL_SERVICE.match(wql)
+        if not m:
+            interp.unsupported("Win32_Service filter %r" % wql, node)
+        want = _wql_unescape(m.group(1)).lower()
+        return [Win32Service(host, s) for s in list(host.state["services"].values()) if s["name"].lower() == want]
+    m = _WQL_CHILD.match(wql)
+    if not m:
+        interp.unsupported("Win32_Process filter %r" % wql, node)
+    parent = int(m.group(1))
+    name = _wql_unescape(m.group(2)).lower() if m.group(2) is not None else None
+    found = []
+    for svc in list(host.state["services"].values()):
+        status, pid = winsim_scm.observe(host, svc)
+        child = winsim_scm.child_process(host, svc) if status != "Stopped" else None
+        if pid and pid == parent and child and (name is None or child[1].lower() == name):
+            found.append(Win32Process(child[0], parent, child[1]))
+    return found
 
 
 def _invoke_cim_method(interp, b, items, node):
