@@ -84,6 +84,9 @@ options:
       - After the task starts the service, how long to watch that it stays Running with the same process (the
         kubelet, kube-proxy and NSSM report Running before they check their inputs). Defaults to two
         O(restart_delay_seconds). V(0) does not watch.
+      - For a service whose program is C(nssm.exe), the watch also follows the process of NSSM's
+        C(Application): NSSM restarts an application that exits inside the same service process, so only the
+        application's new process id shows it.
     type: int
 attributes:
   check_mode:

@@ -46,8 +46,10 @@ class FakeScm:
         if self.watch_answer is not None:
             return self.watch_answer
         status = (self.services.get(params["Name"]) or {}).get("status")
-        return {"samples": [{"ms": ms, "status": status, "pid": 4242} for ms in range(0, params["Seconds"] * 1000 + 1,
-                                                                                      params["IntervalMs"])],
+        # the wrapped program the watch samples too (service_watch's Child): one process all along
+        child = 4300 if params.get("Child") else 0
+        return {"samples": [{"ms": ms, "status": status, "pid": 4242, "child": child}
+                            for ms in range(0, params["Seconds"] * 1000 + 1, params["IntervalMs"])],
                 "exit_code": 0, "service_exit_code": 0, "log_tail": {p: "" for p in params["LogFiles"]}}
 
     def state(self, params):

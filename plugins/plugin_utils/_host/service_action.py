@@ -36,17 +36,22 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
             hint = sl.log_hint(name, log_files[0] if log_files else None)
             raise RemoteScriptError("%s. %s." % (str(e).rstrip(". "), hint)) from None
         status = reply.get("status", status)
-        if plan["run"] in ("start", "restart") and status != "Running":
+        started = plan["run"] in ("start", "restart")
+        if started and watch_seconds > 0:
+            # Also when it is not Running now (NSSM pauses a service whose program keeps exiting): the
+            # watch's samples and log tails say why.
+            child = sl.wrapped_program(ws.split_windows_command_line(desired.get("command_line") or ""),
+                                       desired.get("parameters"))
+            watched = run_script(action, task_vars, "service_watch", {
+                "Name": name, "Seconds": int(watch_seconds), "IntervalMs": sl.WATCH_INTERVAL_MS, "Child": child,
+                "LogFiles": list(log_files), "TailLines": sl.LOG_TAIL_LINES})
+            failure = sl.judge_watch(name, watched, list(log_files), child)
+            if failure:
+                raise ServiceNotRunning(failure)
+        if started and status != "Running":
             # e.g. NSSM pauses a service whose program keeps exiting: that is not a started service.
             raise ServiceNotRunning("service %s was started but is %s. %s." % (
                 name, status, sl.log_hint(name, log_files[0] if log_files else None)))
-        if plan["run"] in ("start", "restart") and watch_seconds > 0:
-            watched = run_script(action, task_vars, "service_watch", {
-                "Name": name, "Seconds": int(watch_seconds), "IntervalMs": sl.WATCH_INTERVAL_MS,
-                "LogFiles": list(log_files), "TailLines": sl.LOG_TAIL_LINES})
-            failure = sl.judge_watch(name, watched, list(log_files))
-            if failure:
-                raise ServiceNotRunning(failure)
     result = dict(changed=plan["changed"], command_line=desired.get("command_line"), status=status,
                   differences=plan["differences"], definition=plan["action"] or "none", run=plan["run"])
     if warnings:

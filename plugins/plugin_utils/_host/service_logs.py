@@ -21,9 +21,19 @@ application that exits early). ``Start-Service`` therefore returns with the serv
 when it exits a moment later and the recovery actions restart it every few seconds. So after a
 start the service is watched for two restart periods: any sample that is not Running, or a new
 process id (the SCM restarted it), is a failed start.
+
+Under NSSM the service process is nssm.exe, which restarts its application itself, inside the same
+service process (NSSM service.cpp: end_service takes the default AppExit action, Restart, and calls
+monitor_service -> start_service again): the service's process id never changes, and the service
+leaves RUNNING only for the AppThrottle time (1500 ms by default) of each restart, or, when the
+application exits within that time, while NSSM throttles it (PAUSED). So for an NSSM service the watch
+also samples the application's own process (the child of the service process with the application's
+file name): a new child id is a restart too.
 """
 
 from __future__ import annotations
+
+import ntpath
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
@@ -75,25 +85,46 @@ def watch_seconds(restart_delay_seconds):
     return max(1, int(restart_delay_seconds)) * WATCH_RESTART_PERIODS
 
 
-def judge_watch(name, answer, log_paths):
+def wrapped_program(command_line_argv, parameters):
+    """The file name of the program a service wrapper runs as a child of the service process, for the
+    watch: NSSM's ``Application`` (NSSM CreateProcess-es it from nssm.exe) when the service's program
+    is nssm.exe; '' otherwise."""
+    if not command_line_argv or ntpath.basename(str(command_line_argv[0])).lower() != "nssm.exe":
+        return ""
+    app = next((v for k, v in (parameters or {}).items() if str(k).lower() == "application"), None)
+    return ntpath.basename(str(app)) if app else ""
+
+
+def judge_watch(name, answer, log_paths, child=""):
     """Decide from what the service_watch script saw whether the started service stayed up.
 
-    ``answer``: {samples: [{ms, status, pid}], exit_code, service_exit_code, log_tail: {path: text}}.
-    Returns None when it stayed Running with one process, else the error text for the user.
+    ``answer``: {samples: [{ms, status, pid, child}], exit_code, service_exit_code, log_tail: {path:
+    text}}; ``child``: the wrapped program's file name the watch sampled too (wrapped_program).
+    Returns None when it stayed Running with one process (and one child), else the error text.
     """
     samples = answer.get("samples") or []
-    pids = [s.get("pid") for s in samples if s.get("status") == "Running" and s.get("pid")]
+    running = [s for s in samples if s.get("status") == "Running"]
+    pids = [s.get("pid") for s in running if s.get("pid")]
+    children = [s.get("child") for s in running if s.get("child")]
     bad = [s for s in samples if s.get("status") != "Running"]
-    if samples and not bad and len(set(pids)) <= 1:
+    # a Running NSSM service without its application: between an exit and NSSM's restart of it
+    gone = [s for s in running if child and not s.get("child")]
+    if samples and not bad and len(set(pids)) <= 1 and len(set(children)) <= 1 and not gone:
         return None
     seconds = (samples[-1].get("ms", 0) / 1000.0) if samples else 0
     if not samples:
         what = "could not be watched (no status was read)"
     elif bad:
         what = "was started and reported Running, then went %s within %.0fs" % (bad[0].get("status"), seconds)
-    else:
+    elif len(set(pids)) > 1:
         what = "was started and reported Running, then exited and was restarted by its recovery actions " \
                "(process %s, then %s) within %.0fs" % (pids[0], pids[-1], seconds)
+    elif len(set(children)) > 1:
+        what = "was started and reported Running, then its program %s exited and NSSM started it again " \
+               "(process %s, then %s) within %.0fs" % (child, children[0], children[-1], seconds)
+    else:
+        what = "was started and reported Running, then its program %s was not running within %.0fs" % (
+            child, seconds)
     parts = ["service %s %s: it exits after starting" % (name, what)]
     code, specific = answer.get("exit_code"), answer.get("service_exit_code")
     if code not in (None, 0):

@@ -32,7 +32,7 @@ function Invoke-Sc([string[]]$Arguments) {
 }
 
 if ($Action -eq 'remove') {
-    $service = Get-Service -Name $Name -ErrorAction SilentlyContinue
+    $service = Get-Service -Name $Name -ErrorAction SilentlyContinue | Select-Object -First 1
     if ($service) {
         if ($service.Status -ne 'Stopped') { Stop-Service -Name $Name -Force }
         Invoke-Sc @('delete', $Name)
@@ -42,12 +42,14 @@ if ($Action -eq 'remove') {
 }
 
 # Stop-Service -Force stops the dependent services first (ServiceController.Stop); a restart starts
-# again those that were running.
+# again those that were running. A start with a new definition stops the service first too: the
+# controller read it Stopped, but the SCM's recovery actions may have restarted a crashing service
+# since, with its old definition, and Start-Service does nothing to a running service.
 $dependentsToStart = @()
-if ($Run -in @('stop', 'restart')) {
-    $service = Get-Service -Name $Name -ErrorAction SilentlyContinue
+if ($Run -in @('stop', 'restart') -or ($Run -eq 'start' -and $Action -ne 'none')) {
+    $service = Get-Service -Name $Name -ErrorAction SilentlyContinue | Select-Object -First 1
     if ($service -and $service.Status -ne 'Stopped') {
-        if ($Run -eq 'restart') {
+        if ($Run -ne 'stop') {
             $dependentsToStart = @($service.DependentServices | Where-Object Status -eq 'Running' |
                 ForEach-Object Name)
         }
@@ -57,7 +59,9 @@ if ($Run -in @('stop', 'restart')) {
 if ($Action -eq 'none') {
     # only the run state changes
 } elseif ($Action -eq 'create') {
-    $new = @{ Name = $Name; BinaryPathName = $CommandLine; DisplayName = $DisplayName; StartupType = 'Automatic' }
+    # New-Service's DisplayName is [ValidateNotNullOrEmpty] (Service.cs): without one, the SCM shows the name
+    $new = @{ Name = $Name; BinaryPathName = $CommandLine; StartupType = 'Automatic' }
+    if ($DisplayName) { $new.DisplayName = $DisplayName }
     if ($Dependencies.Count -gt 0) { $new.DependsOn = $Dependencies }
     New-Service @new | Out-Null
 } else {

@@ -88,3 +88,41 @@ def test_kube_log_runner_rotation_only_where_it_exists():
 def test_a_start_that_is_not_running_at_once_names_the_log():
     msg = sl.judge_watch("kubelet", {"samples": []}, ["C:\\var\\log\\kubelet\\kubelet.log"])
     assert "could not be watched" in msg and "C:\\var\\log\\kubelet\\kubelet.log" in msg
+
+
+FLANNELD = {"name": "flanneld", "path": "C:\\k\\nssm.exe",
+            "parameters": {"Application": "C:\\k\\flanneld.exe", "AppStderr": "C:\\var\\log\\kubelet\\flanneld.log"}}
+
+
+def nssm_watch(children, statuses=None):
+    """What service_watch answers for an NSSM service: nssm.exe keeps its process id, its application's changes."""
+    statuses = statuses or ["Running"] * len(children)
+    return {"samples": [{"ms": 1000 * i, "status": s, "pid": 7, "child": c}
+                        for i, (s, c) in enumerate(zip(statuses, children, strict=True))],
+            "exit_code": 0, "service_exit_code": 0, "log_tail": {}}
+
+
+def test_nssm_restarting_its_application_inside_a_running_service_is_a_failed_start(make_action):
+    """N6 (shared/audits/powershell-2.md): NSSM restarts flanneld inside the same nssm.exe process, so the service
+    stays Running with one process id; only the application's process id shows the restart."""
+    scm = FakeScm()
+    scm.watch_answer = nssm_watch([31, 31, 31, 35, 35])
+    result = make_action(HostServiceAction, dict(FLANNELD), scm.host).run(task_vars={"inventory_hostname": "win-1"})
+    assert result["failed"], result
+    assert "its program flanneld.exe exited and NSSM started it again (process 31, then 35)" in result["msg"]
+    # the watch was told which child to sample: the application's file name
+    assert scm.host.calls[-1][1]["Child"] == "flanneld.exe"
+
+
+def test_the_child_is_sampled_only_for_nssm_services(make_action):
+    scm = FakeScm()
+    make_action(HostServiceAction, dict(PROXY), scm.host).run(task_vars={})
+    assert scm.host.calls[-1][1]["Child"] == ""
+    assert sl.wrapped_program(["C:\\k\\NSSM.EXE"], {"application": "C:\\k\\flanneld.exe"}) == "flanneld.exe"
+    assert sl.wrapped_program(["C:\\k\\kube-log-runner.exe", "C:\\k\\kube-proxy.exe"], {}) == ""
+
+
+def test_an_nssm_service_that_keeps_one_application_passes_and_one_without_it_fails():
+    assert sl.judge_watch("flanneld", nssm_watch([31, 31, 31]), [], "flanneld.exe") is None
+    msg = sl.judge_watch("flanneld", nssm_watch([31, 0, 0]), [], "flanneld.exe")
+    assert "its program flanneld.exe was not running" in msg
