@@ -44,6 +44,11 @@ CRI_DOCKERD_DEFAULT_BIN_DIR = "C:\\k\\cni\\bin\\"
 CRI_DOCKERD_DEFAULT_CONF_DIR = "C:\\k\\cni\\config"
 
 CNI_CONF_FILE = "10-flannel.conf"
+# The file names a runtime takes as CNI configurations (containernetworking/cni libcni ConfFiles, called by
+# containerd/go-cni opts.go loadFromConfDir with these three extensions, compared as filepath.Ext returns them:
+# case-sensitive); go-cni sorts them with sort.Strings (byte order) and loads the first max_conf_num, which is 1 on
+# Windows (containerd v1.7 pkg/cri/config/config_windows.go, 2.x internal/cri/config/config_windows.go).
+CNI_CONF_EXTENSIONS = (".conf", ".conflist", ".json")
 
 
 class CniDirsError(Exception):
@@ -119,6 +124,43 @@ def cri_dockerd_cni_dirs(image_path):
     bin_dir = flags.get("cni-bin-dir", CRI_DOCKERD_DEFAULT_BIN_DIR).split(",")[0]
     conf_dir = flags.get("cni-conf-dir", CRI_DOCKERD_DEFAULT_CONF_DIR)
     return {"bin_dir": _norm(bin_dir), "conf_dir": _norm(conf_dir), "source": "cri-dockerd command line"}
+
+
+def containerd_max_conf_num(dump):
+    """cni.max_conf_num of the CRI plugin from ``containerd.exe config dump`` (how many CNI configurations it loads;
+    0: all), 1 when the dump cannot be read (containerd_cni_dirs reports that)."""
+    try:
+        conf = tomllib.loads((dump or "").strip())
+    except (ValueError, AttributeError):
+        return 1
+    section = CONTAINERD_CRI_SECTIONS.get(conf.get("version"))
+    cni = ((conf.get("plugins") or {}).get(section) or {}).get("cni") or {}
+    return cni.get("max_conf_num", 1)
+
+
+def conf_dir_conflicts(names, max_conf_num=1):
+    """Of the file names in the runtime's CNI configuration directory, those the runtime would load instead of (or,
+    with ``max_conf_num`` other than 1, besides) the collection's 10-flannel.conf: every other CNI configuration that
+    sorts before it, or with more than one configuration loaded (0: all) every other one."""
+    others = sorted(n for n in names or [] if n != CNI_CONF_FILE and n.endswith(CNI_CONF_EXTENSIONS))
+    if max_conf_num in (None, 1):
+        return [n for n in others if n < CNI_CONF_FILE]
+    return others
+
+
+def conf_dir_conflict_message(conflicts, conf_dir, runtime, max_conf_num=1):
+    """What to tell the user about ``conflicts`` (conf_dir_conflicts), or None: the files, why and the fix."""
+    if not conflicts:
+        return None
+    where = "%s\\%s" % (conf_dir.rstrip("\\"), conflicts[0]) if len(conflicts) == 1 else \
+        "%s: %s" % (conf_dir, ", ".join(conflicts))
+    why = ("sorts before %s, and %s loads only the first CNI configuration in name order" % (CNI_CONF_FILE, runtime)
+           if max_conf_num in (None, 1) else
+           "would be loaded besides %s (containerd's cni.max_conf_num is %s, not 1)" % (CNI_CONF_FILE, max_conf_num))
+    return ("%s %s, so pods would not get flannel's network (their addresses outside the node's podCIDR): remove or "
+            "rename it (for example the 0-containerd-nat.json older sig-windows-tools Install-Containerd.ps1 wrote)%s"
+            % (where, why, "" if max_conf_num in (None, 1) else ", and set max_conf_num = 1 in containerd's "
+               "config.toml"))
 
 
 def runtime_cni_dirs(runtime, services):

@@ -248,3 +248,36 @@ def test_cni_archives_go_where_the_runtime_looks_and_reset_removes_exactly_them(
     assert PF_CONF + "\\10-flannel.conf" in files
     assert all(f.startswith((PF_BIN + "\\", PF_CONF + "\\")) for f in files)
     assert pruned[-1] == "C:\\Program Files\\containerd\\cni"
+
+
+# --- another CNI configuration in the runtime's directory (realnode.md F4) -------------------------
+@pytest.mark.parametrize("names, expected", [
+    (["10-flannel.conf"], []),
+    # sig-windows-tools Install-Containerd.ps1 (64367ef..37ca088) wrote this one: it sorts first and wins
+    (["0-containerd-nat.json", "10-flannel.conf"], ["0-containerd-nat.json"]),
+    (["00-calico.conflist", "05-x.conf", "10-flannel.conf", "99-later.conf", "README.txt", "1.CONF"],
+     ["00-calico.conflist", "05-x.conf"]),
+    # Go's sort.Strings is byte order: upper case before lower case and digits
+    (["10-Flannel.conf", "10-flannel.conf"], ["10-Flannel.conf"]),
+])
+def test_a_cni_configuration_sorting_before_flannels_is_named(names, expected):
+    assert rc.conf_dir_conflicts(names) == expected
+
+
+def test_with_more_than_one_configuration_loaded_every_other_one_is_named():
+    assert rc.conf_dir_conflicts(["10-flannel.conf", "99-later.conf"], max_conf_num=0) == ["99-later.conf"]
+    msg = rc.conf_dir_conflict_message(["99-later.conf"], "C:\\cni\\conf", "containerd", 0)
+    assert "max_conf_num = 1" in msg and "C:\\cni\\conf\\99-later.conf" in msg
+
+
+def test_the_message_names_the_file_why_and_the_fix():
+    assert rc.conf_dir_conflict_message([], "C:\\cni\\conf", "containerd") is None
+    msg = rc.conf_dir_conflict_message(["0-containerd-nat.json"], PF_CONF + "\\", "containerd")
+    assert msg.startswith(PF_CONF + "\\0-containerd-nat.json sorts before 10-flannel.conf")
+    assert "remove or rename it" in msg
+
+
+def test_max_conf_num_is_read_from_the_dump():
+    assert rc.containerd_max_conf_num(DUMP_17.replace("max_conf_num = 1", "max_conf_num = 0")
+                                       % ("c:/b", "c:/c")) == 0
+    assert rc.containerd_max_conf_num("error: not toml") == 1
