@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _win_scripts as win_scripts
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import sealed
 
 POWERSHELL_MODULE = "ansible.windows.win_powershell"
 
@@ -37,12 +38,25 @@ def run_script(action, task_vars, name, parameters=None, sensitive=False):
     its ``$Ansible.Result``.
 
     ``action`` is the calling ActionBase; the module runs through its ``_execute_module``, so one
-    call is one remote operation. ``sensitive`` runs it with no_log, so parameters holding secrets
-    stay out of logs whatever the verbosity.
+    call is one remote operation. ``sensitive`` runs it with no_log, and seals the contents of its ``Files``
+    (node_sync) to the host's transport key (plugin_utils/_host/sealed.py): win_powershell declares
+    ``parameters`` without no_log, so Ansible.Basic echoes them in ``invocation.module_args`` of the result
+    whatever the task's no_log, and the exec wrapper parses them with cmdlets that PowerShell module logging
+    (event 4103) records; only ciphertext may travel there. The key comes from the host's facts
+    (win_host_facts); a task run without them reads it first (one more remote operation).
     """
     problem = become_problem(action, task_vars)
     if problem:
         raise RemoteScriptError(problem)
+    if sensitive and (parameters or {}).get("Files"):
+        key = sealed.transport_key(task_vars)
+        if not key:
+            key = run_script(action, task_vars, "node_facts", {}).get("transport_key")
+        try:
+            parameters = sealed.seal_files(parameters, key)
+        except sealed.SealError as e:
+            raise RemoteScriptError("cannot seal the secret files for script %s: %s; re-run, which makes the "
+                                    "transport key again" % (name, e)) from None
     module_args = {
         "script": win_scripts.load(name),
         "parameters": parameters or {},

@@ -18,7 +18,7 @@ from ansible_collections.ansible.windows.plugins.module_utils import (
 )
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError, is_pipe
 
-from . import winfiles
+from . import wincrypto, winfiles
 from .builtins import VOID, Cmdlet, TypeInfo
 from .interp import ExceptionObject, Interpreter, PSError, SwitchValue, is_true
 from .values import ErrorRecord, Hashtable, NetObject, PSEnum, PSObject, RefValue, to_str, type_name
@@ -946,6 +946,7 @@ def register(interp):
     t = interp.types
     t["io.file"] = TypeInfo("File", "System.IO.File", statics={"ReadAllText": _read_all_text})
     winfiles.register(interp)
+    wincrypto.register(interp)
     t["net.dns"] = TypeInfo("Dns", "System.Net.Dns", statics={"GetHostName": _host_name})
     t["environment"] = TypeInfo("Environment", "System.Environment", statics={"GetEnvironmentVariable": _get_env})
     t["runtime.interopservices.marshal"] = TypeInfo("Marshal", "System.Runtime.InteropServices.Marshal",

@@ -92,4 +92,6 @@ def node_facts(answer, ca_cert_path=None):
         "kubeadm_path": kubeadm_process_path(answer.get("machine_path") or ""),
         # Where each runtime reads CNI configuration and plugins: {bin_dir, conf_dir, source} or {error}.
         "cni": {runtime: runtime_cni.runtime_cni_dirs(runtime, services) for runtime in runtimes.NAMES},
+        # the public half of the key secrets are sealed to (plugin_utils/_host/sealed.py); not a secret
+        "transport_key": answer.get("transport_key"),
     }

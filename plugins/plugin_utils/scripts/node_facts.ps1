@@ -6,6 +6,11 @@
 # config_dump (services in ConfigDumpOf only): what `<program> [--config <file>] config dump` printed, the
 # --config value taken from the service's ImagePath with ConfigFlagPattern (group 1), or "error: ...".
 # machine_path: the machine-scope Path, expanded (what a process started after a reboot or a new logon sees).
+# transport_key: RSA.ToXmlString($false) of the key secrets are sealed to (plugin_utils/_host/sealed.py): RSA
+# 2048 in the machine key store, container kubewin.nodes-transport, not exportable, owner Administrators and
+# access SYSTEM and Administrators only (CspParameters.CryptoKeySecurity); made on the first read, also in
+# check mode (it changes nothing the roles manage). A container of that name made by anyone else (another
+# owner) or exportable is refused: its maker could open what is sealed to it.
 [CmdletBinding(SupportsShouldProcess)]
 param(
     [string[]]$Paths = @(),
@@ -66,6 +71,20 @@ foreach ($name in $Services) {
 }
 $pathFacts = @{}
 foreach ($path in $Paths) { $pathFacts[$path] = Test-Path -LiteralPath $path }
+$keySecurity = New-Object System.Security.AccessControl.CryptoKeySecurity
+$keySecurity.SetSecurityDescriptorSddlForm('O:BAD:P(A;;GA;;;SY)(A;;GA;;;BA)')
+$cspParams = New-Object System.Security.Cryptography.CspParameters
+$cspParams.KeyContainerName = 'kubewin.nodes-transport'
+$cspParams.Flags = [System.Security.Cryptography.CspProviderFlags]'UseMachineKeyStore, UseNonExportableKey'
+$cspParams.CryptoKeySecurity = $keySecurity
+$transport = New-Object System.Security.Cryptography.RSACryptoServiceProvider(2048, $cspParams)
+$keyInfo = $transport.CspKeyContainerInfo
+$keyOwner = $keyInfo.CryptoKeySecurity.GetSecurityDescriptorSddlForm('Owner')
+if ($keyInfo.Exportable -or $keyOwner -notin @('O:BA', 'O:SY')) {
+    throw ("the machine key container kubewin.nodes-transport was not made by kubewin.nodes (owner " +
+        "$keyOwner, exportable $($keyInfo.Exportable)): whoever made it could read the secrets sent to this " +
+        "host; delete it (its file is in C:\ProgramData\Microsoft\Crypto\RSA\MachineKeys), then re-run")
+}
 $Ansible.Result = @{
     computer_name = $env:COMPUTERNAME
     hostname = [System.Net.Dns]::GetHostName()
@@ -78,4 +97,5 @@ $Ansible.Result = @{
     services = $serviceFacts
     paths = $pathFacts
     machine_path = [Environment]::GetEnvironmentVariable('Path', 'Machine')
+    transport_key = $transport.ToXmlString($false)
 }

@@ -3,9 +3,16 @@
 # a plain directory), Discard (paths removed first: files another user owns, links), Downloads [{url, dest,
 # sha512, extract_dir}] (URL, UNC or local path; the SHA-512 is checked before the file is put in place; with
 # extract_dir the archive is unpacked there with tar.exe and dest is a stamp file holding the archive's
-# SHA-512), Files [{path, content (base64), sddl}], Remove (paths, removed with everything in them), Prune
+# SHA-512), Files [{path, content (base64, or sealed: below), sddl}], Remove (paths, removed with everything
+# in them), Prune
 # (directories removed only when empty, in the order given), Proxy, ProxyBypass (list of regular
 # expressions). Applied in that order. Result: {}.
+# A secret file's content arrives sealed to this host's transport key (plugin_utils/_host/sealed.py, made by
+# node_facts): content 'sealed.<key>.<mac_key>.<iv>.<data>.<mac>', base64 each. key and mac_key are RSA-OAEP
+# (SHA-1) ciphertexts of an AES-256 key and an HMAC-SHA256 key (RSACryptoServiceProvider.Decrypt(Byte[], $true));
+# mac is HMAC-SHA256 over iv and data, checked first; data is AES-256-CBC with PKCS#7 padding
+# (AesCryptoServiceProvider's default Mode and Padding). So module arguments, module logging and
+# transcripts carry only ciphertext.
 # Security: only the owner and access sections are written (never group or audit rules, which would need
 # SeSecurityPrivilege), through .NET's SetAccessControl, which persists only the sections that were set
 # (NativeObjectSecurity.Persist); not Set-Acl, which writes back the owner Get-Acl read and then fails with
@@ -123,9 +130,34 @@ foreach ($download in $Downloads) {
         Install-File $tmp $download.dest
     }
 }
+$transport = $null
 foreach ($file in $Files) {
     New-Item -ItemType Directory -Path (Split-Path -Parent $file.path) -Force | Out-Null
-    $bytes = [Convert]::FromBase64String($file.content)
+    $sealed = $file.content.Split('.')
+    if ($sealed.Count -eq 6 -and $sealed[0] -eq 'sealed') {
+        if (-not $transport) {
+            $cspParams = New-Object System.Security.Cryptography.CspParameters
+            $cspParams.KeyContainerName = 'kubewin.nodes-transport'
+            $cspParams.Flags = [System.Security.Cryptography.CspProviderFlags]'UseMachineKeyStore, UseExistingKey'
+            $transport = New-Object System.Security.Cryptography.RSACryptoServiceProvider($cspParams)
+        }
+        $sealedIv = [Convert]::FromBase64String($sealed[3])
+        $sealedData = [Convert]::FromBase64String($sealed[4])
+        $hmac = New-Object System.Security.Cryptography.HMACSHA256
+        $hmac.Key = $transport.Decrypt([Convert]::FromBase64String($sealed[2]), $true)
+        $mac = [Convert]::ToBase64String($hmac.ComputeHash([byte[]]($sealedIv + $sealedData)))
+        $hmac.Dispose()
+        if ($mac -ne $sealed[5]) { throw "the sealed content for $($file.path) does not verify: re-run" }
+        $aes = New-Object System.Security.Cryptography.AesCryptoServiceProvider
+        $aes.Key = $transport.Decrypt([Convert]::FromBase64String($sealed[1]), $true)
+        $aes.IV = $sealedIv
+        $decryptor = $aes.CreateDecryptor()
+        $bytes = $decryptor.TransformFinalBlock($sealedData, 0, $sealedData.Length)
+        $decryptor.Dispose()
+        $aes.Dispose()
+    } else {
+        $bytes = [Convert]::FromBase64String($file.content)
+    }
     $tmp = "$($file.path).kubewin-new"
     if (Test-Path -LiteralPath $tmp) { Remove-Item -LiteralPath $tmp -Force }
     if ($file.sddl) {

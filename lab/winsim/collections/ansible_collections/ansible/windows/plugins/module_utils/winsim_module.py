@@ -17,7 +17,7 @@ import sys
 import traceback
 
 import yaml
-from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.basic import AnsibleModule, remove_values
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_kubelet_status
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import Host, SimError
 
@@ -156,6 +156,7 @@ def run(name, body, check_mode="full", internal=None, mutually_exclusive=None, r
                            mutually_exclusive=mutually_exclusive, required_one_of=required_one_of)
     try:
         host = Host.from_env()
+        log_module_args(host, name, module)  # also when the module then fails, as Ansible.Basic does
         with host.open():
             host.fault(name)
             sim = StandIn(module, host)
@@ -174,6 +175,32 @@ def run(name, body, check_mode="full", internal=None, mutually_exclusive=None, r
     if result.get("failed") and "msg" in result:
         module.fail_json(**result)
     module.exit_json(**result)
+
+
+MODULE_ARGS_LOG = "module_args.log"
+
+
+def log_module_args(host, name, module):
+    """What the Windows side holds of a module's arguments where others can read it: Ansible.Basic puts
+    ``invocation.module_args`` (every option after validation, no_log values replaced) into each result it
+    prints, whatever the task's no_log (ansible-core module_utils/csharp/Ansible.Basic.cs, the
+    AnsibleModule constructor: ``Result["invocation"] = RemoveNoLogValues(invocation, noLogValues)``), and
+    writes the same options to the Application event log ("Invoked with") unless the task is no_log; the
+    exec wrapper also parses them with cmdlets that PowerShell module logging (event 4103) records. One
+    JSON line per module run, next to processes.log, so tests can look for secrets there."""
+    record = {"module": name, "no_log": bool(module.no_log),
+              "module_args": remove_values(module.params, module.no_log_values)}
+    with open(os.path.join(host.dir, MODULE_ARGS_LOG), "a") as f:
+        f.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+def module_args_records(root, name):
+    """Every record log_module_args wrote for host ``name`` under the lab's ``root``."""
+    path = os.path.join(root, "hosts", name, MODULE_ARGS_LOG)
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 def _raw_args():
