@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _cluster_settings as cluster_settings
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
@@ -16,7 +15,7 @@ class ActionModule(WindowsAction):
     # (connection plugins connect on first use). Its failure lists every problem, one per line
     # (preflight.failure_message), rather than one reason.
     _requires_connection = False
-    ARGSPEC = wa.PREFLIGHT_ARGSPEC
+    ARGSPEC = preflight.PREFLIGHT_ARGSPEC
 
     def act(self, args):
         # The runtime's CNI plugins join the other downloads; a pin (kubewin_checksums) holds for its URL: both
@@ -30,6 +29,8 @@ class ActionModule(WindowsAction):
         args["settings_conflicts"] = list(settings.get("conflicts") or []) + cluster_settings.conflicts(
             settings, self.host, args["host_settings"])
         args["network_plugin_origin"] = (settings.get("origins") or {}).get("kube_network_plugin")
+        # The inventory host, for the checks across hosts (node_names).
+        args["host"] = self.host
         failures, warnings, identity = preflight.run_checks(args)
         downloads = None
         # A malformed value (a version, a base URL, the proxy, a pin) would only turn into a misleading

@@ -266,3 +266,39 @@ def chosen_adapter(adapters, adapter_name, node_ips):
             return name
     by_lower = {a["name"].lower(): a["name"] for a in adapters or []}
     return by_lower.get((adapter_name or "").lower())
+
+
+# ---------------------------------------------------------------------------------------------------
+# Windows update level
+
+# Windows Server 2025's overlay (vxlan) data path is fixed only by the October 2025 cumulative update: SIG Windows,
+# relayed in rancher/rancher issue #50915 (2025-09-03): "Windows Server 2025 networking fix ... only impacting overlay
+# networking mode. Targeted to release with 10B (oct 2025 patches)" (/work/shared/audits/realnode.md F5). 10B is
+# KB5066835 of 2025-10-14, OS build 26100.6899 (Microsoft's release notes for that KB). host-gw is not affected.
+WS2025_BUILD = 26100
+WS2025_OVERLAY_KB = "KB5066835"
+WS2025_OVERLAY_MIN_UBR = 6899
+_BUILD_UBR = re.compile(r"^10\.0\.(\d+)\.(\d+)$")
+
+
+def check_windows_update(windows_build, backend):
+    """Windows Server 2025 with flannel's vxlan backend needs the update level of the October 2025 cumulative
+    update; below it the node joins and goes Ready but its overlay traffic is not expected to work."""
+    f = Findings("windows_update")
+    var = VARIABLES["windows_build"]
+    if windows_build is None or str(backend or "vxlan").lower() != "vxlan":
+        return f.result()
+    if versions.windows_build(windows_build) != WS2025_BUILD:
+        return f.result()
+    m = _BUILD_UBR.match(str(windows_build).strip())
+    fix = ("install the October 2025 cumulative update (%s, OS build %d.%d) or a later one on this host, or use "
+           "flannel's host-gw backend" % (WS2025_OVERLAY_KB, WS2025_BUILD, WS2025_OVERLAY_MIN_UBR))
+    if not m:
+        f.warn(var, "Windows Server 2025 (%s) without its update revision: its overlay (vxlan) networking needs OS "
+                    "build %d.%d or later, which could not be checked; %s"
+               % (windows_build, WS2025_BUILD, WS2025_OVERLAY_MIN_UBR, fix))
+    elif int(m.group(2)) < WS2025_OVERLAY_MIN_UBR:
+        f.fail(var, "Windows Server 2025 at OS build %d.%s is below %d.%d: its overlay (vxlan) networking is broken "
+                    "until the October 2025 cumulative update (SIG Windows: \"only impacting overlay networking "
+                    "mode\"); %s" % (WS2025_BUILD, m.group(2), WS2025_BUILD, WS2025_OVERLAY_MIN_UBR, fix))
+    return f.result()
