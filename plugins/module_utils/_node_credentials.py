@@ -165,6 +165,19 @@ def format_time(value):
     return value.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+EXPOSED_OPEN_ACL = "the token file on the node may be read by others than Administrators and SYSTEM"
+EXPOSED_OTHER_CONTENT = "the token file on the node is not the token last issued"
+
+
+def revoke_before_renewal(reason):
+    """Whether the tokens issued so far must stop working before a new one is issued (security-2 N5): a token
+    file others may have read, or one whose content is not the token last issued, may be in other hands, and
+    a TokenRequest alone leaves the old token valid until it expires. A token carries its ServiceAccount's
+    UID and the authenticator checks it against the live account (kubernetes pkg/serviceaccount/claims.go,
+    "ServiceAccount UID ... does not match"), so deleting and re-creating the account revokes them all."""
+    return reason in (EXPOSED_OPEN_ACL, EXPOSED_OTHER_CONTENT)
+
+
 def renewal(annotations, now, node_uid, file_sha512, renew_fraction):
     """(renew, reason) for one component's token.
 
@@ -180,9 +193,9 @@ def renewal(annotations, now, node_uid, file_sha512, renew_fraction):
     if file_sha512 is None:
         return True, "the token file is missing on the node"
     if file_sha512 == OPEN_ACL:
-        return True, "the token file on the node may be read by others than Administrators and SYSTEM"
+        return True, EXPOSED_OPEN_ACL
     if file_sha512.lower() != annotations[SHA512_ANNOTATION]:
-        return True, "the token file on the node is not the token last issued"
+        return True, EXPOSED_OTHER_CONTENT
     bound_uid = annotations.get(BOUND_UID_ANNOTATION)
     if bound_uid and bound_uid != node_uid:
         return True, "the token is bound to an earlier Node object of this name (deleted since)"

@@ -227,10 +227,19 @@ def present(module, apis):
         expires[component] = annotations.get(nc.EXPIRES_ANNOTATION)
         if not renew:
             continue
+        name, namespace = obj["account"]["metadata"]["name"], namespaces[component]
+        if account is not None and nc.revoke_before_renewal(reason):
+            # a new UID: every token of the account so far stops working (security-2 N5)
+            changes.append("revoked the earlier tokens of %s (ServiceAccount %s/%s made again)"
+                           % (component, namespace, name))
+            if not module.check_mode:
+                kc.call(apis, "delete", "serviceaccounts", namespace, name,
+                        apis.core.delete_namespaced_service_account, name, namespace)
+                kc.call(apis, "create", "serviceaccounts", namespace, name,
+                        apis.core.create_namespaced_service_account, namespace, obj["account"], not_found_ok=False)
         changes.append("issued a token for %s (%s)" % (component, reason))
         if module.check_mode:
             continue
-        name, namespace = obj["account"]["metadata"]["name"], namespaces[component]
         answer, bound_now = _request_token(apis, name, namespace, node_name, node_uid, p["expiration_seconds"])
         bound = bound and bound_now
         token = (answer.get("status") or {}).get("token")

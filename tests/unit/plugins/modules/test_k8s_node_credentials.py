@@ -199,6 +199,39 @@ def test_a_token_near_expiry_is_renewed_and_recorded(run, cluster):
     assert third["changed"] is False
 
 
+def test_a_token_file_others_could_read_is_revoked_before_a_new_token_is_issued(run, cluster):
+    # security-2 N5: a TokenRequest alone leaves the copied token valid until it expires; making the
+    # ServiceAccount again (new UID) revokes it
+    first = run({})
+    files = files_holding(first)
+    files["kube-proxy"] = nc.OPEN_ACL
+    again = run({"token_files_sha512": files})
+    assert again["_rc"] == 0 and set(again["tokens"]) == {"kube-proxy"}
+    writes = cluster.writes()
+    assert writes.index("delete_namespaced_service_account") < writes.index("create_namespaced_service_account") \
+        < writes.index("create_namespaced_service_account_token"), writes
+    assert any("revoked the earlier tokens of kube-proxy" in c for c in again["changes"])
+    account = cluster.accounts[("kube-system", "kubewin-kube-proxy-win-1")]
+    assert account["metadata"]["labels"][nc.MANAGED_LABEL] == "true"
+    assert account["metadata"]["annotations"][nc.SHA512_ANNOTATION] == nc.token_sha512(again["tokens"]["kube-proxy"])
+
+
+def test_a_token_file_with_other_content_is_revoked_too_and_check_mode_only_says_so(run, cluster):
+    first = run({})
+    files = {"kube-proxy": "ab" * 64}
+    check = run({"token_files_sha512": files}, check=True)
+    assert cluster.writes() == [] and any("revoked" in c for c in check["changes"])
+    run({"token_files_sha512": files})
+    assert "delete_namespaced_service_account" in cluster.writes()
+    assert first["tokens"]
+
+
+def test_a_renewal_for_age_revokes_nothing(run, cluster):
+    first = run({})
+    run({"token_files_sha512": files_holding(first)}, at=T0 + datetime.timedelta(days=4))
+    assert "delete_namespaced_service_account" not in cluster.writes()
+
+
 def test_a_missing_token_file_gets_a_new_token_for_that_component_only(run, cluster):
     first = run({})
     files = files_holding(first)
