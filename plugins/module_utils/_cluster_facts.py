@@ -332,6 +332,26 @@ def kubelet_client_ca_file(configmap):
     return x509.get("clientCAFile") or None
 
 
+# The fields of the KubeletConfiguration that decide who may talk to a kubelet and how (security-2.md N9); kubeadm's
+# defaults (cmd/kubeadm/app/componentconfigs/kubelet.go) keep anonymous auth off, webhook authn/authz on, no read-only
+# port and certificate rotation on. Preflight refuses a cluster that weakened them.
+KUBELET_SECURITY_FIELDS = ("authentication", "authorization", "readOnlyPort", "rotateCertificates", "tlsMinVersion")
+
+
+def kubelet_security(configmap):
+    """The security fields of kubeadm's KubeletConfiguration (key ``kubelet``), without ``x509`` (a path, not a
+    setting); an empty dict when the ConfigMap is absent."""
+    text = ((configmap or {}).get("data") or {}).get(KUBELET_CONFIG_KEY)
+    if not text:
+        return {}
+    doc = _config_document(text, "the KubeletConfiguration in the kubelet-config ConfigMap")
+    result = {k: doc[k] for k in KUBELET_SECURITY_FIELDS if k in doc}
+    authn = result.get("authentication")
+    if isinstance(authn, dict):
+        result["authentication"] = {k: v for k, v in authn.items() if k in ("anonymous", "webhook")}
+    return result
+
+
 def dns_service_facts(service, ref):
     """``{namespace, name, cluster_ip}`` of the cluster DNS Service (``ref`` = ``namespace/name``)."""
     namespace, name = split_ref(ref)

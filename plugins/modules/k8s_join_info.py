@@ -247,6 +247,14 @@ kubelet_client_ca_file:
   returned: always
   type: str
   sample: /etc/kubernetes/ssl/ca.crt
+kubelet_security:
+  description:
+    - The fields of the kubelet-config ConfigMap that decide who may talk to a kubelet (C(authentication) without
+      C(x509), C(authorization), C(readOnlyPort), C(rotateCertificates), C(tlsMinVersion)); empty when absent.
+      Every Windows kubelet runs with them; preflight refuses values weaker than kubeadm's defaults.
+  returned: always
+  type: dict
+  sample: {authentication: {anonymous: {enabled: false}, webhook: {enabled: true}}, authorization: {mode: Webhook}}
 dns:
   description:
     - The cluster DNS as kubeadm's kubelet configuration and the cluster DNS Service give it.
@@ -317,6 +325,7 @@ def gather(module, apis):
                           "'kubeadm init phase upload-config kubeadm' on a control-plane node." % exc) from None
 
     kubelet_config_name = client_ca_file = None
+    security = {}
     dns = cf.parse_kubelet_config(None)
     for name in cf.kubelet_config_names(version["major"], version["minor"]):
         kubelet_cm = get_configmap(cf.KUBELET_CONFIG_NAMESPACE, name)
@@ -325,6 +334,7 @@ def gather(module, apis):
             try:
                 dns = cf.parse_kubelet_config(kubelet_cm)
                 client_ca_file = cf.kubelet_client_ca_file(kubelet_cm)
+                security = cf.kubelet_security(kubelet_cm)
             except cf.ClusterFactsError as exc:
                 raise kc.K8sError("%s (kube-system/%s); kubeadm join hands the same file to every new node, so "
                                   "fix it first." % (exc, name)) from None
@@ -347,6 +357,7 @@ def gather(module, apis):
         kubelet_config_present=kubelet_config_name is not None,
         kubelet_config_name=kubelet_config_name,
         kubelet_client_ca_file=client_ca_file,
+        kubelet_security=security,
         dns=dns,
     )
 

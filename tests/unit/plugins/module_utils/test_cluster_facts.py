@@ -114,6 +114,17 @@ def test_kubelet_config_that_is_no_mapping_is_an_error():
         cf.parse_kubelet_config({"data": {"kubelet": "- a\n- b\n"}})
 
 
+def test_kubelet_security_fields_are_what_preflight_judges():
+    # A kubelet-config weakened by hand (anonymous auth on, a read-only port): preflight sees exactly these fields,
+    # and never the CA's path.
+    cm = {"data": {"kubelet": "kind: KubeletConfiguration\nauthentication:\n  anonymous:\n    enabled: true\n"
+                              "  webhook:\n    enabled: true\n  x509:\n    clientCAFile: /etc/kubernetes/pki/ca.crt\n"
+                              "authorization:\n  mode: Webhook\nreadOnlyPort: 10255\nclusterDomain: cluster.local\n"}}
+    assert cf.kubelet_security(cm) == {"authentication": {"anonymous": {"enabled": True}, "webhook": {"enabled": True}},
+                                       "authorization": {"mode": "Webhook"}, "readOnlyPort": 10255}
+    assert cf.kubelet_security(None) == {}
+
+
 def test_headless_dns_service_has_no_cluster_ip():
     assert cf.dns_service_facts({"spec": {"clusterIP": "None"}}, "kube-system/kube-dns")["cluster_ip"] is None
 

@@ -66,6 +66,7 @@ def test_kubespray_cluster_with_linux_flannel_defaults(run, cluster):
         "cluster_name": "prod", "certificates_dir": "/etc/kubernetes/ssl"}
     assert result["kubelet_config_present"] is True and result["kubelet_config_name"] == "kubelet-config"
     assert result["kubelet_client_ca_file"] == "/etc/kubernetes/ssl/ca.crt"
+    assert result["kubelet_security"] == {"authentication": {}}  # the CA's path is no security setting
     assert result["nodes"]["cp-1"]["ready"] is True and result["nodes"]["cp-1"]["os"] == "linux"
     assert result["nodes"]["win-1"] == {
         "ready": False, "os": "windows", "kubelet_version": "v1.31.4", "windows_build": "10.0.20348",
