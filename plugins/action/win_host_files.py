@@ -43,10 +43,8 @@ class ActionModule(WindowsAction):
         downloads = _downloads.resolve_downloads(args["downloads"], fetch)
         state = self.script("files_state", host_files.state_query(
             args["directories"], downloads, files, absent, prune))
-        # Only a directory that was not protected is listed (a second read): a converged node is read once.
-        scan = host_files.scan_needed(args["directories"], state)
-        if scan:
-            state["scan"] = self.script("files_state", host_files.scan_query(scan)).get("scan") or {}
+        # A directory that was not protected is listed by node_sync once it has secured it (nobody else can add to
+        # it then): no second read, and nothing a user adds between the two operations is adopted.
         params, report = host_files.plan(args["directories"], downloads, files, state,
                                          absent, prune)
         if params and not self._task.check_mode:

@@ -28,7 +28,13 @@ options:
         type: str
         required: true
       restricted:
-        description: Limit access to Administrators and SYSTEM, not inherited.
+        description:
+          - Owner Administrators and access for Administrators and SYSTEM only, not inherited; set before anything is
+            written into it, also when it existed (then what others own or linked in it stops the task once it is
+            secured), and read back (not a link, owner Administrators, protected access rules).
+          - C(C:\var\lib\kubelet\pods) (pod volumes) also lets Users read and, in the directories below it, add
+            files and folders that their creators own: pods running as C(ContainerUser), a member of Users, read and
+            write their volumes through the host's access rules.
         type: bool
         default: true
   downloads:
@@ -84,7 +90,11 @@ options:
         type: bool
         default: false
   absent:
-    description: Paths to remove with everything in them (after the rest of the task).
+    description:
+      - Paths to remove with everything in them (after the rest of the task). Links are removed, never followed.
+      - Each directory is made the collection's (owner Administrators, access for Administrators and SYSTEM only)
+        before it is listed, so a local user cannot swap a folder for a junction while it is walked; a directory in
+        which another user owns something stops the task before anything is deleted.
     type: list
     elements: str
     default: []

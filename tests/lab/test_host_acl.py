@@ -67,14 +67,18 @@ def test_a_directory_a_user_made_first_is_taken_over_before_the_first_write(lab)
     assert rc == 0 and not res["files"]["win-1"]["changed"]
 
 
-def test_what_a_user_left_in_a_directory_they_owned_stops_the_run_before_anything_is_written(lab):
+def test_what_a_user_left_in_a_directory_they_owned_stops_the_run_before_anything_is_written_into_it(lab):
     _plant_user_dir(lab, "C:\\k", files=["version.dll"])
     rc, _, res = lab.play(_task(**INSTALL))
     r = res["files"]["win-1"]
     assert rc != 0 and r["failed"]
     assert "win_host_files on win-1" in r["msg"] and "C:\\k\\version.dll (owner %s)" % USER in r["msg"]
     assert "delete them" in r["msg"]
-    assert _security(lab, "C:\\k").startswith("O:%s" % USER)  # nothing done
+    # C:\k was secured first (then nobody else can add to it) and listed: the user's file is neither adopted nor
+    # deleted, and nothing is written (issue 20 N4: the scan is node_sync's, after Set-Security)
+    assert _security(lab, "C:\\k") == RESTRICTED
+    with core.Host(lab.root, "win-1").open(save=False) as h:
+        assert winsim_files.owner_of(h, "C:\\k\\version.dll") == USER
     assert not os.path.exists(os.path.join(lab.root, "hosts", "win-1", "C", "k", "kubewin-join.yaml"))
 
 
@@ -194,3 +198,128 @@ def test_a_dangling_file_link_at_a_file_destination_is_replaced_by_the_file_neve
     assert not os.path.lexists(target)
     rc, _, res = lab.play(task)
     assert rc == 0 and not res["files"]["win-1"]["changed"]
+
+
+# --- issue 20 (powershell-2.md N1-N4): simulator-level, the real scripts interpreted, no playbook run ---------------
+def _sync(host, directories=(), downloads=(), files=(), absent=(), prune=()):
+    """What win_host_files does: files_state, host_files.plan, node_sync (same parameters)."""
+    directories = [dict({"restricted": True}, **d) for d in directories]
+    files = [dict({"restricted": False, "secret": False}, **f) for f in files]
+    state = run_ps(host, "files_state", host_files.state_query(directories, list(downloads), files, absent, prune))
+    params, report = host_files.plan(directories, list(downloads), files, state["result"], absent, prune)
+    if params:
+        run_ps(host, "node_sync", dict(params, Proxy="", ProxyBypass=[]))
+    return params is not None, report
+
+
+def _put(host, path, text):
+    os.makedirs(os.path.dirname(host.local_path(path)), exist_ok=True)
+    with open(host.local_path(path), "w") as f:
+        f.write(text)
+
+
+@pytest.mark.parametrize("policy", [winsim_files.POLICY_ADMINISTRATORS, winsim_files.POLICY_CREATOR])
+def test_downloads_and_files_converge_under_either_default_owner_policy_with_kubelet_running(tmp_path, policy):
+    """N2: without a security descriptor a file gets the token's default owner (Microsoft Learn, TOKEN_OWNER); under
+    "Object creator" that is the connecting account, which the next run took for another user's file, discarded and
+    fetched again, failing on the running kubelet.exe. Every temporary file now gets owner Administrators."""
+    import hashlib
+    host = core.create_host(str(tmp_path), "w")
+    with host.open():
+        host.state["default_owner_policy"] = policy
+        _put(host, "C:\\src\\kubelet.exe", "kubelet")
+        sha = hashlib.sha512(b"kubelet").hexdigest()
+        task = dict(directories=[{"path": "C:\\k"}],
+                    downloads=[{"url": "C:\\src\\kubelet.exe", "dest": "C:\\k\\kubelet.exe", "sha512": sha,
+                                "extract_dir": ""}],
+                    files=[{"path": "C:\\k\\net-conf.json", "content": "{}"}])
+        assert _sync(host, **task)[0]
+        assert winsim_files.owner_of(host, "C:\\k\\kubelet.exe") == "BA"
+        assert winsim_files.owner_of(host, "C:\\k\\net-conf.json") == "BA"
+        host.state["processes"] = {"kubelet": {"application": "C:\\k\\kubelet.exe", "state": "running"}}
+        changed, report = _sync(host, **task)
+        assert not changed, report
+
+
+def test_a_pre_created_folder_under_c_is_taken_over_and_what_the_user_added_between_two_operations_stops_the_run(
+        tmp_path):
+    """N4: C:\\k made by a local user before the first run (Users may create folders under C:\\), who adds a DLL
+    after files_state read it and before node_sync secures it: it is listed once C:\\k is secured (nobody else can
+    add to it then) and stops the run; nothing is written, the user's file is neither adopted nor deleted."""
+    host = core.create_host(str(tmp_path), "w")
+    with host.open():
+        os.makedirs(host.local_path("C:\\k"))
+        winsim_files.set_owner(host, "C:\\k", USER)
+        directories = [{"path": "C:\\k", "restricted": True}]
+        files = [{"path": "C:\\k\\kubewin-join.yaml", "content": "token: abc", "restricted": True, "secret": True}]
+        state = run_ps(host, "files_state", host_files.state_query(directories, [], files))["result"]
+        params, _ = host_files.plan(directories, [], files, state)
+        _put(host, "C:\\k\\version.dll", "planted")  # between the two remote operations
+        winsim_files.set_owner(host, "C:\\k\\version.dll", USER)
+        with pytest.raises(Exception) as e:
+            run_ps(host, "node_sync", dict(params, Proxy="", ProxyBypass=[]))
+        assert "C:\\k\\version.dll (owner %s)" % USER in str(e.value) and "delete them" in str(e.value)
+        assert not os.path.exists(host.local_path("C:\\k\\kubewin-join.yaml"))
+        assert winsim_files.owner_of(host, "C:\\k\\version.dll") == USER
+        assert winsim_files.security_sddl(host, "C:\\k") == RESTRICTED
+
+
+SERVER_DRIVE_SDDL = ("D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;BU)(A;CI;0x4;;;BU)(A;CIIO;0x2;;;BU)"
+                     "(A;OICIIO;FA;;;CO)")  # C:\ on Windows Server 2022 (moby/buildkit#4731's icacls listing)
+
+
+def test_a_junction_swapped_in_mid_reset_deletes_nothing_outside_the_collections_files(tmp_path):
+    """N3: a folder a local user owns inside a tree reset walks, swapped for a junction to the user's victim
+    directory while reset lists it (googleprojectzero/symboliclink-testing-tools; a junction is resolved on every
+    open: "Hard Links and Junctions"). Reset makes the root the collection's, refuses the user's folder and deletes
+    nothing; the victim's files stay."""
+    host = core.create_host(str(tmp_path), "w")
+    with host.open():
+        os.makedirs(host.local_path("C:\\var\\lib\\cni\\cache"))
+        winsim_files.set_sddl(host, "C:\\var", SERVER_DRIVE_SDDL)  # an admin made C:\var: it inherits C:\'s rules
+        _put(host, "C:\\var\\lib\\cni\\cache\\results.json", "{}")
+        os.makedirs(host.local_path("C:\\var\\lib\\cni\\bob"))
+        winsim_files.set_owner(host, "C:\\var\\lib\\cni\\bob", USER)
+        _put(host, "C:\\Windows\\System32\\config\\SAM", "victim")
+        host.state["local_user_acts"] = [{"when_listing": "C:\\var\\lib\\cni\\bob", "swap": "C:\\var\\lib\\cni\\bob",
+                                          "target": "C:\\Windows\\System32\\config", "user": USER}]
+        with pytest.raises(Exception) as e:
+            _sync(host, absent=["C:\\var\\lib\\cni"])
+        assert "C:\\var\\lib\\cni\\bob (owner %s)" % USER in str(e.value)
+        assert os.path.exists(host.local_path("C:\\Windows\\System32\\config\\SAM"))
+        assert os.path.exists(host.local_path("C:\\var\\lib\\cni\\cache\\results.json"))
+
+
+def test_a_folder_made_after_the_scan_cannot_be_swapped_for_a_junction_mid_walk(tmp_path):
+    """N3: the walk makes each directory the collection's before it lists it: a BA-owned folder whose own rules let
+    Users write (what the pods directory grants) cannot be swapped for a junction while reset walks it."""
+    host = core.create_host(str(tmp_path), "w")
+    with host.open():
+        os.makedirs(host.local_path("C:\\var\\lib\\kubelet\\pods\\uid\\volumes"))
+        winsim_files.set_sddl(host, "C:\\var\\lib\\kubelet\\pods", host_files.PODS_DIR_SDDL)
+        winsim_files.set_sddl(host, "C:\\var\\lib\\kubelet\\pods\\uid", SERVER_DRIVE_SDDL + "(A;OICI;FA;;;BU)")
+        _put(host, "C:\\Users\\bob\\victim.txt", "x")
+        host.state["local_user_acts"] = [{"when_listing": "C:\\var\\lib\\kubelet\\pods\\uid\\volumes",
+                                          "swap": "C:\\var\\lib\\kubelet\\pods\\uid\\volumes",
+                                          "target": "C:\\Users\\bob", "user": USER, "skip": 1}]
+        _sync(host, absent=["C:\\var\\lib\\kubelet"])  # skip: the scan's listing; the walk's is the one raced
+        assert host.state["local_user_log"] == ["denied: C:\\var\\lib\\kubelet\\pods\\uid\\volumes"]
+        assert os.path.exists(host.local_path("C:\\Users\\bob\\victim.txt"))
+        assert not os.path.exists(host.local_path("C:\\var\\lib\\kubelet"))
+
+
+def test_a_pod_running_as_container_user_reads_its_token_and_writes_its_empty_dir(tmp_path):
+    """N1: the pods directory the node role makes lets ContainerUser (a member of Users) read what the kubelet puts
+    in its volumes and write its emptyDir, checked against the effective host DACL (containerd#6183,
+    windows-testing#35), while the kubelet's directory and its pki stay Administrators and SYSTEM only."""
+    host = core.create_host(str(tmp_path), "w")
+    with host.open():
+        _sync(host, directories=[{"path": "C:\\var\\lib\\kubelet"}, {"path": "C:\\var\\lib\\kubelet\\pods"}])
+        vol = "C:\\var\\lib\\kubelet\\pods\\u1\\volumes\\"
+        # what the kubelet (SYSTEM) writes: no security descriptor of its own (KEP-5502: mode ignored on Windows)
+        _put(host, vol + "kubernetes.io~projected\\kube-api-access\\token", "jwt")
+        os.makedirs(host.local_path(vol + "kubernetes.io~empty-dir\\cache"))
+        _put(host, "C:\\var\\lib\\kubelet\\pki\\kubelet.key", "key")
+        assert winsim_files.container_can_read(host, vol + "kubernetes.io~projected\\kube-api-access\\token")
+        winsim_files.container_writes(host, vol + "kubernetes.io~empty-dir\\cache", "data.bin")
+        assert not winsim_files.container_can_read(host, "C:\\var\\lib\\kubelet\\pki\\kubelet.key")

@@ -169,6 +169,31 @@ def test_the_firewall_lets_the_api_server_reach_the_kubelet_and_other_nodes_send
         assert not _inbound_allowed(vxlan, host, "tcp", port), host  # only what the node needs
 
 
+def test_a_pod_running_as_container_user_can_use_its_volumes(vxlan):
+    """Issue 20 N1: on the node the role made, what the kubelet (SYSTEM, no security descriptor of its own) puts in
+    a pod's volumes is readable by ContainerUser (a member of Users, not Administrators) and its emptyDir writable,
+    checked against the effective host DACL (winsim_files.container_user_token: containerd#6183,
+    windows-testing#35); the kubelet's keys are not. The pod's directory is removed again afterwards."""
+    import shutil
+
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_files
+    from winsim import core as winsim_core
+    with winsim_core.Host(vxlan.root, "win-1").open(save=False) as h:
+        pod = "C:\\var\\lib\\kubelet\\pods\\issue20-pod"
+        token = pod + "\\volumes\\kubernetes.io~projected\\kube-api-access\\token"
+        empty_dir = pod + "\\volumes\\kubernetes.io~empty-dir\\cache"
+        os.makedirs(os.path.dirname(h.local_path(token)))
+        os.makedirs(h.local_path(empty_dir))
+        try:
+            with open(h.local_path(token), "w") as f:
+                f.write("jwt")
+            assert winsim_files.container_can_read(h, token)
+            winsim_files.container_writes(h, empty_dir, "data.bin")
+            assert not winsim_files.container_can_read(h, "C:\\var\\lib\\kubelet\\config.yaml")
+        finally:
+            shutil.rmtree(h.local_path(pod))
+
+
 def test_fresh_scale_up_stays_within_the_remote_operation_budget(vxlan):
     for host, count in vxlan.fresh_ops.items():
         assert count <= BUDGET_FRESH, "%s took %d remote operations" % (host, count)

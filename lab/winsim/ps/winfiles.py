@@ -53,11 +53,24 @@ class FileSystemSecurity(NetObject):
             interp.unsupported("GetSecurityDescriptorSddlForm of a descriptor without access rules", node)
         return self.sddl()
 
+    def prop_areaccessrulesprotected(self):
+        """ObjectSecurity.AreAccessRulesProtected: the DACL's P flag (SE_DACL_PROTECTED)."""
+        if self.dacl is None:
+            return False
+        return "P" in re.match(r"^D:([A-Z_]*)", self.dacl).group(1).replace("NO_ACCESS_CONTROL", "")
+
     def m_setsecuritydescriptorsddlform(self, interp, node, sddl, sections):
-        """Both sections or nothing: winsim_files' parser of the 'O:..D:..' form (an invalid one is the
+        """'Owner, Access' or 'Owner' alone: winsim_files' parser of the 'O:..D:..' form (an invalid one is the
         ArgumentException .NET raises)."""
-        if _sections(interp, sections, node) != ("access", "owner"):
-            interp.unsupported("SetSecurityDescriptorSddlForm other than 'Owner, Access'", node)
+        which = _sections(interp, sections, node)
+        if which == ("owner",):
+            m = re.match(r"^O:([A-Z]{2}|S-1-[0-9-]+)$", to_str(sddl))
+            if not m:
+                raise interp.error('Exception calling "SetSecurityDescriptorSddlForm" with "2" argument(s): "The SDDL '
+                                   'form of a security descriptor object is invalid."', node,
+                                   "System.Management.Automation.MethodInvocationException", "ArgumentException")
+            self.owner, self.dacl = m.group(1), None
+            return VOID
         try:
             owner, dacl = winsim_files.split_security_sddl(to_str(sddl))
         except SimError as e:
@@ -116,10 +129,13 @@ class FileSystemItem(NetObject):
     def m_setaccesscontrol(self, interp, node, security):
         """FileSystemInfo.SetAccessControl persists the sections set (NativeObjectSecurity.Persist):
         winsim_files.set_security's checks; a new owner without WRITE_OWNER is UnauthorizedAccessException."""
-        if not isinstance(security, FileSystemSecurity) or security.owner is None or security.dacl is None:
-            interp.unsupported("SetAccessControl other than with an owner and access rules", node)
+        if not isinstance(security, FileSystemSecurity) or security.owner is None:
+            interp.unsupported("SetAccessControl other than with an owner (and access rules)", node)
         try:
-            winsim_files.set_security(self.host, self.FullName, security.sddl())
+            if security.dacl is None:  # only the Owner section was set: only it is persisted
+                winsim_files.set_owner_only(self.host, self.FullName, security.owner)
+            else:
+                winsim_files.set_security(self.host, self.FullName, security.sddl())
         except winsim_files.AccessDenied:
             raise _method_error(interp, node, "SetAccessControl", 1, "Attempted to perform an unauthorized "
                                 "operation.", "System.UnauthorizedAccessException") from None
@@ -197,6 +213,7 @@ def _get_child_item(interp, b, items, node):
         return []
     if not os.path.isdir(local):
         return [FileSystemItem(interp.host.host, path, local)]
+    winsim_files.local_user_acts(interp.host.host, path)  # a local user acting meanwhile (winsim_files)
     return children(interp.host.host, path, local)
 
 
@@ -221,8 +238,14 @@ def new_directory(interp, b, node):
     if to_str(b.get("ItemType")).lower() != "directory" or "Force" not in b or set(b) - {"Path", "ItemType", "Force"}:
         interp.unsupported("New-Item of a file system path other than -ItemType Directory -Force", node)
     path = to_str(b["Path"])
+    host = interp.host.host
+    parts = path.rstrip("\\").split("\\")
+    missing = ["\\".join(parts[:d]) for d in range(2, len(parts) + 1)
+               if not os.path.lexists(host.local_path("\\".join(parts[:d])))]
     try:
-        winsim_files.new_directory(interp.host.host, path)
+        winsim_files.new_directory(host, path)
+        for made in missing:  # the token's default owner on each directory it made (TOKEN_OWNER)
+            winsim_files.created(host, made)
     except SimError as e:
         _cmdlet_error(interp, node, "New-Item", e)
         return []
@@ -251,6 +274,7 @@ def _copy_item(interp, b, items, node):
     host = interp.host.host
     try:
         winsim_files.copy_item(host, to_str(b["LiteralPath"]), host.local_path(to_str(b["Destination"])))
+        winsim_files.created(host, to_str(b["Destination"]))
     except SimError as e:
         _cmdlet_error(interp, node, "Copy-Item", e, "System.Management.Automation.ItemNotFoundException")
     return []
@@ -349,12 +373,14 @@ def _write_all_text(interp, node, path, text):
     """[IO.File]::WriteAllText: UTF-8 without a byte order mark."""
     with open(_writable(interp, node, "WriteAllText", 2, path), "wb") as f:
         f.write(to_str(text).encode("utf-8"))
+    winsim_files.created(interp.host.host, to_str(path))
     return VOID
 
 
 def _write_all_bytes(interp, node, path, data):
     with open(_writable(interp, node, "WriteAllBytes", 2, path), "wb") as f:
         f.write(bytes(_bytes(interp, data, node)))
+    winsim_files.created(interp.host.host, to_str(path))
     return VOID
 
 
@@ -436,7 +462,30 @@ class WebClient(NetObject):
         _sim(interp, node, winsim_files.check_writable, host, host.local_path(to_str(path)), to_str(path))
         _sim(interp, node, winsim_files.http_download, to_str(url), host.local_path(to_str(path)),
              proxy.address if proxy else "", proxy.bypass if proxy else ())
+        winsim_files.created(host, to_str(path))
         return VOID
+
+
+class _Sid(NetObject):
+    type_name = "System.Security.Principal.SecurityIdentifier"
+    ps_props = ("Value",)
+
+    def __init__(self, value):
+        self.Value = value
+
+
+class _WindowsIdentity(NetObject):
+    """[Security.Principal.WindowsIdentity]::GetCurrent(): the remote session's account
+    (winsim_files.REMOTE_ACCOUNT); only User is modelled."""
+    type_name = "System.Security.Principal.WindowsIdentity"
+    ps_props = ("User",)
+
+    def __init__(self):
+        self.User = _Sid(winsim_files.REMOTE_ACCOUNT)
+
+
+def _current_identity(interp, node):
+    return _WindowsIdentity()
 
 
 def _new_object(interp, b, items, node):
@@ -497,5 +546,7 @@ def register(interp):
     for key, (name, member) in enums.items():
         full = "System." + ".".join(x.capitalize() for x in key.split(".")[:-1]) + "." + name
         t[key] = TypeInfo(name, full, statics={member: PSEnum(full, member, 0)})
+    t["security.principal.windowsidentity"] = TypeInfo("WindowsIdentity", "System.Security.Principal.WindowsIdentity",
+                                                       statics={"getcurrent": _current_identity})
     t["io.fileattributes"] = TypeInfo("FileAttributes", "System.IO.FileAttributes",
                                       statics={k: file_attributes(v) for k, v in _ATTR.items()})

@@ -18,6 +18,24 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.network import
 # and files holding credentials.
 RESTRICTED_DIR_SDDL = "D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)"
 RESTRICTED_FILE_SDDL = "D:PAI(A;;FA;;;SY)(A;;FA;;;BA)"
+# The kubelet's pods directory (pod volumes: service-account tokens, secrets, configMaps, emptyDir). A
+# process-isolated container reaches its mounts through the host file system, checked against the container's
+# token (containerd/containerd#6183, #6256), and ContainerUser, nanoserver's default user, is a member of
+# BUILTIN\Users, not of Administrators (kubernetes-csi/csi-proxy#382): Users read everything below it, may add
+# files and folders in the directories below it (an emptyDir; kubernetes-sigs/windows-testing#35 gave Users write
+# on the kubelet's directory for the same reason), and the creator of a file there has full control of it (as
+# below C:\). Protected, so it does not depend on what the kubelet's directory (SYSTEM and Administrators only:
+# its pki holds the kubelet's keys) passes on. Local users can read pod volumes by path ("Bypass traverse
+# checking" is granted to Everyone by default): docs/operations.md.
+PODS_DIR_SDDL = "D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;BU)(A;CIIO;0x6;;;BU)(A;OICIIO;FA;;;CO)"
+# Restricted directories whose access rules are not RESTRICTED_DIR_SDDL.
+_DIR_SDDL = {"c:\\var\\lib\\kubelet\\pods": PODS_DIR_SDDL}
+
+
+def restricted_dir_sddl(path):
+    """The access rules of a restricted directory (owner Administrators): RESTRICTED_DIR_SDDL, or the pods
+    directory's."""
+    return _DIR_SDDL.get(path.lower().rstrip("\\"), RESTRICTED_DIR_SDDL)
 # Owner of every restricted directory and of every file in one. The owner of an object always keeps
 # READ_CONTROL and WRITE_DAC on it (Microsoft Learn, "Ownership of objects" / DACLs and ACEs), so a user
 # who owns C:\k could give themselves access again whatever its DACL says: the owner is part of the
@@ -167,7 +185,7 @@ def scan_needed(directories, state):
         if not d["restricted"] or live in (None, UNREADABLE) or d["path"] in links:
             continue
         owner, dacl = split_security(live)
-        if not trusted_owner(owner) or not access_matches(dacl, RESTRICTED_DIR_SDDL):
+        if not trusted_owner(owner) or not access_matches(dacl, restricted_dir_sddl(d["path"])):
             out.append(d["path"])
     return out
 
@@ -180,7 +198,8 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
     A restricted directory gets owner Administrators and the restricted access rules, also when it already
     existed with another owner; a directory above one must not be a link or belong to another user (who
     could rename the protected directory away), and what a user could have put in a directory that was
-    not protected (``state["scan"]``, see :func:`scan_needed`) stops the run: it would run as SYSTEM.
+    not protected (:func:`scan_needed`) is listed by node_sync once it is secured, when nobody else can add to it
+    (its Dirs entry's ``scan``), and stops the run there: it would run as SYSTEM.
     A file or download whose destination has another owner, or is a link, is discarded and written again.
     Returns (params, report); params is None when nothing is to do. Raises HostFilesError.
     """
@@ -206,22 +225,15 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
     for d in directories:
         if d["restricted"] and d["path"] not in links and live_dirs.get(d["path"]) == UNREADABLE:
             raise _unreadable_error(d["path"])
-    for root, found in sorted((state.get("scan") or {}).items()):
-        if found:
-            shown = ", ".join("%s (%s)" % (f["path"], "link" if f.get("link") else "owner %s" % f.get("owner"))
-                              for f in found[:10])
-            raise HostFilesError(
-                "%s was not protected (another owner or loose access rules) and holds what another user made or "
-                "linked: %s. Programs there run as SYSTEM, so kubewin.nodes does not adopt them: delete them (links "
-                "with cmd /c rmdir or del, which leave their targets alone), then re-run" % (root, shown))
+    unprotected = set(scan_needed(directories, state))
     for d in directories:
-        sddl = RESTRICTED_DIR_SDDL if d["restricted"] else ""
+        sddl = restricted_dir_sddl(d["path"]) if d["restricted"] else ""
         live = live_dirs.get(d["path"])
         if d["path"] in links and d["restricted"]:
             raise _link_error(d["path"])
         owner, dacl = split_security(live)
         if live is None or (sddl and not (trusted_owner(owner) and access_matches(dacl, sddl))):
-            dirs.append({"path": d["path"], "sddl": owned(sddl) if sddl else ""})
+            dirs.append({"path": d["path"], "sddl": owned(sddl) if sddl else "", "scan": d["path"] in unprotected})
             report["directories"].append(d["path"])
             report["before"][d["path"]] = "absent" if live is None else "owner: %s, access: %s" % (owner, dacl)
             report["after"][d["path"]] = "directory" + (
@@ -297,8 +309,10 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
     if not (dirs or fetches or writes or remove or pruned):
         return None, report
     report["removed"].extend(p for p in pruned if p not in report["removed"])
+    # RootSddl: what each directory Remove walks gets before it is listed (and refused if others own what is in it)
     return {"Dirs": dirs, "Discard": discard, "Downloads": fetches, "Files": writes, "Remove": remove,
-            "Prune": [p for p in prune if live_paths.get(p)]}, report
+            "Prune": [p for p in prune if live_paths.get(p)], "RootSddl": owned(RESTRICTED_DIR_SDDL),
+            "Owners": list(TRUSTED_OWNERS)}, report
 
 
 def state_query(directories, downloads, files, absent=(), prune=()):
@@ -310,8 +324,3 @@ def state_query(directories, downloads, files, absent=(), prune=()):
             "Paths": list(absent) + list(prune),
             "Acls": installed}
 
-
-def scan_query(paths):
-    """Parameters of the files_state script that lists what is inside directories that were not protected:
-    entries owned by anyone but the trusted owners, and links (never followed)."""
-    return {"Scan": list(paths), "Owners": list(TRUSTED_OWNERS)}

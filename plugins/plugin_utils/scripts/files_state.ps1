@@ -1,13 +1,12 @@
 # kubewin.nodes script: files_state
 # Contract: parameters Files (paths), Dirs (paths), Paths (paths), Acls (paths of files whose owner and
-# access rules matter), Scan (directories to list) and Owners (SDDL owners Scan leaves out). Result:
+# access rules matter). Result:
 # {files: {path: sha512 hex, "directory" (a directory is here), "unreadable" or null (absent, or a link:
 # never read through)}, dirs: {path: SDDL of the owner and access rules ('O:BAD:P(...)'), "unreadable" or
 # null}, paths: {path: "file", "dir", "empty-dir", "unreadable" or null}, acls: {path: SDDL of the file's
 # owner and access rules, "unreadable" or null}, links: [paths of Files, Dirs, Paths and Acls that are
-# reparse points], scan: {directory: [{path, owner, link}]}}: everything below a Scan directory that is a
-# link (never followed) or whose owner is not in Owners ("unreadable" when its owner cannot be read), at
-# most 20 each. "unreadable": Get-Item failed for another reason than ItemNotFoundException, or reading the
+# reparse points]}. (What a directory that was not protected holds is listed by node_sync once it has
+# secured it: listed here, what a user adds before node_sync would be adopted.) "unreadable": Get-Item failed for another reason than ItemNotFoundException, or reading the
 # security descriptor or the content failed (an owner who denies Administrators READ_CONTROL or read
 # access); it is never taken for "absent". A reparse point is what FileAttributes.ReparsePoint marks:
 # junctions, symbolic links and volume mount points (Microsoft Learn, System.IO.FileAttributes; "Determining
@@ -17,9 +16,7 @@ param(
     [string[]]$Files = @(),
     [string[]]$Dirs = @(),
     [string[]]$Paths = @(),
-    [string[]]$Acls = @(),
-    [string[]]$Scan = @(),
-    [string[]]$Owners = @()
+    [string[]]$Acls = @()
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
@@ -70,28 +67,5 @@ foreach ($path in $Acls) {
     $fileAccess[$path] = if ($item -is [string]) { $item }
         elseif ($item -and -not $item.PSIsContainer) { Get-Security $item } else { $null }
 }
-$found = @{}
-foreach ($root in $Scan) {
-    $hits = [System.Collections.Generic.List[object]]::new()
-    $pending = [System.Collections.Generic.Stack[string]]::new()
-    $pending.Push($root)
-    while ($pending.Count -gt 0 -and $hits.Count -lt 20) {
-        $dir = $pending.Pop()
-        try { $children = @(Get-ChildItem -LiteralPath $dir -Force) } catch {
-            $hits.Add(@{ path = $dir; owner = 'unreadable'; link = $false }); continue
-        }
-        foreach ($child in $children) {
-            if ($hits.Count -ge 20) { break }
-            $isLink = [bool]($child.Attributes -band [System.IO.FileAttributes]::ReparsePoint)
-            $owner = try { $child.GetAccessControl('Owner').GetSecurityDescriptorSddlForm('Owner').Substring(2) }
-                catch { 'unreadable' }
-            if ($isLink -or $owner -notin $Owners) {
-                $hits.Add(@{ path = $child.FullName; owner = $owner; link = $isLink })
-            }
-            if ($child.PSIsContainer -and -not $isLink) { $pending.Push($child.FullName) }
-        }
-    }
-    $found[$root] = $hits.ToArray()
-}
 $Ansible.Result = @{ files = $fileHashes; dirs = $dirAccess; paths = $pathKinds; acls = $fileAccess
-                     links = $links.ToArray(); scan = $found }
+                     links = $links.ToArray() }

@@ -6,7 +6,19 @@
 # SHA-512), Files [{path, content (base64, or sealed: below), sddl}], Remove (paths, removed with everything
 # in them), Prune
 # (directories removed only when empty, in the order given), Proxy, ProxyBypass (list of regular
-# expressions). Applied in that order. Result: {}.
+# expressions), RootSddl (what each directory Remove walks gets before it is listed), Owners (SDDL owners that
+# are the collection's: Administrators, SYSTEM, TrustedInstaller; the connecting account is added). Applied in
+# that order. Result: {}.
+# Local users act between and during remote operations. A restricted directory is read back once secured or
+# created (not a link, owner Administrators, protected access rules: Directory.CreateDirectory returns an
+# existing directory as it is, Microsoft Learn), and one that was not protected before (Dirs' scan) is listed
+# once nobody else can add to it: a link or what another owner has there stops the run. Remove makes each
+# directory the collection's (RootSddl) before it lists it, so nobody else can put a junction in place of what
+# was listed (Microsoft Learn, "Hard Links and Junctions": a junction is resolved each time a path is opened),
+# and refuses a tree holding other owners' files before it deletes anything (a link is deleted itself).
+# Temporary files get owner Administrators before they are put in place: without a security descriptor a file
+# gets the token's default owner (Microsoft Learn, TOKEN_OWNER), the connecting account where "System objects:
+# Default owner for objects created by members of the Administrators group" is "Object creator".
 # A secret file's content arrives sealed to this host's transport key (plugin_utils/_host/sealed.py, made by
 # node_facts): content 'sealed.<key>.<mac_key>.<iv>.<data>.<mac>', base64 each. key and mac_key are RSA-OAEP
 # (SHA-1) ciphertexts of an AES-256 key and an HMAC-SHA256 key (RSACryptoServiceProvider.Decrypt(Byte[], $true));
@@ -36,7 +48,9 @@ param(
     [string[]]$Remove = @(),
     [string[]]$Prune = @(),
     [string]$Proxy = '',
-    [string[]]$ProxyBypass = @()
+    [string[]]$ProxyBypass = @(),
+    [string]$RootSddl = '',
+    [string[]]$Owners = @()
 )
 $ErrorActionPreference = 'Stop'
 
@@ -56,6 +70,53 @@ function Set-Security([string]$Path, [string]$Sddl) {
     }
 }
 
+$self = [System.Security.Principal.WindowsIdentity]::GetCurrent().User.Value
+$trusted = @($Owners) + @($self)
+# the built-in Administrator account's SID is written 'LA' in SDDL
+if ($self -match '-500$') { $trusted += 'LA' }
+
+function Set-Owner([string]$Path) {
+    # the owner only: .NET persists only the sections that were set, the access rules stay inherited
+    $security = New-Object System.Security.AccessControl.FileSecurity
+    $security.SetSecurityDescriptorSddlForm('O:BA', 'Owner')
+    (Get-Item -LiteralPath $Path -Force).SetAccessControl($security)
+}
+
+function Assert-Secured([string]$Path) {
+    # read back (Get-Item does not follow a link): what another user put there meanwhile is not written into
+    $item = Get-Item -LiteralPath $Path -Force
+    if ($item.Attributes -band [System.IO.FileAttributes]::ReparsePoint) {
+        throw "$Path became a junction or symbolic link while kubewin.nodes secured it: remove the link, then re-run"
+    }
+    $security = $item.GetAccessControl('Owner, Access')
+    $owner = $security.GetSecurityDescriptorSddlForm('Owner')
+    if ($owner -ne 'O:BA' -or -not $security.AreAccessRulesProtected) {
+        throw ("$Path is not owned by Administrators with protected access rules after kubewin.nodes secured it " +
+            "(another user made it meanwhile: $owner): check and delete it, then re-run")
+    }
+}
+
+function Find-Foreign([string]$Root, [bool]$Links) {
+    # what owners outside $trusted have, and with $Links the links (never followed), at most 20. (A link's owner
+    # is read through the link: Remove deletes a link itself, so there only what is not a link is judged.)
+    $hits = [System.Collections.Generic.List[string]]::new()
+    $pending = [System.Collections.Generic.Stack[string]]::new()
+    $pending.Push($Root)
+    while ($pending.Count -gt 0 -and $hits.Count -lt 20) {
+        $dir = $pending.Pop()
+        foreach ($child in @(Get-ChildItem -LiteralPath $dir -Force)) {
+            if ($hits.Count -ge 20) { break }
+            $isLink = [bool]($child.Attributes -band [System.IO.FileAttributes]::ReparsePoint)
+            $owner = try { $child.GetAccessControl('Owner').GetSecurityDescriptorSddlForm('Owner').Substring(2) }
+                catch { 'unreadable' }
+            if ($isLink) { if ($Links) { $hits.Add("$($child.FullName) (link)") } }
+            elseif ($owner -notin $trusted) { $hits.Add("$($child.FullName) (owner $owner)") }
+            if ($child.PSIsContainer -and -not $isLink) { $pending.Push($child.FullName) }
+        }
+    }
+    , $hits.ToArray()
+}
+
 function Remove-Tree([string]$Path) {
     $item = Get-Item -LiteralPath $Path -Force
     if ($item.Attributes -band [System.IO.FileAttributes]::ReparsePoint) {
@@ -64,6 +125,8 @@ function Remove-Tree([string]$Path) {
             [System.IO.File]::Delete($Path)
         }
     } elseif ($item.PSIsContainer) {
+        # the collection's before it is listed: nobody else can then put a link in place of what is listed
+        Set-Security $Path $RootSddl
         foreach ($child in @(Get-ChildItem -LiteralPath $Path -Force)) { Remove-Tree $child.FullName }
         Remove-Item -LiteralPath $Path -Force
     } else {
@@ -95,6 +158,18 @@ foreach ($dir in $Dirs) {
         $security.SetSecurityDescriptorSddlForm($dir.sddl, 'Owner, Access')
         [System.IO.Directory]::CreateDirectory($dir.path, $security) | Out-Null
     }
+    if ($dir.sddl) {
+        Assert-Secured $dir.path
+        if ($dir.scan) {
+            $found = Find-Foreign $dir.path $true
+            if ($found.Count -gt 0) {
+                throw ("$($dir.path) was not protected (another owner or loose access rules) and holds what another " +
+                    "user made or linked: $($found -join ', '). Programs there run as SYSTEM, so kubewin.nodes does " +
+                    "not adopt them: delete them (links with cmd /c rmdir or del, which leave their targets alone), " +
+                    "then re-run")
+            }
+        }
+    }
 }
 foreach ($path in $Discard) {
     # Get-Item, as files_state found it: a dangling link is there too
@@ -110,6 +185,7 @@ foreach ($download in $Downloads) {
         if ($Proxy) { $client.Proxy = New-Object System.Net.WebProxy($Proxy, $true, $ProxyBypass) }
         $client.DownloadFile($download.url, $tmp)
     }
+    Set-Owner $tmp
     $hash = (Get-FileHash -LiteralPath $tmp -Algorithm SHA512).Hash.ToLowerInvariant()
     if ($hash -ne $download.sha512) {
         Remove-Item -LiteralPath $tmp -Force
@@ -125,6 +201,7 @@ foreach ($download in $Downloads) {
         if ($tarExit -ne 0) { throw "tar.exe could not unpack $($download.url) (exit code ${tarExit}): $tarOutput" }
         Remove-Item -LiteralPath $tmp -Force
         [System.IO.File]::WriteAllText($tmp, $download.sha512)
+        Set-Owner $tmp
         Install-File $tmp $download.dest
     } else {
         Install-File $tmp $download.dest
@@ -171,11 +248,23 @@ foreach ($file in $Files) {
         if (Test-Path -LiteralPath $file.path -PathType Leaf) { Set-Security $file.path $file.sddl }
     } else {
         [System.IO.File]::WriteAllBytes($tmp, $bytes)
+        Set-Owner $tmp
     }
     Install-File $tmp $file.path
 }
 foreach ($path in $Remove) {
-    if (Test-Path -LiteralPath $path) { Remove-Tree $path }
+    $item = Get-Item -LiteralPath $path -Force -ErrorAction SilentlyContinue
+    if (-not $item) { continue }
+    if ($item.PSIsContainer -and -not ($item.Attributes -band [System.IO.FileAttributes]::ReparsePoint)) {
+        # the root first (then nobody else can add to it), then what is below it, then the walk
+        Set-Security $path $RootSddl
+        $found = Find-Foreign $path $false
+        if ($found.Count -gt 0) {
+            throw ("$path holds what another user made: $($found -join ', '). kubewin.nodes deletes only what is " +
+                "its own: delete or move them yourself, then re-run")
+        }
+    }
+    Remove-Tree $path
 }
 foreach ($path in $Prune) {
     if ((Test-Path -LiteralPath $path -PathType Container) -and

@@ -49,8 +49,9 @@ def test_files_state_reads_the_owner_and_access_rules_and_reports_links():
     assert "[string[]]$Acls" in state and "acls = $fileAccess" in state
     assert state.count("GetSecurityDescriptorSddlForm('Owner, Access')") == 1  # one Get-Security for both
     assert "-band [System.IO.FileAttributes]::ReparsePoint" in _function(state, "Get-Entry")
-    # the scan never descends into a link
-    assert "if ($child.PSIsContainer -and -not $isLink) { $pending.Push($child.FullName) }" in state
+    # the scan (node_sync's, once the directory is secured: issue 20 N4) never descends into a link
+    scan = _function(_code("node_sync"), "Find-Foreign")
+    assert "if ($child.PSIsContainer -and -not $isLink) { $pending.Push($child.FullName) }" in scan
 
 
 def test_missing_restricted_directories_are_created_with_their_security():
@@ -107,7 +108,8 @@ def test_files_state_never_hashes_a_link_and_survives_a_file_it_cannot_read():
 
 def test_the_scan_stops_at_20_hits_inside_a_directory_too():
     """Review finding 9: the cap was checked only between directories."""
-    inner = _code("files_state").split("foreach ($child in $children) {", 1)[1]
+    inner = _function(_code("node_sync"), "Find-Foreign").split(
+        "foreach ($child in @(Get-ChildItem -LiteralPath $dir -Force)) {", 1)[1]
     assert inner.lstrip().startswith("if ($hits.Count -ge 20) { break }")
 
 

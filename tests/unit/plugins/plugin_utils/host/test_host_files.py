@@ -159,8 +159,9 @@ def test_directory_access_compares_the_granted_access_not_the_auto_inherit_flag(
     live = {"dirs": {"C:\\k": "O:BAD:P(A;OICI;FA;;;BA)(A;OICI;FA;;;SY)"}}
     assert nfiles.plan([DIRS[0]], [], [], live)[0] is None
     live = {"dirs": {"C:\\k": "O:BAD:AI(A;OICIID;FA;;;SY)(A;OICIID;FA;;;BA)"}}
+    # drifted access rules: node_sync lists what is in it once it is secured (issue 20 N4)
     assert nfiles.plan([DIRS[0]], [], [], live)[0]["Dirs"] == [
-        {"path": "C:\\k", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}]
+        {"path": "C:\\k", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL, "scan": True}]
 
 
 USER = "S-1-5-21-1004336348-1177238915-682003330-1001"
@@ -169,7 +170,7 @@ USER = "S-1-5-21-1004336348-1177238915-682003330-1001"
 def test_a_directory_a_user_owns_is_taken_over_even_with_the_right_access_rules():
     live = {"dirs": {"C:\\k": "O:%s%s" % (USER, nfiles.RESTRICTED_DIR_SDDL)}}
     params, report = nfiles.plan([DIRS[0]], [], [], live)
-    assert params["Dirs"] == [{"path": "C:\\k", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}]
+    assert params["Dirs"] == [{"path": "C:\\k", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL, "scan": True}]
     assert report["before"]["C:\\k"].startswith("owner: %s" % USER)
     assert report["after"]["C:\\k"] == "directory, owner: BA, access: %s" % nfiles.RESTRICTED_DIR_SDDL
     # SYSTEM as owner (a directory SYSTEM made) is fine as it is
@@ -180,14 +181,9 @@ def test_a_directory_a_user_owns_is_taken_over_even_with_the_right_access_rules(
 def test_directories_that_were_not_protected_are_listed_before_anything_is_written():
     live = {"dirs": {"C:\\k": "O:%sD:AI(A;OICIID;FA;;;BA)" % USER, "C:\\var\\log": None}}
     assert nfiles.scan_needed(DIRS, live) == ["C:\\k"]
-    assert nfiles.scan_query(["C:\\k"]) == {"Scan": ["C:\\k"], "Owners": list(nfiles.TRUSTED_OWNERS)}
-    live["scan"] = {"C:\\k": [{"path": "C:\\k\\version.dll", "owner": USER, "link": False},
-                              {"path": "C:\\k\\flannel", "owner": USER, "link": True}]}
-    expected = r"C:\\k\\version.dll \(owner S-1-5-21-.*C:\\k\\flannel \(link\).*does not adopt them"
-    with pytest.raises(nfiles.HostFilesError, match=expected):
-        nfiles.plan(DIRS, [], [], live)
-    live["scan"] = {"C:\\k": []}
-    assert nfiles.plan(DIRS, [], [], live)[0]["Dirs"][0]["sddl"] == "O:BA" + nfiles.RESTRICTED_DIR_SDDL
+    # listed by node_sync once secured (issue 20 N4: no second read in which a user's additions are adopted)
+    assert [d["scan"] for d in nfiles.plan(DIRS, [], [], live)[0]["Dirs"]] == [True, False]
+    assert nfiles.plan(DIRS, [], [], live)[0]["Owners"] == list(nfiles.TRUSTED_OWNERS)
     converged = {"dirs": {"C:\\k": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}}
     assert nfiles.scan_needed(DIRS, converged) == []
 
@@ -209,7 +205,7 @@ def test_a_directory_above_a_restricted_one_owned_by_a_user_is_refused():
         nfiles.plan(dirs, [], [], live)
     live = {"dirs": {"C:\\etc": "O:BAD:AI(A;OICIID;FA;;;BA)(A;OICIID;0x1200a9;;;BU)"}}
     assert nfiles.plan(dirs, [], [], live)[0]["Dirs"] == [
-        {"path": "C:\\etc\\kubernetes", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}]
+        {"path": "C:\\etc\\kubernetes", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL, "scan": False}]
 
 
 def test_a_file_a_user_owns_is_discarded_and_written_again_even_with_the_right_content():
@@ -424,3 +420,21 @@ def test_the_link_message_says_a_volume_mount_point_looks_the_same_and_what_to_d
     live = {"dirs": {"C:\\k": "O:BA" + nfiles.RESTRICTED_DIR_SDDL}, "links": ["C:\\k"]}
     with pytest.raises(nfiles.HostFilesError, match=r'volume mount point.*mountvol "C:\\k" /D'):
         nfiles.plan([DIRS[0]], [], [], live)
+
+
+def test_the_pods_directory_lets_container_users_read_and_write_their_volumes():
+    """Issue 20 N1: C:\\var\\lib\\kubelet\\pods gets its own protected rules (Users read, add in subfolders,
+    creators own what they make); the kubelet's directory stays Administrators and SYSTEM only."""
+    dirs = [{"path": "C:\\var\\lib\\kubelet", "restricted": True},
+            {"path": "C:\\var\\lib\\kubelet\\pods", "restricted": True}]
+    sddls = [d["sddl"] for d in nfiles.plan(dirs, [], [], {"dirs": {}})[0]["Dirs"]]
+    assert sddls == ["O:BA" + nfiles.RESTRICTED_DIR_SDDL, "O:BA" + nfiles.PODS_DIR_SDDL]
+    assert "(A;OICI;0x1200a9;;;BU)" in nfiles.PODS_DIR_SDDL
+    live = {"dirs": {d["path"]: s for d, s in zip(dirs, sddls, strict=True)}}
+    assert nfiles.plan(dirs, [], [], live)[0] is None
+
+
+def test_reset_makes_each_directory_it_walks_the_collections_first():
+    """Issue 20 N3: node_sync gets the owner and access rules to give each directory before it lists it."""
+    params = nfiles.plan([], [], [], {"paths": {"C:\\k": "dir"}}, absent=["C:\\k"])[0]
+    assert params["Remove"] == ["C:\\k"] and params["RootSddl"] == "O:BA" + nfiles.RESTRICTED_DIR_SDDL

@@ -543,3 +543,147 @@ def extract(host, local_archive, extract_dir, errors=None):
     if not os.path.isdir(base):
         os.makedirs(base, exist_ok=True)
     return 1 if bad else 0
+
+
+# --- who creates what: the token's default owner -------------------------------------------------------------
+# The account the remote session runs as (a member of Administrators, not the built-in Administrator).
+REMOTE_ACCOUNT = "S-1-5-21-1004336348-1177238915-682003330-1105"
+# host.state["default_owner_policy"]: "Administrators group" (Windows Server's default) or "Object creator".
+# Microsoft Learn, TOKEN_OWNER: "Whenever the process using this access token creates a new object, the object is
+# owned by the Owner, unless the process provides a security descriptor for the object"; security policy setting
+# "System objects: Default owner for objects created by members of the Administrators group": Administrators group
+# or Object creator (the creator's own account; the default on client editions, and what some baselines set).
+POLICY_ADMINISTRATORS, POLICY_CREATOR = "Administrators group", "Object creator"
+
+
+def default_owner(host):
+    """The owner of what the remote session creates without a security descriptor."""
+    policy = host.state.get("default_owner_policy") or POLICY_ADMINISTRATORS
+    return REMOTE_ACCOUNT if policy == POLICY_CREATOR else "BA"
+
+
+def created(host, win_path):
+    """Record the token's default owner on a file or directory the remote session just created without a
+    security descriptor (WriteAllText/WriteAllBytes, Copy-Item, WebClient.DownloadFile, New-Item)."""
+    owner = default_owner(host)
+    if owner != "BA":  # BA is what an entry-less path reports
+        set_owner(host, win_path, owner)
+
+
+def set_owner_only(host, win_path, owner):
+    """SetAccessControl with only the Owner section set (NativeObjectSecurity.Persist writes only what was set:
+    the access rules stay as they are). A new owner needs WRITE_OWNER, as in set_security."""
+    if owner != owner_of(host, win_path) and not _grants_write_owner_to_admins(effective_sddl(host, win_path)):
+        raise AccessDenied("cannot make %s the owner of %s" % (owner, win_path))
+    set_owner(host, win_path, owner)
+
+
+# --- access checks for other tokens: a local user, a container's user ----------------------------------------------
+# Rights an ACE grants, as masks (Microsoft Learn, "File Security and Access Rights", "ACE Strings").
+_RIGHTS = {"FA": 0x1F01FF, "GA": 0x1F01FF, "FR": 0x120089, "GR": 0x120089, "FW": 0x120116, "GW": 0x120116,
+           "FX": 0x1200A0, "GX": 0x1200A0, "SD": 0x10000, "RC": 0x20000, "WD": 0x40000, "WO": 0x80000}
+FILE_READ_DATA, FILE_ADD_FILE, FILE_ADD_SUBDIRECTORY, DELETE, FILE_DELETE_CHILD = 0x1, 0x2, 0x4, 0x10000, 0x40
+# A container's default non-administrator user (nanoserver's ContainerUser; moby/buildkit#4731) reaches the host
+# files of its mounts with a token the host DACL is checked against (containerd/containerd#6183, #6256: "Filesystem
+# permissions are enforced by the host filesystem"), and is a member of BUILTIN\Users, not of Administrators
+# (kubernetes-csi/csi-proxy#382). The SID is the container's virtual account (S-1-5-93-2-2, ContainerUser).
+CONTAINER_USER = "S-1-5-93-2-2"
+
+
+def _mask(rights):
+    if rights.lower().startswith("0x"):
+        return int(rights, 16)
+    mask = 0
+    for code in re.findall("..", rights.upper()):
+        mask |= _RIGHTS.get(code, 0)
+    return mask
+
+
+def token_allows(host, win_path, sids, want):
+    """Whether a token holding ``sids`` (its user and groups) gets every right in ``want`` on an existing path,
+    from its effective DACL: deny ACEs first (canonical order), CREATOR OWNER ACEs that were inherited apply to the
+    object's owner (Windows replaces them with the creator's SID at creation), inherit-only ACEs do not apply; the
+    owner may give itself anything (implicit READ_CONTROL and WRITE_DAC: Microsoft Learn, "Ownership of objects")."""
+    sids = {s.upper() for s in sids}
+    owner = owner_of(host, win_path).upper()
+    if owner in sids:
+        return True
+    granted = 0
+    aces = [a.split(";") for a in _ACE.findall(effective_sddl(host, win_path))]
+    for fields in sorted(aces, key=lambda f: f[0] != "D"):
+        if len(fields) < 6 or "IO" in re.findall("..", fields[1]):
+            continue
+        trustee = fields[5].upper()
+        if trustee == "CO":
+            trustee = owner
+        if trustee not in sids:
+            continue
+        if fields[0] == "D" and _mask(fields[2]) & want:
+            return False
+        if fields[0] == "A":
+            granted |= _mask(fields[2])
+    return granted & want == want
+
+
+def local_user_token(sid):
+    """A local non-administrator's token: the user, Users, Everyone, Authenticated Users, INTERACTIVE."""
+    return (sid, "BU", "S-1-5-32-545", "WD", "S-1-1-0", "AU", "S-1-5-11", "IU", "S-1-5-4")
+
+
+def container_user_token():
+    """ContainerUser's token as the host sees it: the account, Users, Everyone, Authenticated Users. Bypass
+    traverse checking is granted to Everyone by default (Microsoft Learn, "Bypass traverse checking"), so only
+    the object itself is checked, not the directories above it."""
+    return (CONTAINER_USER, "BU", "S-1-5-32-545", "WD", "S-1-1-0", "AU", "S-1-5-11")
+
+
+def container_can_read(host, win_path):
+    return token_allows(host, win_path, container_user_token(), FILE_READ_DATA)
+
+
+def container_writes(host, win_dir, name, data="x"):
+    """ContainerUser creates ``name`` in a mounted directory (FILE_ADD_FILE on it); the file gets the container
+    user as its owner (TOKEN_OWNER). Raises SimError("Access is denied") otherwise."""
+    if not token_allows(host, win_dir, container_user_token(), FILE_ADD_FILE):
+        raise SimError("Access to the path '%s\\%s' is denied." % (win_dir, name))
+    path = win_dir.rstrip("\\") + "\\" + name
+    with open(host.local_path(path), "w") as f:
+        f.write(data)
+    set_owner(host, path, CONTAINER_USER)
+    if not token_allows(host, path, container_user_token(), 0x2):  # FILE_WRITE_DATA on its own file
+        raise SimError("Access to the path '%s' is denied." % path)
+    return path
+
+
+# --- a local user acting during a remote operation --------------------------------------------------------------
+# host.state["local_user_acts"]: [{"when_listing": dir, "swap": dir, "target": dir, "user": SID, "skip": n}]:
+# when a remote command lists ``when_listing`` (Get-ChildItem) for the n+1st time, the user first renames ``swap``
+# away and puts a junction to ``target`` in its place (googleprojectzero/symboliclink-testing-tools,
+# CreateMountPoint, BaitAndSwitch) -- if the simulated ACLs let them: DELETE on ``swap`` (or FILE_DELETE_CHILD on
+# its parent) and FILE_ADD_SUBDIRECTORY on the parent. A junction is resolved each time a path is opened (Microsoft
+# Learn, "Hard Links and Junctions"). Each act happens once; what it did is appended to host.state["local_user_log"].
+def local_user_acts(host, listing):
+    acts = host.state.get("local_user_acts") or []
+    for act in list(acts):
+        if _key(act["when_listing"]) != _key(listing):
+            continue
+        if act.get("skip"):  # listings of that directory to let pass first
+            act["skip"] -= 1
+            continue
+        acts.remove(act)
+        swap, user = act["swap"], local_user_token(act["user"])
+        local = host.local_path(swap)
+        parent_dir = parent(swap)
+        log = host.state.setdefault("local_user_log", [])
+        if not os.path.isdir(local) or os.path.islink(local):
+            log.append("nothing at %s" % swap)
+            continue
+        may_rename = token_allows(host, swap, user, DELETE) or token_allows(host, parent_dir, user, FILE_DELETE_CHILD)
+        may_link = token_allows(host, parent_dir, user, FILE_ADD_SUBDIRECTORY)
+        if not (may_rename and may_link):
+            log.append("denied: %s" % swap)
+            continue
+        os.rename(local, local + ".moved-away")
+        os.symlink(host.local_path(act["target"]), local, target_is_directory=True)
+        set_owner(host, swap, act["user"])
+        log.append("swapped: %s -> %s" % (swap, act["target"]))
