@@ -264,6 +264,22 @@ def test_a_pre_created_folder_under_c_is_taken_over_and_what_the_user_added_betw
         assert winsim_files.security_sddl(host, "C:\\k") == RESTRICTED
 
 
+def test_a_restricted_directory_a_user_creates_just_before_create_directory_is_refused(tmp_path):
+    """N4 (b): between node_sync's Test-Path and Directory.CreateDirectory a local user creates C:\\var\\log\\kubelet
+    (C:\\var inherits C:\\'s rules: Users may create folders). CreateDirectory returns the existing directory without
+    applying the descriptor (Microsoft Learn); the read-back refuses it before anything is written into it."""
+    host = core.create_host(str(tmp_path), "w")
+    with host.open():
+        os.makedirs(host.local_path("C:\\var\\log"))
+        winsim_files.set_sddl(host, "C:\\var", SERVER_DRIVE_SDDL)
+        host.state["local_user_acts"] = [{"when_creating": "C:\\var\\log\\kubelet", "user": USER}]
+        with pytest.raises(Exception, match=r"C:\\var\\log\\kubelet is not owned by Administrators"):
+            _sync(host, directories=[{"path": "C:\\var\\log\\kubelet"}],
+                  files=[{"path": "C:\\var\\log\\kubelet\\x.conf", "content": "x"}])
+        assert host.state["local_user_log"] == ["created: C:\\var\\log\\kubelet"]
+        assert os.listdir(host.local_path("C:\\var\\log\\kubelet")) == []
+
+
 SERVER_DRIVE_SDDL = ("D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;BU)(A;CI;0x4;;;BU)(A;CIIO;0x2;;;BU)"
                      "(A;OICIIO;FA;;;CO)")  # C:\ on Windows Server 2022 (moby/buildkit#4731's icacls listing)
 

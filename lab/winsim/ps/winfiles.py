@@ -389,6 +389,7 @@ def _create_directory(interp, node, path, security=None):
     if not isinstance(security, FileSystemSecurity) or not security.is_dir or security.dacl is None:
         interp.unsupported("[IO.Directory]::CreateDirectory without a DirectorySecurity", node)
     host = interp.host.host
+    winsim_files.local_user_creates(host, to_str(path))  # a local user racing the script (winsim_files)
     _sim(interp, node, winsim_files.create_directory_secured, host, to_str(path), security.sddl())
     return FileSystemItem(host, to_str(path), host.local_path(to_str(path)))
 

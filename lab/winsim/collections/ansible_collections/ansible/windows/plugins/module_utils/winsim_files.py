@@ -665,7 +665,7 @@ def container_writes(host, win_dir, name, data="x"):
 def local_user_acts(host, listing):
     acts = host.state.get("local_user_acts") or []
     for act in list(acts):
-        if _key(act["when_listing"]) != _key(listing):
+        if "when_listing" not in act or _key(act["when_listing"]) != _key(listing):
             continue
         if act.get("skip"):  # listings of that directory to let pass first
             act["skip"] -= 1
@@ -687,3 +687,27 @@ def local_user_acts(host, listing):
         os.symlink(host.local_path(act["target"]), local, target_is_directory=True)
         set_owner(host, swap, act["user"])
         log.append("swapped: %s -> %s" % (swap, act["target"]))
+
+
+# host.state["local_user_acts"] may also hold {"when_creating": dir, "user": SID}: just before the remote command
+# creates ``dir`` ([IO.Directory]::CreateDirectory), the user creates it (the race after a Test-Path), if they may
+# add a subdirectory to its parent (FILE_ADD_SUBDIRECTORY); they own it (TOKEN_OWNER) and its rules are inherited.
+# Directory.CreateDirectory then "returns a DirectoryInfo object for the existing directory" (Microsoft Learn) and
+# applies no security descriptor: create_directory_secured leaves an existing directory as it is.
+def local_user_creates(host, creating):
+    acts = host.state.get("local_user_acts") or []
+    for act in list(acts):
+        if "when_creating" not in act or _key(act["when_creating"]) != _key(creating):
+            continue
+        acts.remove(act)
+        log = host.state.setdefault("local_user_log", [])
+        local, parent_dir = host.local_path(creating), parent(creating)
+        if os.path.lexists(local) or not os.path.isdir(host.local_path(parent_dir)):
+            log.append("nothing to do: %s" % creating)
+            continue
+        if not token_allows(host, parent_dir, local_user_token(act["user"]), FILE_ADD_SUBDIRECTORY):
+            log.append("denied: %s" % creating)
+            continue
+        os.mkdir(local)
+        set_owner(host, creating, act["user"])
+        log.append("created: %s" % creating)
