@@ -6,7 +6,7 @@ Microsoft Learn; what is not modelled fails as "not supported by the lab interpr
 - ``CspParameters``: KeyContainerName, Flags (``CspProviderFlags``: UseMachineKeyStore 1,
   UseDefaultKeyContainer 2, UseNonExportableKey 4, UseExistingKey 8, UseArchivableKey 16,
   UseUserProtectedKey 32, NoPrompt 64, CreateEphemeralKey 128), CryptoKeySecurity. Only the machine key
-  store is modelled (the scripts run as an administrator over WinRM; a user key store would follow the
+  store is modelled (NoFlags is 0; the scripts run as an administrator over WinRM; a user key store would follow the
   account).
 - ``RSACryptoServiceProvider(CspParameters)`` / ``(Int32, CspParameters)``: opens the named container, or
   creates it with that key size (1024 when none is given: "the default key size" of the
@@ -41,8 +41,9 @@ import re
 from .builtins import VOID, TypeInfo, _bytes
 from .values import NetObject, PSEnum, to_str
 
-_FLAGS = {"usemachinekeystore": 1, "usedefaultkeycontainer": 2, "usenonexportablekey": 4, "useexistingkey": 8,
-          "usearchivablekey": 16, "useuserprotectedkey": 32, "noprompt": 64, "createephemeralkey": 128}
+_FLAGS = {"noflags": 0, "usemachinekeystore": 1, "usedefaultkeycontainer": 2, "usenonexportablekey": 4,
+          "useexistingkey": 8, "usearchivablekey": 16, "useuserprotectedkey": 32, "noprompt": 64,
+          "createephemeralkey": 128}
 _FLAG_NAMES = {v: n for n, v in (("UseMachineKeyStore", 1), ("UseDefaultKeyContainer", 2),
                                  ("UseNonExportableKey", 4), ("UseExistingKey", 8), ("UseArchivableKey", 16),
                                  ("UseUserProtectedKey", 32), ("NoPrompt", 64), ("CreateEphemeralKey", 128))}
@@ -78,7 +79,7 @@ def _flags(interp, value, node, t=None):
                                    "InvalidArgument")
             bits |= _FLAGS[key]
     names = [_FLAG_NAMES[v] for v in sorted(_FLAG_NAMES) if bits & v]
-    return PSEnum(_FLAGS_TYPE, ", ".join(names) or "0", bits)
+    return PSEnum(_FLAGS_TYPE, ", ".join(names) or "NoFlags", bits)
 
 
 def _byte(interp, value, node, t):
