@@ -92,7 +92,11 @@ def test_sealed_content_without_the_key_fails_as_net_does(host, tmp_path):
         _run(host, "node_sync", params)
 
 
-def test_a_key_container_another_user_made_is_refused(host):
+@pytest.mark.parametrize("exportable", [True, False])
+def test_a_key_container_another_user_made_is_refused(host, exportable):
+    # a local user may create containers in the machine key store; one made with a key the user knows
+    # (imported, then non-exportable) and open to everyone must not become the transport key, whatever
+    # .NET does to its security descriptor when it is opened
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -100,9 +104,11 @@ def test_a_key_container_another_user_made_is_refused(host):
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
     with host.open():
         host.state["machine_keys"] = {sealed.KEY_CONTAINER: {
-            "pem": pem, "exportable": True, "sddl": "O:S-1-5-21-1-2-3-1001D:(A;;GA;;;WD)"}}
+            "pem": pem, "exportable": exportable, "sddl": "O:S-1-5-21-1-2-3-1001D:(A;;GA;;;WD)"}}
     with pytest.raises(SimError, match="was not made by kubewin.nodes"):
         _key(host)
+    with host.open():
+        assert host.state["machine_keys"][sealed.KEY_CONTAINER]["pem"] == pem
 
 
 def test_through_ansible_playbook_the_host_receives_only_ciphertext(tmp_path):

@@ -12,8 +12,8 @@ Microsoft Learn; what is not modelled fails as "not supported by the lab interpr
   creates it with that key size (1024 when none is given: "the default key size" of the
   ``RSACryptoServiceProvider(CspParameters)`` constructor is 1024 bits in .NET Framework) when it does not
   exist; with UseExistingKey a missing container is the CryptographicException "Keyset does not exist". An
-  existing container keeps its key, its exportability and its security: the parameters' CryptoKeySecurity
-  and UseNonExportableKey apply only when the key is made.
+  existing container keeps its key and its exportability (UseNonExportableKey applies only when the key is
+  made); the parameters' CryptoKeySecurity is applied to it too (the stricter reading, see the constructor).
 - ``ToXmlString(false)``: <RSAKeyValue><Modulus/><Exponent/></RSAKeyValue>; ``ToXmlString(true)`` of a
   non-exportable key: "Key not valid for use in specified state.".
 - ``Decrypt(Byte[], Boolean)``: true is OAEP with SHA-1 (the only OAEP of this overload); false (PKCS#1
@@ -195,6 +195,12 @@ class RSACryptoServiceProvider(NetObject):
                       "exportable": not csp.flags.value & 4,
                       "sddl": csp.security.sddl if csp.security and csp.security.sddl else _DEFAULT_KEY_SDDL}
             keys[csp.container] = record
+        elif csp.security is not None and csp.security.sddl:
+            # The stricter reading where unknown: .NET Framework's key-pair helper applies the parameters'
+            # CryptoKeySecurity to the container it opened, not only to one it made (Utils.GetKeyPairHelper
+            # calls SetKeySetSecurityInfo whenever CryptoKeySecurity is set), so an administrator opening a
+            # container another user made (and granted access to) takes it over: its owner no longer tells.
+            record["sddl"] = csp.security.sddl
         self.container, self.record = csp.container, record
         self.key = serialization.load_pem_private_key(record["pem"].encode("ascii"), password=None)
 

@@ -71,13 +71,23 @@ foreach ($name in $Services) {
 }
 $pathFacts = @{}
 foreach ($path in $Paths) { $pathFacts[$path] = Test-Path -LiteralPath $path }
-$keySecurity = New-Object System.Security.AccessControl.CryptoKeySecurity
-$keySecurity.SetSecurityDescriptorSddlForm('O:BAD:P(A;;GA;;;SY)(A;;GA;;;BA)')
+# An existing container is opened first without CryptoKeySecurity: .NET Framework applies the parameters'
+# CryptoKeySecurity to a container it opens too, which would make one another user planted look like ours.
 $cspParams = New-Object System.Security.Cryptography.CspParameters
 $cspParams.KeyContainerName = 'kubewin.nodes-transport'
-$cspParams.Flags = [System.Security.Cryptography.CspProviderFlags]'UseMachineKeyStore, UseNonExportableKey'
-$cspParams.CryptoKeySecurity = $keySecurity
-$transport = New-Object System.Security.Cryptography.RSACryptoServiceProvider(2048, $cspParams)
+$cspParams.Flags = [System.Security.Cryptography.CspProviderFlags]'UseMachineKeyStore, UseExistingKey'
+try {
+    $transport = New-Object System.Security.Cryptography.RSACryptoServiceProvider($cspParams)
+} catch {
+    $transport = $null  # none yet ("Keyset does not exist"): made below; any other failure repeats there
+}
+if (-not $transport) {
+    $keySecurity = New-Object System.Security.AccessControl.CryptoKeySecurity
+    $keySecurity.SetSecurityDescriptorSddlForm('O:BAD:P(A;;GA;;;SY)(A;;GA;;;BA)')
+    $cspParams.Flags = [System.Security.Cryptography.CspProviderFlags]'UseMachineKeyStore, UseNonExportableKey'
+    $cspParams.CryptoKeySecurity = $keySecurity
+    $transport = New-Object System.Security.Cryptography.RSACryptoServiceProvider(2048, $cspParams)
+}
 $keyInfo = $transport.CspKeyContainerInfo
 $keyOwner = $keyInfo.CryptoKeySecurity.GetSecurityDescriptorSddlForm('Owner')
 if ($keyInfo.Exportable -or $keyOwner -notin @('O:BA', 'O:SY')) {
