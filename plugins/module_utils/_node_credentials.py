@@ -2,10 +2,15 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Per-node credentials of kube-proxy and flanneld on a Windows node (services mode).
 
-Each Windows node gets, per component, its own ServiceAccount, its own RBAC binding and a token
-from the TokenRequest API (``serviceaccounts/token``) bound to the Node object, with a finite
-lifetime. Nothing here is shared by two nodes, so one node's credential can be revoked alone
-(delete its ServiceAccount, or its Node: a Node-bound token dies with the Node).
+kube-proxy gets, per node, its own ServiceAccount, its own RBAC binding and a token from the
+TokenRequest API (``serviceaccounts/token``) bound to the Node object, with a finite lifetime.
+Nothing here is shared by two nodes, so one node's credential can be revoked alone (delete its
+ServiceAccount, or its Node: a Node-bound token dies with the Node).
+
+flanneld has no token: it runs with the kubelet's own kubeconfig (the node identity
+``system:node:<node>``), so the NodeRestriction admission plugin limits what it may change on its
+Node (no ``node-restriction.kubernetes.io/`` or other protected labels, no taints), which it does
+not for a ServiceAccount (``flanneld_rules``).
 
 The decisions are plain functions, unit-tested without a cluster:
 
@@ -47,29 +52,44 @@ KUBE_PROXY_CLUSTER_ROLE = "system:node-proxier"
 
 
 def flanneld_rules(node_name):
-    """What flanneld's kube subnet manager does with --kube-subnet-mgr and NODE_NAME set (flannel-io/
-    flannel pkg/subnet/kube/kube.go):
+    """What flanneld needs beyond what the Node authorizer gives the kubelet's identity it runs with.
 
-    * ``NewSubnetManager`` reads the Node name from NODE_NAME, so no ``pods get`` (flannel's own
-      ClusterRole has it for the POD_NAME/POD_NAMESPACE path of a DaemonSet pod only);
-    * ``newKubeSubnetManager`` runs a Node informer (``Nodes().List`` and ``Nodes().Watch``) over
-      every Node: it learns the other nodes' leases from their annotations, so list/watch cannot be
-      narrowed to one name; with the informer off (backend ``alloc``) ``AcquireLease`` does
-      ``Nodes().Get`` of its own node;
-    * ``AcquireLease`` writes its annotations with ``Nodes().Patch(..., "status")`` and
-      ``CompleteLease`` its NetworkUnavailable condition with ``Nodes().PatchStatus``: both are
-      ``patch`` on ``nodes/status`` of its own node only, so that one is limited by resourceNames.
+    flanneld's kube subnet manager (flannel-io/flannel v0.26.7 pkg/subnet/kube/kube.go), with
+    --kube-subnet-mgr and NODE_NAME set:
 
-    Compared with flannel's ClusterRole (pods get; nodes get/list/watch; nodes/status patch on every
-    node), a stolen token of one node can no longer rewrite any other node's annotations, labels or
-    conditions."""
-    return [
-        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"], "resourceNames": [node_name]},
-    ]
+    * ``NewSubnetManager`` reads the Node name from NODE_NAME, so no ``pods get``;
+    * ``newKubeSubnetManager`` runs a Node informer, ``Nodes().List`` and ``Nodes().Watch`` with no
+      selector: it learns the other nodes' leases from their annotations, so it must read every Node;
+    * ``AcquireLease`` writes its annotations with ``Nodes().Patch(..., "status")``, ``CompleteLease``
+      its NetworkUnavailable condition with ``Nodes().PatchStatus``, and ``GetStoredMacAddresses`` /
+      ``GetStoredPublicIP`` ``Nodes().Get`` its own Node.
+
+    The Node authorizer (kubernetes v1.37.2 plugin/pkg/auth/authorizer/node/node_authorizer.go,
+    ``authorizeNode``) allows a node identity get/list/watch of its own Node only ("cannot read all
+    nodes, only its own Node object"; AuthorizeNodeWithSelectors, beta and on in 1.32, GA in 1.34, no
+    gate in 1.37) and update/patch of ``nodes/status``, which NodeRestriction
+    (plugin/pkg/admission/noderestriction/admission.go, ``admitNode``) limits to its own Node, without
+    changes to taints, ownerReferences or protected labels. The informer's list and watch of every
+    Node is the one thing missing: this ClusterRole gives exactly that (read only), bound to the
+    node's own user ``system:node:<node>`` (``flanneld_subject``). Before 1.32 the Node authorizer
+    allowed it already (bootstrappolicy NodeRules: nodes get/list/watch)."""
+    return [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]
+
+
+def node_user(node_name):
+    """The user name of a node's kubelet credential (kubernetes pkg/auth/nodeidentifier: ``system:node:<name>``
+    in the group ``system:nodes``)."""
+    return "system:node:%s" % node_name
+
+
+def flanneld_subject(node_name):
+    """The RBAC subject flanneld acts as: the node's own identity (the kubelet's client certificate)."""
+    return {"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": node_user(node_name)}
 
 
 COMPONENTS = ("kube-proxy", "flanneld")
+# The components that get a ServiceAccount and a token (flanneld uses the kubelet's credential).
+TOKEN_COMPONENTS = ("kube-proxy",)
 
 _NAME_MAX = 63
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -100,7 +120,11 @@ def desired_objects(node_name, namespaces):
     """The RBAC objects and ServiceAccounts for one node, keyed by component.
 
     ``namespaces``: {component: namespace of its ServiceAccount}. Returns
-    {component: {"account": ServiceAccount, "role": ClusterRole or None, "binding": ClusterRoleBinding}}.
+    {component: {"account": ServiceAccount or None, "role": ClusterRole or None, "binding": ClusterRoleBinding,
+    "retired_account": (namespace, name) of a ServiceAccount an older release made and a run deletes, or None}}.
+    flanneld has no ServiceAccount (it uses the kubelet's credential): its binding names the node's user, and
+    the ServiceAccount ``kubewin-flanneld-<node>`` older releases made (whose token was in
+    C:\\etc\\kube-flannel\\token) is retired: deleting it revokes that token.
     """
     out = {}
     for component in COMPONENTS:
@@ -111,18 +135,21 @@ def desired_objects(node_name, namespaces):
                    "metadata": dict(meta, namespace=namespace, annotations=dict(meta["annotations"])),
                    # Nothing mounts it: the token goes to the node as a file.
                    "automountServiceAccountToken": False}
-        role = None
+        role, retired = None, None
+        subjects = [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]
         if component == "flanneld":
             role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
                     "metadata": dict(meta, annotations=dict(meta["annotations"])), "rules": flanneld_rules(node_name)}
             role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}
+            subjects = [flanneld_subject(node_name)]
+            account, retired = None, (namespace, name)
         else:
             role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                         "name": KUBE_PROXY_CLUSTER_ROLE}
         binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
                    "metadata": dict(meta, annotations=dict(meta["annotations"])), "roleRef": role_ref,
-                   "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]}
-        out[component] = {"account": account, "role": role, "binding": binding}
+                   "subjects": subjects}
+        out[component] = {"account": account, "role": role, "binding": binding, "retired_account": retired}
     return out
 
 

@@ -7,14 +7,19 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: k8s_node_credentials
-short_description: Per-node, Node-bound, expiring tokens for kube-proxy and flanneld on a Windows node
+short_description: Per-node credentials of kube-proxy and flanneld on a Windows node
 version_added: 0.2.0
 description:
-  - For one Windows node, makes a ServiceAccount per component (C(kubewin-kube-proxy-<node>),
-    C(kubewin-flanneld-<node>), labelled C(kubewin.nodes/managed=true)), binds kube-proxy's to the ClusterRole
-    C(system:node-proxier) and flanneld's to a ClusterRole of its own that may read Nodes and patch the status
-    of this node only.
-  - Issues a token for each from the TokenRequest API, bound to the Node object (deleting the Node invalidates
+  - For one Windows node, makes kube-proxy's ServiceAccount (C(kubewin-kube-proxy-<node>), labelled
+    C(kubewin.nodes/managed=true)) and binds it to the ClusterRole C(system:node-proxier).
+  - flanneld gets no ServiceAccount and no token: it runs with the kubelet's kubeconfig, the node's own identity
+    C(system:node:<node>), whose changes to its Node the NodeRestriction admission plugin limits (no
+    C(node-restriction.kubernetes.io/) labels, no taints). The Node authorizer lets that identity patch its own
+    Node's status but read only its own Node, so a ClusterRole C(kubewin-flanneld-<node>) that may get, list and
+    watch Nodes (flannel's node informer reads every Node) is bound to the user C(system:node:<node>).
+  - The ServiceAccount C(kubewin-flanneld-<node>) older releases made for flanneld is deleted (which revokes its
+    token), and their flanneld ClusterRole and ClusterRoleBinding of that name are brought to the above.
+  - Issues a token for kube-proxy from the TokenRequest API, bound to the Node object (deleting the Node invalidates
     it) and valid for O(expiration_seconds) or less if the API server shortens it. API servers that cannot bind
     tokens to Nodes (before 1.31, or with the ServiceAccountTokenNodeBinding feature gate off) get an unbound
     token of the same lifetime instead, and RV(bound) says so.
@@ -46,7 +51,7 @@ options:
     type: str
     required: true
   namespaces:
-    description: Namespace of each component's ServiceAccount.
+    description: Namespace of each component's ServiceAccount (flanneld's is the one older releases made, deleted now).
     type: dict
     default: {kube-proxy: kube-system, flanneld: kube-flannel}
   expiration_seconds:
@@ -78,7 +83,7 @@ notes:
 """
 
 EXAMPLES = r"""
-- name: Tokens for kube-proxy and flanneld of win-1
+- name: kube-proxy's token and flanneld's node RBAC of win-1
   kubewin.nodes.k8s_node_credentials:
     kubeconfig: /etc/kubernetes/admin.conf
     node_name: win-1
@@ -89,14 +94,14 @@ EXAMPLES = r"""
 
 RETURN = r"""
 tokens:
-  description: The tokens issued by this run, by component (only those renewed). Secret.
+  description: The tokens issued by this run, by component (only those renewed; only kube-proxy has one). Secret.
   returned: success
   type: dict
 renewed:
   description: Per component, why its token was (or would be) issued again, or why not.
   returned: success
   type: dict
-  sample: {kube-proxy: "no token issued yet", flanneld: "valid until 2026-12-03T09:00:00Z"}
+  sample: {kube-proxy: "valid until 2026-12-03T09:00:00Z"}
 expires:
   description: Per component, when its current token expires (V(null) in check mode before the first token).
   returned: success
@@ -106,7 +111,7 @@ bound:
   returned: success
   type: bool
 accounts:
-  description: Per component, C(namespace/name) of its ServiceAccount.
+  description: Per component with a token (kube-proxy), C(namespace/name) of its ServiceAccount.
   returned: always
   type: dict
 changes:
@@ -114,7 +119,8 @@ changes:
   returned: always
   type: list
   elements: str
-  sample: ["created ServiceAccount kubewin-flanneld-win-1", "issued a token for flanneld (no token issued yet)"]
+  sample: ["created ServiceAccount kubewin-kube-proxy-win-1", "issued a token for kube-proxy (no token issued yet)",
+           "deleted serviceaccounts kubewin-flanneld-win-1 in namespace kube-flannel"]
 ca_data:
   description: The cluster CA (base64 PEM, ConfigMap kube-system/kube-root-ca.crt) for the kubeconfigs.
   returned: O(state=present)
@@ -189,16 +195,16 @@ def present(module, apis):
     nc.check_settings(p["expiration_seconds"], p["renew_fraction"])
     namespaces = dict(nc_defaults(), **(p["namespaces"] or {}))
     objects = nc.desired_objects(node_name, namespaces)
-    accounts = {c: "%s/%s" % (namespaces[c], objects[c]["account"]["metadata"]["name"]) for c in nc.COMPONENTS}
+    accounts = {c: "%s/%s" % (namespaces[c], objects[c]["account"]["metadata"]["name"]) for c in nc.TOKEN_COMPONENTS}
     node = kc.call(apis, "get", "nodes", None, node_name, apis.core.read_node, node_name)
     if node is None:
         if module.check_mode:
             return dict(changed=True, tokens={}, accounts=accounts, bound=None, ca_data=None,
                         changes=["would make the credentials of %s once it has joined" % node_name],
-                        expires={c: None for c in nc.COMPONENTS},
-                        renewed={c: "the node has not joined yet" for c in nc.COMPONENTS},
+                        expires={c: None for c in nc.TOKEN_COMPONENTS},
+                        renewed={c: "the node has not joined yet" for c in nc.TOKEN_COMPONENTS},
                         msg="Node %s does not exist yet: its credentials are made once it has joined." % node_name)
-        raise kc.K8sError("Node %s does not exist: its kube-proxy and flanneld credentials are bound to the Node "
+        raise kc.K8sError("Node %s does not exist: kube-proxy's token is bound to the Node "
                           "object, so the node must have joined first (run scale_up.yml for this host)." % node_name)
     node_uid = node["metadata"]["uid"]
     root_ca = kc.call(apis, "get", "configmaps", "kube-system", "kube-root-ca.crt",
@@ -215,6 +221,16 @@ def present(module, apis):
     when = now()
     for component in nc.COMPONENTS:
         obj = objects[component]
+        if obj["account"] is None:
+            # flanneld: the kubelet's identity, given read access to every Node; the ServiceAccount an older
+            # release made for it is deleted (its token stops working).
+            _ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"])
+            _ensure(module, apis, obj["binding"], "ClusterRoleBinding", changes, ["subjects"])
+            namespace, name = obj["retired_account"]
+            changes += _delete_managed(module, apis, "serviceaccounts", namespace, name,
+                                       apis.core.read_namespaced_service_account,
+                                       apis.core.delete_namespaced_service_account, (name, namespace))
+            continue
         account = _ensure(module, apis, obj["account"], "ServiceAccount", changes, ["automountServiceAccountToken"])
         if obj["role"] is not None:
             _ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"])
@@ -284,7 +300,8 @@ def absent(module, apis):
     changes = []
     for component in nc.COMPONENTS:
         obj = objects[component]
-        name = obj["account"]["metadata"]["name"]
+        # flanneld has no ServiceAccount any more; the one an older release made has the binding's name.
+        name = obj["binding"]["metadata"]["name"]
         targets = [("clusterrolebindings", None, apis.rbac.read_cluster_role_binding,
                     apis.rbac.delete_cluster_role_binding, (name,))]
         if obj["role"] is not None:
@@ -298,7 +315,7 @@ def absent(module, apis):
         changes += _delete_managed(module, apis, "secrets", namespace, name, apis.core.read_namespaced_secret,
                                    apis.core.delete_namespaced_secret, (name, namespace))
     return dict(changed=bool(changes), changes=changes, accounts={
-        c: "%s/%s" % (namespaces[c], objects[c]["account"]["metadata"]["name"]) for c in nc.COMPONENTS})
+        c: "%s/%s" % (namespaces[c], objects[c]["account"]["metadata"]["name"]) for c in nc.TOKEN_COMPONENTS})
 
 
 def _delete_managed(module, apis, resource, namespace, name, read, delete, args):

@@ -155,7 +155,8 @@ def test_no_credential_in_any_output_and_the_bootstrap_token_lives_only_while_ho
         credentials += managed_secret_values(core) + host_credentials(sc, "win-1")
         assert any("PRIVATE KEY" in v for _, v in credentials), "the kubelet's client key was not found"
         assert any(w.startswith("etc\\kube-proxy") for w, _ in credentials), "kube-proxy's token was not found"
-        assert any(w.startswith("etc\\kube-flannel") for w, _ in credentials), "flanneld's token was not found"
+        # flanneld has no token of its own: it runs with the kubelet's credential (its client key is checked above)
+        assert not any(w.startswith("etc\\kube-flannel") for w, _ in credentials), credentials
         # the JoinConfiguration that carried the token is gone; no command line ever had it
         assert "C:\\k\\kubewin-join.yaml" not in sc.dump("win-1")["files"]
         lines = winsim.command_lines(sc.root, "win-1")
@@ -234,7 +235,7 @@ def test_reset_leaves_a_windows_node_it_did_not_join_alone(tmp_path, api):
 
 # --- per-node credentials of kube-proxy and flanneld ----------------------------------------------
 def token_on(sc, host, component):
-    folder = {"kube-proxy": "kube-proxy", "flanneld": "kube-flannel"}[component]
+    folder = {"kube-proxy": "kube-proxy"}[component]
     with open(os.path.join(sc.root, "hosts", host, "C", "etc", folder, "token")) as f:
         return f.read()
 
@@ -284,6 +285,66 @@ def managed_rbac(node):
     return sorted(found)
 
 
+def flanneld_credential(sc, host, tmp_path):
+    """Requests to the lab API server with the credential flanneld's service runs with: the kubeconfig its NSSM
+    AppParameters name (--kubeconfig-file), read as client-go reads it (its client certificate and key files)."""
+    dumped = sc.dump(host)
+    text = json.dumps({"services": dumped["services"].get("flanneld"), "registry": dumped["registry"]})
+    found = re.search(r"--kubeconfig-file=([^\s\"]+)", text)
+    assert found, "flanneld's service names no --kubeconfig-file: %s" % text
+    path = found.group(1).replace("\\\\", "\\")
+    assert path == "C:\\etc\\kubernetes\\kubelet.conf", path
+
+    def local(win_path):
+        return os.path.join(sc.root, "hosts", host, "C", *win_path[3:].split("\\"))
+
+    with open(local(path)) as f:
+        user = yaml.safe_load(f)["users"][0]["user"]
+    assert "token" not in user and "tokenFile" not in user, user
+    cert, key = str(tmp_path / "flanneld.crt"), str(tmp_path / "flanneld.key")
+    for src, dst in ((user["client-certificate"], cert), (user["client-key"], key)):
+        with open(local(src), "rb") as f, open(dst, "wb") as out:
+            out.write(f.read())
+    with open(scenario.ADMIN_CONF) as f:
+        cluster = yaml.safe_load(f)["clusters"][0]["cluster"]
+    ca = str(tmp_path / "ca.crt")
+    with open(ca, "wb") as f:
+        f.write(base64.b64decode(cluster["certificate-authority-data"]))
+
+    def call(method, path_, body=None):
+        headers = {"Content-Type": "application/strategic-merge-patch+json"} if body is not None else {}
+        r = requests.request(method, cluster["server"] + path_, headers=headers, verify=ca, cert=(cert, key),
+                             timeout=15, data=json.dumps(body) if body is not None else None)
+        return r.status_code
+    return call
+
+
+def plant_old_flanneld_layout(sc, host, node):
+    """What an older release left for flanneld: ServiceAccount kubewin-flanneld-<node> with a Node-bound token in
+    C:\\etc\\kube-flannel\\token (and a kubeconfig naming it), a ClusterRole that may patch the Node's status and a
+    binding to the ServiceAccount. Returns the token."""
+    api_client = config.new_client_from_config(config_file=scenario.ADMIN_CONF)
+    core, rbac = client.CoreV1Api(api_client), client.RbacAuthorizationV1Api(api_client)
+    name = "kubewin-flanneld-" + node
+    meta = {"name": name, "labels": {"kubewin.nodes/managed": "true"}, "annotations": {"kubewin.nodes/node": node}}
+    core.create_namespaced_service_account("kube-flannel", {"metadata": meta, "automountServiceAccountToken": False})
+    rbac.patch_cluster_role(name, {"rules": [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"], "resourceNames": [node]}]})
+    rbac.patch_cluster_role_binding(name, {"subjects": [
+        {"kind": "ServiceAccount", "name": name, "namespace": "kube-flannel"}]})
+    uid = core.read_node(node).metadata.uid
+    answer = core.create_namespaced_service_account_token(name, "kube-flannel", {"spec": {
+        "expirationSeconds": 3600, "boundObjectRef": {"kind": "Node", "apiVersion": "v1", "name": node, "uid": uid}}})
+    token = answer.status.token
+    folder = os.path.join(sc.root, "hosts", host, "C", "etc", "kube-flannel")
+    with open(os.path.join(folder, "token"), "w") as f:
+        f.write(token)
+    with open(os.path.join(folder, "kubeconfig"), "w") as f:
+        f.write(json.dumps({"users": [{"name": name, "user": {"tokenFile": "C:\\etc\\kube-flannel\\token"}}]}))
+    return token
+
+
 def age_token_record(core, namespace, name, issued_days_ago, expires_in_days):
     """Rewrite what the last run recorded about a ServiceAccount's token (not the token itself), as if it
     had been issued earlier: the next run decides from this record alone."""
@@ -300,14 +361,13 @@ def test_each_windows_node_has_its_own_least_privileged_renewable_credentials(tm
     sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="pc-{{ inventory_hostname }}")
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-    tokens = {(h, c): token_on(sc, h, c) for h in sc.hosts for c in ("kube-proxy", "flanneld")}
+    tokens = {(h, c): token_on(sc, h, c) for h in sc.hosts for c in ("kube-proxy",)}
 
-    # 1. four different identities, each bound to its own Node object (name and uid)
-    assert len(set(tokens.values())) == 4
+    # 1. kube-proxy: two different identities, each bound to its own Node object (name and uid)
+    assert len(set(tokens.values())) == 2
     subjects = {k: claims(t)["sub"] for k, t in tokens.items()}
-    assert subjects[("win-1", "flanneld")] == "system:serviceaccount:kube-flannel:kubewin-flanneld-pc-win-1"
     assert subjects[("win-2", "kube-proxy")] == "system:serviceaccount:kube-system:kubewin-kube-proxy-pc-win-2"
-    assert len(set(subjects.values())) == 4
+    assert len(set(subjects.values())) == 2
     for (host, _c), token in tokens.items():
         node = core.read_node("pc-" + host)
         bound = claims(token)["kubernetes.io"]["node"]
@@ -319,38 +379,50 @@ def test_each_windows_node_has_its_own_least_privileged_renewable_credentials(tm
     # no shared token Secret any more
     assert managed_secret_values(core) == []
 
-    # 2. least RBAC, checked with real requests (dry run: authorization is enforced, nothing is stored)
-    flannel_1, proxy_1 = tokens[("win-1", "flanneld")], tokens[("win-1", "kube-proxy")]
+    # 2. least RBAC, checked with real requests (dry run: authorization and admission run, nothing is stored)
+    proxy_1 = tokens[("win-1", "kube-proxy")]
     patch = {"metadata": {"annotations": {"kubewin.test/probe": "1"}}}
-    assert as_token(flannel_1, "PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", patch) == 200
-    assert as_token(flannel_1, "PATCH", "/api/v1/nodes/pc-win-2/status?dryRun=All", patch) == 403
-    assert as_token(flannel_1, "PATCH", "/api/v1/nodes/pc-win-1?dryRun=All", patch) == 403
-    assert as_token(flannel_1, "GET", "/api/v1/nodes") == 200
-    assert as_token(flannel_1, "GET", "/api/v1/namespaces/kube-flannel/pods") == 403
+    # flanneld runs as the node, with the credential flanneld's service names: NodeRestriction applies
+    # (security-2.md N1: a flanneld token could set node-restriction.kubernetes.io/ labels on its Node)
+    as_flanneld = flanneld_credential(sc, "win-1", tmp_path)
+    label = {"metadata": {"labels": {"node-restriction.kubernetes.io/probe": "1"}}}
+    assert as_flanneld("PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", label) == 403
+    assert as_flanneld("PATCH", "/api/v1/nodes/pc-win-2/status?dryRun=All",
+                       {"metadata": {"labels": {"kubewin.test/probe": "1"}}}) == 403
+    assert as_flanneld("PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All",
+                       {"metadata": {"annotations": {"flannel.alpha.coreos.com/public-ip": "10.0.0.10"}}}) == 200
+    assert as_flanneld("GET", "/api/v1/nodes") == 200  # flannel's node informer lists every Node
+    assert as_flanneld("GET", "/api/v1/namespaces/kube-flannel/pods") == 403
     assert as_token(proxy_1, "GET", "/apis/discovery.k8s.io/v1/endpointslices") == 200
     assert as_token(proxy_1, "PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", patch) == 403
     assert as_token(proxy_1, "GET", "/api/v1/namespaces/kube-system/secrets") == 403
 
-    # 3. a re-run changes nothing; a token with less than half its life left is renewed, alone
+    # 3. a re-run changes nothing; a token with less than half its life left is renewed, alone; the same run
+    # retires flanneld's token layout of older releases (ServiceAccount, RBAC, token file and kubeconfig)
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
-    age_token_record(core, "kube-flannel", "kubewin-flanneld-pc-win-1", issued_days_ago=5, expires_in_days=2)
+    age_token_record(core, "kube-system", "kubewin-kube-proxy-pc-win-1", issued_days_ago=5, expires_in_days=2)
+    old_flannel_token = plant_old_flanneld_layout(sc, "win-1", "pc-win-1")
+    assert as_token(old_flannel_token, "PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", label) == 200
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     renewed = {k: token_on(sc, *k) for k in tokens}
-    assert renewed[("win-1", "flanneld")] != tokens[("win-1", "flanneld")]
-    assert {k: v for k, v in renewed.items() if k != ("win-1", "flanneld")} == {
-        k: v for k, v in tokens.items() if k != ("win-1", "flanneld")}
-    assert as_token(renewed[("win-1", "flanneld")], "GET", "/api/v1/nodes") == 200
+    assert renewed[("win-1", "kube-proxy")] != tokens[("win-1", "kube-proxy")]
+    assert {k: v for k, v in renewed.items() if k != ("win-1", "kube-proxy")} == {
+        k: v for k, v in tokens.items() if k != ("win-1", "kube-proxy")}
+    assert as_token(renewed[("win-1", "kube-proxy")], "GET", "/apis/discovery.k8s.io/v1/endpointslices") == 200
     assert all(s["changed"] == 0 for h, s in doc["stats"].items() if h != "win-1" and h.startswith("win")), \
         doc["stats"]
+    drive = os.path.join(sc.root, "hosts", "win-1", "C", "etc", "kube-flannel")
+    assert not os.path.exists(os.path.join(drive, "token")) and not os.path.exists(os.path.join(drive, "kubeconfig"))
+    assert not authenticated(old_flannel_token), "the old flanneld token still authenticates"
+    assert as_flanneld("PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", label) == 403
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
 
     # 4. reset deletes the ServiceAccounts and RBAC it made: the tokens stop working
     assert managed_rbac("pc-win-1") == ["binding kubewin-flanneld-pc-win-1", "binding kubewin-kube-proxy-pc-win-1",
-                                        "role kubewin-flanneld-pc-win-1", "sa kubewin-flanneld-pc-win-1",
-                                        "sa kubewin-kube-proxy-pc-win-1"]
+                                        "role kubewin-flanneld-pc-win-1", "sa kubewin-kube-proxy-pc-win-1"]
     rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     assert managed_rbac("pc-win-1") == [] and managed_rbac("pc-win-2") == []
@@ -386,7 +458,7 @@ def test_a_node_bound_token_dies_with_its_node(tmp_path, api):
     try:
         result = mod.present(module, apis)
         assert result["bound"] is True and module.warnings == []
-        token = result["tokens"]["flanneld"]
+        token = result["tokens"]["kube-proxy"]
         assert authenticated(token)
         core.delete_node(name)
         for _ in range(50):  # the Node's deletion reaches the authenticator's informer

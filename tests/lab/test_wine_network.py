@@ -9,6 +9,7 @@ import os
 
 import pytest
 import scenario
+import yaml
 from winsim import core  # noqa: I001  (puts the simulator's collections on sys.path, so it comes first)
 
 # isort: split
@@ -17,7 +18,6 @@ from mirror import layout
 from winsim.ps.winhost import run_kubewin_script as run_ps
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as windows_paths
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as node_network
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service as win_service
 
@@ -48,12 +48,39 @@ def _put(host, win_path, data):
         f.write(data if isinstance(data, bytes) else data.encode())
 
 
+KUBELET_PEM = "C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem"
+
+
+def _client_pem():
+    """A client certificate and key in one PEM file, as the kubelet's TLS bootstrap writes kubelet-client-current.pem
+    (Ed25519, fixed dates: the same bytes every run, so Wine's memoised answers stay valid)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+    from cryptography.x509.oid import NameOID
+
+    key = ed25519.Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+    name = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:nodes"),
+                      x509.NameAttribute(NameOID.COMMON_NAME, "system:node:win-1")])
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(datetime.datetime(2026, 1, 1))
+            .not_valid_after(datetime.datetime(2027, 1, 1)).sign(key, None))
+    return cert.public_bytes(serialization.Encoding.PEM) + key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+
 def _flannel_files(host, backend="vxlan"):
-    """What the network role writes for flanneld: net-conf.json, its token-file kubeconfig, the token."""
+    """What flanneld reads: net-conf.json (network role) and the kubelet's kubeconfig as kubeadm join's TLS bootstrap
+    leaves it (client-certificate and client-key: the rotated kubelet-client-current.pem)."""
     _put(host, FLANNEL_DIR + "\\net-conf.json", node_network.net_conf("10.244.0.0/16", backend))
-    _put(host, FLANNEL_DIR + "\\kubeconfig", credential_files.token_file_kubeconfig(
-        "https://10.0.0.1:6443", "", "kubewin-flanneld-win-1", FLANNEL_DIR + "\\token"))
-    _put(host, FLANNEL_DIR + "\\token", "a-token")
+    _put(host, node_network.FLANNELD_KUBECONFIG, yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "default-context",
+        "clusters": [{"name": "default-cluster", "cluster": {"server": "https://10.0.0.1:6443"}}],
+        "contexts": [{"name": "default-context", "context": {"cluster": "default-cluster", "user": "default-auth"}}],
+        "users": [{"name": "default-auth", "user": {"client-certificate": KUBELET_PEM, "client-key": KUBELET_PEM}}]}))
+    _put(host, KUBELET_PEM, _client_pem())
 
 
 def _env(**extra):
@@ -86,10 +113,14 @@ def test_flanneld_refuses_an_unknown_flag_and_exits_0(host, version):
 
 @pytest.mark.parametrize("missing, message", [
     ("NODE_NAME", "Failed to create SubnetManager: env variables POD_NAME and POD_NAMESPACE must be set"),
-    ("token", "Failed to create SubnetManager: fail to create kubernetes config: open C:\\etc\\kube-flannel\\token: "
-              "The system cannot find the file specified."),
+    # client-go clientcmd validateAuthInfo: the kubelet's certificate file must be readable
+    ("kubelet-client-current.pem", "Failed to create SubnetManager: fail to create kubernetes config: invalid "
+                                   "configuration: [unable to read client-cert C:\\var\\lib\\kubelet\\pki\\"
+                                   "kubelet-client-current.pem for default-auth due to open C:\\var\\lib\\kubelet\\"
+                                   "pki\\kubelet-client-current.pem"),
+    # (up to the path: Wine gets only the files flanneld names, so it finds no directory either and says "path")
     ("net-conf.json", "Failed to create SubnetManager: failed to read net conf: open "
-                      "C:\\etc\\kube-flannel\\net-conf.json: The system cannot find the file specified."),
+                      "C:\\etc\\kube-flannel\\net-conf.json: The system cannot find the "),
 ])
 def test_flanneld_stops_on_what_it_reads_before_the_api(host, missing, message):
     _need(FLANNEL_VERSIONS[0])
@@ -98,7 +129,7 @@ def test_flanneld_stops_on_what_it_reads_before_the_api(host, missing, message):
     if missing == "NODE_NAME":
         env = {}
     else:
-        os.remove(host.local_path(FLANNEL_DIR + "\\" + missing))
+        os.remove(host.local_path(KUBELET_PEM if missing.endswith(".pem") else FLANNEL_DIR + "\\" + missing))
     with pytest.raises(winsim_binaries.ProcessExit) as e:
         winsim_node._flanneld_real_check(host, FLANNEL_VERSIONS[0], node_network.flanneld_args(NODE_IP), env, "C:\\k")
     assert message in str(e.value) and e.value.code == 1

@@ -100,13 +100,32 @@ def net_conf(pods_subnet, backend, vni=flannel.WINDOWS_VXLAN_MIN_VNI, port=flann
     return json_text(conf)
 
 
+def _node_subnet(node_subnet, backend):
+    """The node's own IPv4 subnet for host-gw's OutBoundNAT exceptions (network address/prefix), or None."""
+    if backend != "host-gw" or not node_subnet:
+        return None
+    try:
+        net = ipaddress.ip_network(str(node_subnet), strict=False)
+    except ValueError:
+        raise NetworkConfigError("the node's subnet %r is not an IPv4 network like 192.168.1.0/24" % (node_subnet,)) \
+            from None
+    if net.version != 4:
+        raise NetworkConfigError("the node's subnet %s is not IPv4: flannel on Windows is IPv4 only" % net)
+    return str(net)
+
+
 def cni_config(pods_subnet, service_subnet, backend, vni, dns_server, dns_domain, node_ip=None,
-               container_runtime="containerd"):
+               container_runtime="containerd", node_subnet=None):
     """The flannel CNI config (type flannel-amd64, the file flannel-io/cni-plugin ships) with its delegate:
     sdnoverlay/sdnbridge (HNS v2, microsoft/windows-container-networking) with containerd,
     win-overlay/win-bridge (HNS v1, containernetworking/plugins) with Docker.
 
-    Traffic to pods and services is not NATed; service traffic is routed (encapsulated on overlay).
+    Traffic to pods and services is not NATed; service traffic is routed (encapsulated on overlay). On host-gw
+    (L2Bridge), as both upstream L2Bridge configurations do (microsoft/SDN Kubernetes/flannel/l2bridge/cni/config/
+    cni.conf; sigs-windows-tools kubeadm/flannel/flannel-host-gw.yml, Docker and containerd alike): a route to the
+    node's own address (``node_ip``/32, NeedEncap), without which a pod cannot reach its own node (its IP,
+    hostNetwork pods, NodePorts on it), and, when ``node_subnet`` (the node's IPv4 subnet) is given, no OutBoundNAT
+    towards it, so the other nodes of that L2 segment see the pod's own address.
     """
     if backend not in ("vxlan", "host-gw"):
         raise NetworkConfigError("flannel_backend_type must be vxlan or host-gw, not %r" % backend)
@@ -116,11 +135,15 @@ def cni_config(pods_subnet, service_subnet, backend, vni, dns_server, dns_domain
     if delegate_type is None:
         raise NetworkConfigError("kubewin_container_runtime must be containerd or docker, not %r" % container_runtime)
     dns = {"Nameservers": [dns_server], "Search": ["svc.%s" % dns_domain, dns_domain]}
+    exceptions = [pods_subnet, service_subnet]
+    own_subnet = _node_subnet(node_subnet, backend)
+    if own_subnet and own_subnet not in exceptions:
+        exceptions.append(own_subnet)
     if container_runtime == "containerd":
         # microsoft/windows-container-networking example/flannel_overlay.conf, flannel_l2bridge.conf (v0.3.1).
         def policy(kind, settings):
             return {"Name": "EndpointPolicy", "Value": {"Type": kind, "Settings": settings}}
-        args = [policy("OutBoundNAT", {"Exceptions": [pods_subnet, service_subnet]}),
+        args = [policy("OutBoundNAT", {"Exceptions": exceptions}),
                 policy("SDNRoute", {"DestinationPrefix": service_subnet, "NeedEncap": True})]
         if backend == "vxlan":
             args.append(policy("ProviderAddress", {"ProviderAddress": node_ip}))
@@ -131,13 +154,17 @@ def cni_config(pods_subnet, service_subnet, backend, vni, dns_server, dns_domain
     else:
         # containernetworking/plugins win-overlay / win-bridge: HNS v1 endpoint policies.
         policies = [
-            {"Name": "EndpointPolicy", "Value": {"Type": "OutBoundNAT",
-                                                 "ExceptionList": [pods_subnet, service_subnet]}},
+            {"Name": "EndpointPolicy", "Value": {"Type": "OutBoundNAT", "ExceptionList": exceptions}},
             {"Name": "EndpointPolicy", "Value": {"Type": "ROUTE", "DestinationPrefix": service_subnet,
                                                  "NeedEncap": True}},
         ]
         if backend == "vxlan":
             policies.append({"Name": "EndpointPolicy", "Value": {"Type": "PA", "PA": node_ip}})
+        elif node_ip:
+            # microsoft/SDN l2bridge cni.conf (commit 343ca0f): {"Type": "ROUTE", "DestinationPrefix":
+            # "<node-ip>/32", "NeedEncap": true}; sig-windows-tools flannel-host-gw.yml cni-conf.json, policies[2].
+            policies.append({"Name": "EndpointPolicy", "Value": {
+                "Type": "ROUTE", "DestinationPrefix": "%s/32" % node_ip, "NeedEncap": True}})
         delegate = {"type": delegate_type, "dns": dns, "policies": policies}
     conf = {"cniVersion": "0.3.0", "name": network_name(backend, vni), "type": runtime_cni.FLANNEL_TYPE,
             "capabilities": {"portMappings": True, "dns": True}, "delegate": delegate}
@@ -198,9 +225,18 @@ def source_vip_reservation(pod_cidr, backend, vni):
     return {"path": path, "content": SOURCE_VIP_OWNER + "\r\n" + SOURCE_VIP_IFNAME}
 
 
-def flanneld_args(node_ip, kubeconfig=wp.FLANNEL_DIR + "\\kubeconfig", conf=wp.FLANNEL_DIR + "\\net-conf.json"):
-    """flanneld with the Kubernetes subnet manager, its kubeconfig and net-conf.json, the node's interface
-    (``node_ip``) and no IP masquerading."""
+# The kubeconfig flanneld runs with: the kubelet's own (kubeadm join's TLS bootstrap writes it, naming the client
+# certificate file the kubelet rotates). client-go reloads a file-based client certificate and closes its connections
+# when it changes (k8s.io/client-go v0.29.12, which flannel v0.26.7 builds with: transport/transport.go loadTLSFiles
+# sets ReloadTLSFiles, transport/cache.go wraps the dialer in certRotatingDialer, cert_rotation.go checks every
+# 5 minutes). As the node's identity (system:node:<node>) flanneld is subject to NodeRestriction; the RBAC it needs
+# beyond the Node authorizer is in module_utils/_node_credentials.flanneld_rules.
+FLANNELD_KUBECONFIG = wp.KUBELET_CONF
+
+
+def flanneld_args(node_ip, kubeconfig=FLANNELD_KUBECONFIG, conf=wp.FLANNEL_DIR + "\\net-conf.json"):
+    """flanneld with the Kubernetes subnet manager, the kubelet's kubeconfig (the node's identity), net-conf.json,
+    the node's interface (``node_ip``) and no IP masquerading."""
     return ["--kube-subnet-mgr", "--kubeconfig-file=%s" % kubeconfig, "--net-config-path=%s" % conf,
             "--iface=%s" % node_ip, "--ip-masq=false"]
 

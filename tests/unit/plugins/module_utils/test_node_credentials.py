@@ -39,17 +39,20 @@ def test_a_node_name_kubernetes_would_refuse_names_the_variable():
         nc.account_name("flanneld", "Win_1")
 
 
-def test_flanneld_may_patch_only_its_own_node_status():
+def test_flanneld_acts_as_its_node_and_may_only_read_nodes_through_rbac():
+    """flanneld runs with the kubelet's credential: its writes (its own nodes/status) come from the Node authorizer
+    and are restricted by NodeRestriction; RBAC adds only the informer's read of every Node."""
     objs = nc.desired_objects("win-1", {"kube-proxy": "kube-system", "flanneld": "kube-flannel"})
-    rules = objs["flanneld"]["role"]["rules"]
-    writes = [r for r in rules if set(r["verbs"]) - {"get", "list", "watch"}]
-    assert writes == [{"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"],
-                       "resourceNames": ["win-1"]}]
-    assert not any("pods" in r["resources"] or "nodes" in r["resources"] and "patch" in r["verbs"] for r in rules)
+    assert objs["flanneld"]["account"] is None
+    assert objs["flanneld"]["role"]["rules"] == [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]
     binding = objs["flanneld"]["binding"]
     assert binding["roleRef"]["name"] == "kubewin-flanneld-win-1"
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubewin-flanneld-win-1",
-                                    "namespace": "kube-flannel"}]
+    assert binding["subjects"] == [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io",
+                                    "name": "system:node:win-1"}]
+    # what an older release made for flanneld, deleted now
+    assert objs["flanneld"]["retired_account"] == ("kube-flannel", "kubewin-flanneld-win-1")
+    assert nc.TOKEN_COMPONENTS == ("kube-proxy",)
 
 
 def test_kube_proxy_gets_node_proxier_only_for_its_own_account():

@@ -155,13 +155,15 @@ def files_holding(result):
 def test_first_run_makes_per_node_accounts_rbac_and_node_bound_tokens(run, cluster):
     r = run({})
     assert r["_rc"] == 0 and r["changed"] is True and r["bound"] is True
-    assert set(r["tokens"]) == {"kube-proxy", "flanneld"}
-    assert r["accounts"] == {"kube-proxy": "kube-system/kubewin-kube-proxy-win-1",
-                             "flanneld": "kube-flannel/kubewin-flanneld-win-1"}
-    assert set(cluster.accounts) == {("kube-system", "kubewin-kube-proxy-win-1"),
-                                     ("kube-flannel", "kubewin-flanneld-win-1")}
+    assert set(r["tokens"]) == {"kube-proxy"}
+    assert r["accounts"] == {"kube-proxy": "kube-system/kubewin-kube-proxy-win-1"}
+    assert set(cluster.accounts) == {("kube-system", "kubewin-kube-proxy-win-1")}
     assert set(cluster.bindings) == {"kubewin-kube-proxy-win-1", "kubewin-flanneld-win-1"}
-    assert cluster.roles["kubewin-flanneld-win-1"]["rules"][1]["resourceNames"] == ["win-1"]
+    # flanneld: the node's own identity, allowed to read Nodes (its writes go through the Node authorizer)
+    assert cluster.bindings["kubewin-flanneld-win-1"]["subjects"] == [
+        {"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "system:node:win-1"}]
+    assert cluster.roles["kubewin-flanneld-win-1"]["rules"] == [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]
     for _ns, _name, body in cluster.token_requests:
         assert body["spec"]["boundObjectRef"] == {"kind": "Node", "apiVersion": "v1", "name": "win-1",
                                                   "uid": "uid-win-1"}
@@ -191,10 +193,10 @@ def test_a_token_near_expiry_is_renewed_and_recorded(run, cluster):
     first = run({})
     later = T0 + datetime.timedelta(days=4)
     again = run({"token_files_sha512": files_holding(first)}, at=later)
-    assert again["changed"] is True and set(again["tokens"]) == {"kube-proxy", "flanneld"}
-    assert again["tokens"]["flanneld"] != first["tokens"]["flanneld"]
-    assert again["expires"]["flanneld"] == "2026-12-07T09:00:00Z"
-    assert "less than 50%" in again["renewed"]["flanneld"]
+    assert again["changed"] is True and set(again["tokens"]) == {"kube-proxy"}
+    assert again["tokens"]["kube-proxy"] != first["tokens"]["kube-proxy"]
+    assert again["expires"]["kube-proxy"] == "2026-12-07T09:00:00Z"
+    assert "less than 50%" in again["renewed"]["kube-proxy"]
     third = run({"token_files_sha512": files_holding(again)}, at=later + datetime.timedelta(hours=1))
     assert third["changed"] is False
 
@@ -235,9 +237,9 @@ def test_a_renewal_for_age_revokes_nothing(run, cluster):
 def test_a_missing_token_file_gets_a_new_token_for_that_component_only(run, cluster):
     first = run({})
     files = files_holding(first)
-    files["flanneld"] = None
+    files["kube-proxy"] = None
     again = run({"token_files_sha512": files})
-    assert set(again["tokens"]) == {"flanneld"}
+    assert set(again["tokens"]) == {"kube-proxy"}
 
 
 def test_the_expiry_the_api_server_grants_is_used(run, cluster):
@@ -250,7 +252,7 @@ def test_the_expiry_the_api_server_grants_is_used(run, cluster):
 def test_without_node_binding_the_token_is_unbound_and_the_run_says_so(run, cluster):
     cluster.node_binding = False
     r = run({})
-    assert r["_rc"] == 0 and r["bound"] is False and set(r["tokens"]) == {"kube-proxy", "flanneld"}
+    assert r["_rc"] == 0 and r["bound"] is False and set(r["tokens"]) == {"kube-proxy"}
     assert all("boundObjectRef" not in body["spec"] for _n, _a, body in cluster.token_requests)
     assert any("ServiceAccountTokenNodeBinding" in str(w) for w in r.get("warnings", []))
 
@@ -285,8 +287,7 @@ def test_reset_deletes_what_it_made_and_the_old_shared_secrets(run, cluster):
     r = run({"state": "absent", "shared_secrets": ["kube-system/kubewin-kube-proxy-token",
                                                    "kube-system/someone-elses"]})
     assert r["_rc"] == 0 and r["changed"] is True
-    assert set(cluster.accounts) == {("kube-system", "kubewin-kube-proxy-win-2"),
-                                     ("kube-flannel", "kubewin-flanneld-win-2")}
+    assert set(cluster.accounts) == {("kube-system", "kubewin-kube-proxy-win-2")}
     assert set(cluster.bindings) == {"kubewin-kube-proxy-win-2", "kubewin-flanneld-win-2"}
     assert set(cluster.roles) == {"kubewin-flanneld-win-2"}
     assert set(cluster.secrets) == {("kube-system", "someone-elses")}
@@ -299,3 +300,50 @@ def test_secrets_never_in_the_module_arguments_log(run, cluster):
     for obj in cluster.accounts.values():
         for token in first["tokens"].values():
             assert token not in str(obj)
+
+
+def old_flanneld_layout(cluster, node="win-1"):
+    """What releases before flanneld ran with the kubelet's credential made for it: a ServiceAccount (whose token
+    was in C:\\etc\\kube-flannel\\token), a ClusterRole that may patch its Node's status, and a binding to the
+    ServiceAccount."""
+    name = "kubewin-flanneld-" + node
+    meta = {"name": name, "labels": {"kubewin.nodes/managed": "true"}, "annotations": {"kubewin.nodes/node": node}}
+    cluster.accounts[("kube-flannel", name)] = {"metadata": dict(meta, namespace="kube-flannel"),
+                                               "automountServiceAccountToken": False}
+    cluster.roles[name] = {"metadata": dict(meta), "rules": [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"], "resourceNames": [node]}]}
+    cluster.bindings[name] = {"metadata": dict(meta), "roleRef": {
+        "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "kube-flannel"}]}
+
+
+def test_a_rerun_over_the_old_flanneld_token_layout_retires_it(run, cluster):
+    first = run({})
+    old_flanneld_layout(cluster)
+    again = run({"token_files_sha512": files_holding(first)})
+    assert again["_rc"] == 0 and again["changed"] is True and again["tokens"] == {}
+    # the ServiceAccount is gone (its tokens stop working), the role may no longer write, the binding names the node
+    assert ("kube-flannel", "kubewin-flanneld-win-1") not in cluster.accounts
+    assert cluster.roles["kubewin-flanneld-win-1"]["rules"] == [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]
+    assert cluster.bindings["kubewin-flanneld-win-1"]["subjects"] == [
+        {"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "system:node:win-1"}]
+    assert "deleted serviceaccounts kubewin-flanneld-win-1 in namespace kube-flannel" in again["changes"]
+    assert run({"token_files_sha512": files_holding(first)})["changed"] is False
+
+
+def test_check_mode_over_the_old_flanneld_layout_says_what_it_would_retire(run, cluster):
+    first = run({})
+    old_flanneld_layout(cluster)
+    r = run({"token_files_sha512": files_holding(first)}, check=True)
+    assert r["changed"] is True and cluster.writes() == []
+    assert ("kube-flannel", "kubewin-flanneld-win-1") in cluster.accounts
+    assert any(c.startswith("deleted serviceaccounts kubewin-flanneld-win-1") for c in r["changes"])
+
+
+def test_reset_removes_the_old_flanneld_account_too(run, cluster):
+    run({})
+    old_flanneld_layout(cluster)
+    r = run({"state": "absent"})
+    assert r["_rc"] == 0 and cluster.accounts == {} and cluster.roles == {} and cluster.bindings == {}

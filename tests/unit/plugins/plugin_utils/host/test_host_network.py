@@ -72,14 +72,44 @@ def test_docker_gets_the_hns_v1_plugins_and_policies():
     assert conf("host-gw", "docker")["delegate"]["type"] == "win-bridge"
 
 
+def test_docker_host_gw_routes_the_nodes_own_address_so_pods_reach_their_node():
+    """realnode.md F3: win-bridge (Docker) on host-gw gets the node-IP /32 ROUTE policy both upstream L2Bridge configs
+    have (microsoft/SDN Kubernetes/flannel/l2bridge/cni/config/cni.conf, sig-windows-tools flannel-host-gw.yml)."""
+    policies = conf("host-gw", "docker")["delegate"]["policies"]
+    assert {"Name": "EndpointPolicy", "Value": {"Type": "ROUTE", "DestinationPrefix": "192.168.1.10/32",
+                                                "NeedEncap": True}} in policies
+    assert not any(p["Value"].get("DestinationPrefix") == "192.168.1.10/32"
+                   for p in conf("vxlan", "docker")["delegate"]["policies"])
+
+
+@pytest.mark.parametrize("runtime", ["containerd", "docker"])
+def test_host_gw_does_not_nat_pod_traffic_to_the_nodes_own_subnet(runtime):
+    """realnode.md F8: upstream L2Bridge configs exempt the node subnet from OutBoundNAT (microsoft/SDN l2bridge
+    cni.conf ExceptionList; sig-windows-tools flannel-host-gw.yml $networkJson.SubnetCIDR, both runtimes)."""
+    text = nn.cni_config(PODS, SERVICES, "host-gw", 4096, "10.96.0.10", "cluster.local", "192.168.1.10", runtime,
+                         node_subnet="192.168.1.10/24")
+    delegate = json.loads(text)["delegate"]
+    nat = next(p["Value"] for p in delegate.get("AdditionalArgs") or delegate.get("policies")
+               if p["Value"]["Type"] == "OutBoundNAT")
+    assert (nat.get("Settings") or {}).get("Exceptions", nat.get("ExceptionList")) == [PODS, SERVICES, "192.168.1.0/24"]
+    # vxlan: no exception (the other nodes are reached through the overlay or NATed as upstream's overlay configs do)
+    over = json.loads(nn.cni_config(PODS, SERVICES, "vxlan", 4096, "10.96.0.10", "cluster.local", "192.168.1.10",
+                                    runtime, node_subnet="192.168.1.10/24"))["delegate"]
+    assert "192.168.1.0/24" not in json.dumps(over)
+    with pytest.raises(nn.NetworkConfigError, match="not an IPv4 network"):
+        nn.cni_config(PODS, SERVICES, "host-gw", 4096, "10.96.0.10", "cluster.local", "192.168.1.10", runtime,
+                      node_subnet="192.168.1.300/24")
+
+
 def test_vxlan_without_the_nodes_address_says_what_to_set():
     with pytest.raises(nn.NetworkConfigError, match="set kubewin_network_adapter"):
         conf("vxlan", node_ip=None)
 
 
-def test_flanneld_uses_the_kubernetes_subnet_manager_on_the_nodes_address():
+def test_flanneld_uses_the_kubernetes_subnet_manager_on_the_nodes_address_as_the_node():
+    # the kubelet's kubeconfig: the node's identity, which NodeRestriction limits (security-2.md N1)
     args = nn.flanneld_args("192.168.1.10")
-    assert args == ["--kube-subnet-mgr", "--kubeconfig-file=C:\\etc\\kube-flannel\\kubeconfig",
+    assert args == ["--kube-subnet-mgr", "--kubeconfig-file=C:\\etc\\kubernetes\\kubelet.conf",
                     "--net-config-path=C:\\etc\\kube-flannel\\net-conf.json", "--iface=192.168.1.10",
                     "--ip-masq=false"]
 

@@ -722,8 +722,11 @@ def _flanneld_process(host, version, args, env, cwd, svc):
     api = _flannel_api(host, kubeconfig)
     try:
         # The node informer must list (and watch) nodes before anything else happens; without the
-        # right the real flanneld waits 10 minutes, then exits with this.
-        code, listed = api.request("GET", "/api/v1/nodes?fieldSelector=metadata.name%3D" + node_name)
+        # right the real flanneld waits 10 minutes, then exits with this. It lists EVERY Node, with no
+        # selector (flannel v0.26.7 pkg/subnet/kube/kube.go newKubeSubnetManager: cache.ListWatch calling
+        # Nodes().List / Watch with the informer's options only), so a credential that may read only its own
+        # Node (the kubelet's, under the Node authorizer of Kubernetes 1.32 and later) is refused here.
+        code, listed = api.request("GET", "/api/v1/nodes")
         if code == 401 or code == 403:
             raise binaries.ProcessExit("Failed to create SubnetManager: error waiting for nodeController to sync "
                                        "state: timed out waiting for the condition (%s)" % listed.get("message"))
@@ -745,7 +748,8 @@ def _flanneld_process(host, version, args, env, cwd, svc):
             name = backend_conf.get("Name") or "flannel.%d" % vni
         else:
             vni, name = None, backend_conf.get("Name") or "cbr0"
-        items = listed.get("items") or []
+        # AcquireLease reads its own Node from the informer's store (nodeStore.Get(nodeName)).
+        items = [n for n in listed.get("items") or [] if (n.get("metadata") or {}).get("name") == node_name]
         if not items:
             raise binaries.ProcessExit('Error registering network: failed to acquire lease: node "%s" not found'
                                        % node_name)
