@@ -122,7 +122,7 @@ def cni_config(pods_subnet, service_subnet, backend, vni, dns_server, dns_domain
 
     Traffic to pods and services is not NATed; service traffic is routed (encapsulated on overlay). On host-gw
     (L2Bridge), as both upstream L2Bridge configurations do (microsoft/SDN Kubernetes/flannel/l2bridge/cni/config/
-    cni.conf; sigs-windows-tools kubeadm/flannel/flannel-host-gw.yml, Docker and containerd alike): a route to the
+    cni.conf; sig-windows-tools kubeadm/flannel/flannel-host-gw.yml, Docker and containerd alike): a route to the
     node's own address (``node_ip``/32, NeedEncap), without which a pod cannot reach its own node (its IP,
     hostNetwork pods, NodePorts on it), and, when ``node_subnet`` (the node's IPv4 subnet) is given, no OutBoundNAT
     towards it, so the other nodes of that L2 segment see the pod's own address.
