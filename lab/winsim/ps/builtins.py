@@ -562,10 +562,42 @@ def format_string(interp, fmt, args, node):
 # ---------------------------------------------------------------------------------------------
 # Methods
 # ---------------------------------------------------------------------------------------------
-def _split_chars(s, sep):
+def _split_chars(s, sep=None):
     """String.Split(params char[]) in .NET Framework (Windows PowerShell 5.1): a string argument
-    becomes char[], so each character separates."""
-    return re.split("[" + re.escape(sep) + "]", s) if sep else s.split()
+    becomes char[], so each character separates; with no separator (``Split()``) each white-space
+    character separates, and empty entries stay (StringSplitOptions.None: "a  b" -> a, '', b)."""
+    if not sep:
+        return re.split(r"\s", s)
+    return re.split("[" + re.escape(sep) + "]", s)
+
+
+def _net_error(message):
+    """A .NET exception a string method throws; call_method turns it into PowerShell's
+    MethodInvocationException ('Exception calling "<m>" with "<n>" argument(s): "<message>"')."""
+    e = ValueError(message)
+    e.net_message = message
+    return e
+
+
+def _replace(s, old, new):
+    """String.Replace(string, string) (.NET Framework 4.x): an empty oldValue throws ArgumentException."""
+    if old == "":
+        raise _net_error("String cannot be of zero length.\r\nParameter name: oldValue")
+    return s.replace(old, new)
+
+
+def _substring(s, start, length=None):
+    """String.Substring: an index outside the string throws ArgumentOutOfRangeException (no clamping)."""
+    start = int(start)
+    if start < 0 or start > len(s):
+        raise _net_error("startIndex cannot be larger than length of string.\r\nParameter name: startIndex"
+                         if start > len(s) else "StartIndex cannot be less than zero.\r\nParameter name: startIndex")
+    if length is None:
+        return s[start:]
+    length = int(length)
+    if length < 0 or start + length > len(s):
+        raise _net_error("Index and length must refer to a location within the string.\r\nParameter name: length")
+    return s[start:start + length]
 
 
 _STR_METHODS = {
@@ -580,9 +612,9 @@ _STR_METHODS = {
     "startswith": lambda s, p: s.startswith(p),  # ordinal... culture-sensitive in .NET, same for ASCII
     "endswith": lambda s, p: s.endswith(p),
     "contains": lambda s, p: p in s,
-    "split": lambda s, sep: _split_chars(s, sep),
-    "replace": lambda s, a, b: s.replace(a, b),
-    "substring": lambda s, a, n=None: s[int(a):] if n is None else s[int(a):int(a) + int(n)],
+    "split": _split_chars,
+    "replace": _replace,
+    "substring": _substring,
     "indexof": lambda s, p: s.find(p),
 }
 
@@ -598,7 +630,20 @@ def call_method(interp, obj, name, args, node):
             interp.unsupported("method String.%s" % name, node)
         if any(not isinstance(a, (str, int)) for a in args):
             interp.unsupported("String.%s with %s" % (name, ", ".join(type_name(a) for a in args)), node)
-        return fn(obj, *[to_str(a) if isinstance(a, str) else a for a in args])
+        try:
+            return fn(obj, *[to_str(a) if isinstance(a, str) else a for a in args])
+        except TypeError:
+            # no overload of that name takes these arguments in .NET Framework 4.x's String
+            raise interp.error('Cannot find an overload for "%s" and the argument count: "%d".' % (name, len(args)),
+                               node, "System.Management.Automation.MethodException",
+                               "MethodCountCouldNotFindBest", "NotSpecified") from None
+        except ValueError as e:
+            if not hasattr(e, "net_message"):
+                raise
+            raise interp.error('Exception calling "%s" with "%d" argument(s): "%s"' % (name, len(args),
+                                                                                       e.net_message),
+                               node, "System.Management.Automation.MethodInvocationException",
+                               "ArgumentException", "NotSpecified") from None
     if low == "tostring" and not args:
         if isinstance(obj, (PSEnum, ErrorRecord, bool, int, float)):
             return to_str(obj)
@@ -702,6 +747,9 @@ class Cmdlet(object):
         action = bound.pop("ErrorAction", None)
         if action is not None:
             action = to_str(action)
+        meta = PARAMETER_METADATA.get(self.name.lower())
+        if meta is not None:
+            meta.validate(interp, bound, node)  # binding comes before -WhatIf and -ErrorAction: both cannot help
         if self.changes and interp.whatif:
             return []
         items = None if input_items is None else [i for i in input_items]
@@ -712,6 +760,268 @@ class Cmdlet(object):
         finally:
             interp._command_action = saved
         return list(out) if out is not None else []
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameter binding of the cmdlets the collection's scripts call (issue 20): what Windows PowerShell 5.1's
+# parameter binder refuses before the cmdlet runs. The service cmdlets (Get/New/Set/Start/Stop-Service,
+# Get-CimInstance, Invoke-CimMethod) validate their own arguments in winhost.py.
+# ---------------------------------------------------------------------------------------------
+_DOC = "https://learn.microsoft.com/en-us/powershell/module/%s?view=powershell-5.1"
+
+
+class Param(object):
+    """One parameter as the cmdlet's help page ("Parameters": Type, Position, Required, Accepted values,
+    Parameter Sets) and source declare it. ``mandatory``: the parameter sets in which it is Required
+    (``"*"``: all of its sets); ``sets``: the sets it belongs to (None: all). ``kind``: 'string', 'string[]',
+    'int', 'uint32[]', 'object', 'switch' or an enum's (type name, accepted values)."""
+
+    def __init__(self, kind="object", mandatory=(), sets=None, allow_null=False, allow_empty=False,
+                 validate_set=None, validate_range=None, not_null_or_empty=False):
+        self.kind, self.mandatory, self.sets = kind, tuple(mandatory), sets
+        self.allow_null, self.allow_empty = allow_null, allow_empty
+        self.validate_set, self.validate_range, self.not_null_or_empty = validate_set, validate_range, \
+            not_null_or_empty
+
+
+class CmdletMetadata(object):
+    def __init__(self, name, module, params, default_set=None, command_type=None):
+        self.name, self.params, self.default_set = name, params, default_set
+        self.doc = _DOC % ("%s/%s" % (module, name.lower()))
+        # the FullyQualifiedErrorId's command part: the cmdlet class, or a CDXML cmdlet's own name
+        self.full = command_type or "Microsoft.PowerShell.Commands.%sCommand" % name.replace("-", "")
+
+    def _fail(self, interp, node, message, exc, fqid, category):
+        raise interp.error(message, node, "System.Management.Automation." + exc, fqid + "," + self.full, category)
+
+    def resolve_set(self, interp, bound, node):
+        """The parameter set the given names select (ParameterBinderController: a set that holds every
+        named parameter; several left -> the default set; none -> AmbiguousParameterSet)."""
+        all_sets = set()
+        for p in self.params.values():
+            if p.sets:
+                all_sets.update(p.sets)
+        if not all_sets:
+            return None
+        cands = set(all_sets)
+        for name in bound:
+            p = self.params.get(name)
+            if p is not None and p.sets is not None:
+                cands &= set(p.sets)
+        if len(cands) == 1:
+            return cands.pop()
+        if cands and self.default_set in cands:
+            return self.default_set
+        self._fail(interp, node, "Parameter set cannot be resolved using the specified named parameters.",
+                   "ParameterBindingException", "AmbiguousParameterSet", "InvalidArgument")
+
+    def validate(self, interp, bound, node):
+        """ParameterBinderBase.BindParameter order: type conversion (ParameterBindingException,
+        CannotConvertArgumentNoMessage), then the Mandatory null/empty checks (unless [AllowNull] /
+        [AllowEmptyString]: each element of a collection too), then the validation attributes
+        (ParameterBindingValidationException); then the parameter set and its missing mandatory
+        parameters. All are terminating errors of the command, before it does anything."""
+        chosen = self.resolve_set(interp, bound, node)
+        for name, value in bound.items():
+            p = self.params.get(name)
+            if p is None:
+                continue
+            self._convert(interp, name, p, value, node)
+            mandatory = p.mandatory and ("*" in p.mandatory or chosen in p.mandatory or chosen is None)
+            if mandatory:
+                self._mandatory_value(interp, name, p, value, node)
+            self._attributes(interp, name, p, value, node)
+        missing = [n for n, p in self.params.items() if n not in bound and p.mandatory and (
+            "*" in p.mandatory or chosen in p.mandatory)]
+        if missing:
+            self._fail(interp, node, "Cannot process command because of one or more missing mandatory parameters: "
+                       "%s." % " ".join(missing), "ParameterBindingException", "MissingMandatoryParameter",
+                       "InvalidArgument")
+
+    def _convert(self, interp, name, p, value, node):
+        from .interp import SwitchValue
+        kind = p.kind
+        items = value if isinstance(value, list) else [value]
+        if kind in ("int", "uint32[]"):
+            target = "System.Int32" if kind == "int" else "System.UInt32"
+            if kind == "int" and isinstance(value, list):
+                self._cannot_convert(interp, name, value, "System.Int32", node,
+                                     'Cannot convert the "System.Object[]" value of type "System.Object[]" to '
+                                     'type "System.Int32".')
+            for v in items:
+                if isinstance(v, bool) or v is None:
+                    continue  # [int]$true is 1, $null 0 (LanguagePrimitives)
+                try:
+                    n = to_number(interp, v, node)
+                except Exception:
+                    self._cannot_convert(interp, name, v, target, node,
+                                         'Cannot convert value "%s" to type "%s". Error: "Input string was not '
+                                         'in a correct format."' % (to_str(v), target))
+                if kind == "uint32[]" and n < 0:
+                    self._cannot_convert(interp, name, v, target, node,
+                                         'Cannot convert value "%s" to type "%s". Error: "Value was either too '
+                                         'large or too small for a UInt32."' % (to_str(v), target))
+        elif isinstance(kind, tuple):
+            type_full, accepted = kind
+            for v in items:
+                if v is None or isinstance(v, PSEnum) and v.type_name == type_full:
+                    continue
+                text = to_str(v)
+                names = [x.strip() for x in text.split(",")] if "," in text else [text]
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    continue
+                for n in names:
+                    if n.lower() not in [a.lower() for a in accepted]:
+                        self._cannot_convert(
+                            interp, name, v, type_full, node,
+                            'Cannot convert value "%s" to type "%s". Error: "Unable to match the identifier name '
+                            '%s to a valid enumerator name. Specify one of the following enumerator names and try '
+                            'again:\r\n%s"' % (text, type_full, n, ", ".join(accepted)))
+        elif kind == "switch":
+            if not isinstance(value, (SwitchValue, bool)):
+                self._cannot_convert(interp, name, value, "System.Management.Automation.SwitchParameter", node,
+                                     'Cannot convert value "%s" to type "System.Management.Automation.SwitchParameter"'
+                                     '.' % to_str(value))
+
+    def _cannot_convert(self, interp, name, value, target, node, detail):
+        self._fail(interp, node, "Cannot bind parameter '%s'. %s" % (name, detail), "ParameterBindingException",
+                   "CannotConvertArgumentNoMessage", "InvalidArgument")
+
+    def _mandatory_value(self, interp, name, p, value, node):
+        def refuse(why, fqid):
+            self._fail(interp, node, "Cannot bind argument to parameter '%s' because it is %s." % (name, why),
+                       "ParameterBindingValidationException", fqid, "InvalidData")
+        if p.kind in ("object", "switch"):
+            if value is None and not p.allow_null:
+                refuse("null", "ParameterArgumentValidationErrorNullNotAllowed")
+            return
+        if value is None:
+            if not p.allow_null:
+                refuse("null", "ParameterArgumentValidationErrorNullNotAllowed")
+            return
+        if isinstance(value, list):
+            if not value and p.kind.endswith("[]"):
+                refuse("an empty array", "ParameterArgumentValidationErrorEmptyArrayNotAllowed")
+            for v in value:
+                if v is None and not p.allow_null:
+                    refuse("null", "ParameterArgumentValidationErrorNullNotAllowed")
+                if isinstance(v, str) and v == "" and not p.allow_empty:
+                    refuse("an empty string", "ParameterArgumentValidationErrorEmptyStringNotAllowed")
+            return
+        if p.kind.startswith("string") and to_str(value) == "" and not p.allow_empty:
+            refuse("an empty string", "ParameterArgumentValidationErrorEmptyStringNotAllowed")
+
+    def _attributes(self, interp, name, p, value, node):
+        items = value if isinstance(value, list) else [value]
+        if p.not_null_or_empty and (value is None or (isinstance(value, list) and not value) or any(
+                v is None or to_str(v) == "" for v in items)):
+            self._fail(interp, node, "Cannot validate argument on parameter '%s'. The argument is null or empty. "
+                       "Provide an argument that is not null or empty, and then try the command again." % name,
+                       "ParameterBindingValidationException", "ParameterArgumentValidationError", "InvalidData")
+        if p.validate_set is not None:
+            for v in items:
+                if to_str(v).lower() not in [s.lower() for s in p.validate_set]:
+                    self._fail(interp, node, "Cannot validate argument on parameter '%s'. The argument \"%s\" does "
+                               "not belong to the set \"%s\" specified by the ValidateSet attribute. Supply an "
+                               "argument that is in the set and then try the command again."
+                               % (name, to_str(v), ",".join(p.validate_set)),
+                               "ParameterBindingValidationException", "ParameterArgumentValidationError",
+                               "InvalidData")
+        if p.validate_range is not None:
+            lo, hi = p.validate_range
+            for v in items:
+                n = to_number(interp, v, node)
+                if n < lo:
+                    self._fail(interp, node, "Cannot validate argument on parameter '%s'. The %s argument is less "
+                               "than the minimum allowed range of %s. Supply an argument that is greater than or "
+                               "equal to %s and then try the command again." % (name, to_str(v), lo, lo),
+                               "ParameterBindingValidationException", "ParameterArgumentValidationError",
+                               "InvalidData")
+                if n > hi:
+                    self._fail(interp, node, "Cannot validate argument on parameter '%s'. The %s argument is "
+                               "greater than the maximum allowed range of %s. Supply an argument that is less than "
+                               "or equal to %s and then try the command again." % (name, to_str(v), hi, hi),
+                               "ParameterBindingValidationException", "ParameterArgumentValidationError",
+                               "InvalidData")
+
+
+_INT_MAX = 2147483647
+_PATH = ("Path",)
+_LIT = ("LiteralPath",)
+_MGMT = "microsoft.powershell.management"
+_UTIL = "microsoft.powershell.utility"
+
+
+def _path_params(path_mandatory=True, **more):
+    """-Path (Position 0, string[], Required in its set) and -LiteralPath (alias PSPath, string[], Required in
+    its set) of the provider cmdlets; neither is [AllowEmptyString] in 5.1 (PowerShell 7 added that to
+    Test-Path only)."""
+    params = {"Path": Param("string[]", mandatory=("Path",) if path_mandatory else (), sets=_PATH),
+              "LiteralPath": Param("string[]", mandatory=("LiteralPath",), sets=_LIT)}
+    params.update(more)
+    return params
+
+
+# Each entry: the cmdlet's Windows PowerShell 5.1 help page (CmdletMetadata.doc, learn.microsoft.com
+# .../<module>/<cmdlet>?view=powershell-5.1, "Parameters"), and for the attributes not on that page the
+# cmdlet class in PowerShell's src/Microsoft.PowerShell.Commands.{Management,Utility}.
+PARAMETER_METADATA = {m.name.lower(): m for m in (
+    CmdletMetadata("Test-Path", _MGMT, _path_params(PathType=Param((
+        "Microsoft.PowerShell.Commands.TestPathType", ("Any", "Container", "Leaf")))), default_set="Path"),
+    CmdletMetadata("Get-Item", _MGMT, _path_params(Force=Param("switch")), default_set="Path"),
+    CmdletMetadata("Get-ChildItem", _MGMT, _path_params(path_mandatory=False, Force=Param("switch")),
+                   default_set="Path"),
+    CmdletMetadata("Remove-Item", _MGMT, _path_params(Force=Param("switch"), Recurse=Param("switch")),
+                   default_set="Path"),
+    CmdletMetadata("Copy-Item", _MGMT, _path_params(Destination=Param("string"), Force=Param("switch")),
+                   default_set="Path"),
+    # New-Item: -Path Required in the pathSet (the one without -Name); -ItemType a string (alias Type)
+    CmdletMetadata("New-Item", _MGMT, {"Path": Param("string[]", mandatory=("pathSet",), sets=("pathSet",)),
+                                       "ItemType": Param("string"), "Value": Param("object"),
+                                       "Force": Param("switch")}, default_set="pathSet"),
+    # Split-Path: -Path Required in every set; -Parent and -Leaf belong to different sets
+    CmdletMetadata("Split-Path", _MGMT, {"Path": Param("string[]", mandatory=("*",)),
+                                         "Parent": Param("switch", sets=("ParentSet",)),
+                                         "Leaf": Param("switch", sets=("LeafSet",))}, default_set="ParentSet"),
+    CmdletMetadata("Get-Content", _MGMT, _path_params(
+        Tail=Param("int"), Raw=Param("switch"),
+        Encoding=Param(("Microsoft.PowerShell.Commands.FileSystemCmdletProviderEncoding", (
+            "Unknown", "String", "Unicode", "BigEndianUnicode", "UTF8", "UTF7", "UTF32", "Ascii", "Default",
+            "Oem", "BigEndianUTF32", "Byte")))), default_set="Path"),
+    CmdletMetadata("Get-ItemProperty", _MGMT, _path_params(Name=Param("string[]")), default_set="Path"),
+    # Set-ItemProperty: -Name (string, Position 1) and -Value (Position 2, [AllowNull]) Required in the
+    # propertyValue sets; -Type is the registry provider's dynamic parameter (Microsoft.Win32.RegistryValueKind)
+    CmdletMetadata("Set-ItemProperty", _MGMT, _path_params(
+        Name=Param("string", mandatory=("*",)), Value=Param("object", mandatory=("*",), allow_null=True),
+        Type=Param(("Microsoft.Win32.RegistryValueKind", (
+            "String", "ExpandString", "Binary", "DWord", "MultiString", "QWord", "Unknown", "None")))),
+        default_set="Path"),
+    CmdletMetadata("Remove-ItemProperty", _MGMT, _path_params(Name=Param("string[]", mandatory=("*",))),
+                   default_set="Path"),
+    # Get-FileHash (Utility in 5.1): -Algorithm [ValidateSet] of the 5.1 help page's accepted values
+    CmdletMetadata("Get-FileHash", _UTIL, _path_params(Algorithm=Param("string", validate_set=(
+        "SHA1", "SHA256", "SHA384", "SHA512", "MACTripleDES", "MD5", "RIPEMD160"))), default_set="Path"),
+    # Start-Sleep (5.1): -Seconds Required (Position 0) in its set, [ValidateRange(0, int.MaxValue / 1000)];
+    # -Milliseconds Required in its set, [ValidateRange(0, int.MaxValue)]
+    CmdletMetadata("Start-Sleep", _UTIL, {
+        "Seconds": Param("int", mandatory=("Seconds",), sets=("Seconds",), validate_range=(0, _INT_MAX // 1000)),
+        "Milliseconds": Param("int", mandatory=("Milliseconds",), sets=("Milliseconds",),
+                              validate_range=(0, _INT_MAX))}, default_set="Seconds"),
+    # New-Object: -TypeName Required (Position 0) in the Net set; -ArgumentList object[] (Position 1)
+    CmdletMetadata("New-Object", _UTIL, {"TypeName": Param("string", mandatory=("Net",), sets=("Net",)),
+                                         "ArgumentList": Param("object")}, default_set="Net"),
+    # Select-Object -First: [ValidateRange(0, int.MaxValue)]
+    CmdletMetadata("Select-Object", _UTIL, {"First": Param("int", validate_range=(0, _INT_MAX))}),
+    # ConvertTo-Json (5.1): -Depth [ValidateRange(1, int.MaxValue)]
+    CmdletMetadata("ConvertTo-Json", _UTIL, {"InputObject": Param("object", allow_null=True),
+                                             "Depth": Param("int", validate_range=(1, _INT_MAX)),
+                                             "Compress": Param("switch")}),
+    # Get-NetIPAddress (NetTCPIP CDXML): -InterfaceIndex uint32[], -AddressFamily of {IPv4, IPv6}
+    CmdletMetadata("Get-NetIPAddress", "nettcpip", {
+        "InterfaceIndex": Param("uint32[]"),
+        "AddressFamily": Param(("Microsoft.PowerShell.Cmdletization.GeneratedTypes.NetIPAddress.AddressFamily",
+                                ("IPv4", "IPv6")))}, command_type="Get-NetIPAddress"),
+)}
 
 
 def cmdlet(registry, name, **kw):
