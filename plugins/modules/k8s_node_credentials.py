@@ -12,7 +12,7 @@ version_added: 0.2.0
 description:
   - For one Windows node, makes kube-proxy's ServiceAccount (C(kubewin-kube-proxy-<node>), labelled
     C(kubewin.nodes/managed=true)) and binds it to the ClusterRole C(system:node-proxier).
-  - flanneld gets no ServiceAccount and no token: it runs with the kubelet's kubeconfig, the node's own identity
+  - flanneld gets no ServiceAccount and no token. It runs with the kubelet's kubeconfig, the node's own identity
     C(system:node:<node>), whose changes to its Node the NodeRestriction admission plugin limits (no
     C(node-restriction.kubernetes.io/) labels, no taints). The Node authorizer lets that identity patch its own
     Node's status but read only its own Node, so a ClusterRole C(kubewin-flanneld-<node>) that may get, list and
