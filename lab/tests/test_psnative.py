@@ -16,7 +16,7 @@ import pytest
 from winsim import core  # noqa: E402
 from winsim.core import winsim_binaries, winsim_cmdline  # noqa: E402
 from winsim.ps import winhost  # noqa: E402
-from winsim.ps.interp import Interpreter  # noqa: E402
+from winsim.ps.interp import Interpreter, PSError  # noqa: E402
 
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._win_scripts import load  # noqa: E402
 
@@ -151,8 +151,31 @@ def test_mutation_tar_extract_dir_with_space_and_trailing_backslash_fails(host):
     out, _ = _ps(host, "$d = 'C:\\my dir'\n" + script, error_action="Continue")
     assert out == [0, True]
     os.remove(host.local_path("C:\\my dir\\x.txt"))
-    try:
-        out, _ = _ps(host, "$d = 'C:\\my dir\\'\n" + script, error_action="Continue")
-    except Exception as e:  # the simulator refuses the path outright: also not a success
-        out = [str(e)]
-    assert out[-1] is not True, out
+    out, _ = _ps(host, "$d = 'C:\\my dir\\'\n" + script.replace("$LASTEXITCODE;", "$LASTEXITCODE; \"$o\";"),
+                 error_action="Continue")
+    assert out[0] == 1 and "could not chdir to 'C:\\my dir\"'" in out[1] and out[2] is False, out
+
+
+# --- native tools that write to stderr where the real ones do --------------------------------------------
+def test_containerd2_config_dump_of_a_version_2_file_warns_on_stderr(host):
+    # containerd 2.x LoadConfig logs "Configuration migrated from version 2 ..." (a warning, on stderr); under
+    # 'Stop' Windows PowerShell 5.1 makes that stderr line a terminating NativeCommandError even though
+    # containerd exits 0; node_facts runs config dump under 'Continue' and drops the error records for this
+    exe = "C:\\Program Files\\containerd\\containerd.exe"
+    with host.open():
+        core.write_binary(host.local_path(exe), "containerd", "v2.3.5")
+        with open(host.local_path("C:\\Program Files\\containerd\\config.toml"), "w") as f:
+            f.write("version = 2\n")
+    with pytest.raises(PSError, match="Configuration migrated from version 2"):
+        _ps(host, "$t = & '%s' config dump 2>&1" % exe)
+    out, _ = _ps(host, "$ErrorActionPreference = 'Continue'\n$t = & '%s' config dump 2>&1 | Where-Object { $_ -isnot "
+                 "[System.Management.Automation.ErrorRecord] } | Out-String\n$t; $LASTEXITCODE" % exe)
+    assert out[0].startswith("version = 3") and "migrated" not in out[0] and out[1] == 0
+    assert "if ($LASTEXITCODE -ne 0)" in load("node_facts") and "-isnot [System.Management.Automation.ErrorRecord]" \
+        in load("node_facts")
+    # a version 3 file: no migration, no warning
+    with host.open():
+        with open(host.local_path("C:\\Program Files\\containerd\\config.toml"), "w") as f:
+            f.write("version = 3\n")
+    out, _ = _ps(host, "$t = & '%s' config dump 2>&1\n$LASTEXITCODE" % exe)
+    assert out == [0]

@@ -64,8 +64,7 @@ class WinHost(object):
         if name.lower() in ("sc.exe", "sc"):
             return self._native("C:\\Windows\\System32\\sc.exe", "crt", lambda argv: sc_exe(self.host, argv))
         if name.lower() in ("tar.exe", "tar"):
-            return self._native("C:\\Windows\\System32\\tar.exe", "crt",
-                                lambda argv: winfiles.tar_exe(self.host, argv))
+            return self._native("C:\\Windows\\System32\\tar.exe", "crt", lambda argv: _tar_exe(self.host, argv))
         win, local = winsim_binaries.resolve_executable(self.host, name)
         if local is None:
             return None
@@ -80,6 +79,26 @@ class WinHost(object):
             argv = winsim_cmdline.split_as(winsim_cmdline.dotnet_process_command_line(path, arguments), reader)
             return run(argv[1:])
         return start
+
+
+def _tar_exe(host, argv):
+    """bsdtar's ``-C <dir>``: the extraction starts with chdir(dir); a directory that does not exist, or a
+    name Windows cannot hold (a double quote, e.g. what is left of ``"C:\\x y\\"`` once the C runtime has read
+    the backslash-quote as a quote), ends tar at once with "could not chdir to '<dir>'" on stderr and exit
+    code 1 (libarchive tar/util.c do_chdir: lafe_errc(1, 0, ...); Microsoft Learn, "Naming Files, Paths,
+    and Namespaces": < > : " / \\ | ? * are reserved)."""
+    if len(argv) == 4 and argv[2] == "-C":
+        d = argv[3]
+        ok = not re.search(r'[<>"|?*]', d) and ":" not in d[2:]
+        if ok:
+            try:
+                ok = os.path.isdir(host.local_path(d))
+            except SimError:
+                ok = False
+        if not ok:
+            winsim_binaries.log_process(host, "C:\\Windows\\System32\\tar.exe", ["tar.exe"] + argv)
+            return 1, "", "tar.exe: could not chdir to '%s'\r\n\r\n" % d
+    return winfiles.tar_exe(host, argv)
 
 
 def new_interpreter(host, script_name, error_action="Continue", whatif=False):

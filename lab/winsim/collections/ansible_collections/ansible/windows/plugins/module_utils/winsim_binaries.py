@@ -286,7 +286,38 @@ def _containerd(host, version, args, stdin):
         module = "github.com/containerd/containerd" + ("/v2" if v.split(".")[0] == "2" else "")
         return 0, "containerd %s v%s %s\n" % (module, v, _fake_commit("containerd", v)), ""
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd
-    return winsim_containerd.command(host, version, args)
+    rc, out, err = winsim_containerd.command(host, version, args)
+    if rc == 0 and winsim_containerd._major(version) >= 2 and _containerd_file_version(host, args) == 2:
+        # containerd 2.x migrates a version 2 file in memory and says so on stderr (logrus, containerd's
+        # log package writes to os.Stderr): cmd/containerd/server/config/config.go LoadConfig,
+        # 'Warnf("Configuration migrated from version %d, use `containerd config migrate` to avoid
+        # migration", currentVersion)' with the field t (the time the migration took)
+        err += ('time="%s" level=warning msg="Configuration migrated from version 2, use `containerd config '
+                'migrate` to avoid migration" t="4.536\u00b5s"\n' % _log_time(host))
+    return rc, out, err
+
+
+def _containerd_file_version(host, args):
+    """The ``version`` of the configuration file containerd reads (``--config``/``-c``, else its default
+    C:\\Program Files\\containerd\\config.toml); None without a readable file."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd
+    path = winsim_containerd.DEFAULT_CONFIG
+    for i, a in enumerate(args):
+        if a in ("--config", "-c") and i + 1 < len(args):
+            path = args[i + 1]
+        elif a.startswith("--config="):
+            path = a.split("=", 1)[1]
+    try:
+        import tomllib
+        with open(host.local_path(path), "rb") as f:
+            return int(tomllib.load(f).get("version") or 1)
+    except (OSError, ValueError, SimError):
+        return None
+
+
+def _log_time(host):
+    import datetime
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f000Z")
 
 
 @command("dockerd")
