@@ -432,7 +432,6 @@ def _builders():
         "facts.script_parameters": lambda: host_facts.script_parameters(["C:\\extra"]),
         "files.state_query": lambda: host_files.state_query(*_sample_inputs()),
         "files.plan": plan,
-        "files.scan_query": lambda: host_files.scan_query(["C:\\k"]),
     }
 
 
