@@ -185,6 +185,18 @@ def test_no_credential_in_any_output_and_the_bootstrap_token_lives_only_while_ho
     outputs["reset (default callback)"] = text
     assert rc == 0, text[-3000:]
 
+    # what the Windows side received: each module run's invocation.module_args as Ansible.Basic echoes it
+    # in the result and hands it to the cmdlets module logging (4103) records (security-2 N2); the secret
+    # files arrive sealed to the host's transport key, so only ciphertext is there
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_module
+    received = winsim_module.module_args_records(sc.root, "win-1")
+    sealed_files = [f for r in received if r["module"] == "win_powershell"
+                    for f in (r["module_args"].get("parameters") or {}).get("Files") or []
+                    if isinstance(f, dict) and str(f.get("content", "")).startswith("sealed.")]
+    sealed_paths = sorted({f["path"] for f in sealed_files})
+    assert set(sealed_paths) >= {"C:\\k\\kubewin-join.yaml", "C:\\etc\\kube-proxy\\token"}, sealed_paths
+    received = [json.dumps(r, sort_keys=True) for r in received]
+
     leaks = []
     for what, needle in needles(credentials):
         for run, out in outputs.items():
@@ -192,6 +204,8 @@ def test_no_credential_in_any_output_and_the_bootstrap_token_lives_only_while_ho
                 leaks.append("%s in the output of %s" % (what, run))
         if any(needle in c for c in lines):
             leaks.append("%s on a process command line" % what)
+        if any(needle in r for r in received):
+            leaks.append("%s in a module's arguments on the Windows host (invocation.module_args, event 4103)" % what)
     assert not leaks, "\n".join(sorted(set(leaks)))
 
 
@@ -263,6 +277,18 @@ class AsToken(object):
         r = requests.request(method, self.server + path, headers=headers, verify=self.ca, timeout=15,
                              data=json.dumps(body) if body is not None else None)
         return r.status_code
+
+    def can(self, token, verb, group, resource, subresource, name):
+        """Whether the token's user may do this, as the API server's authorizers answer a
+        SelfSubjectAccessReview (which any authenticated user may create: system:basic-user)."""
+        attrs = {"verb": verb, "group": group, "resource": resource, "subresource": subresource, "name": name,
+                 "namespace": "kube-system" if resource in ("serviceaccounts", "pods", "secrets", "events") else ""}
+        r = requests.post(self.server + "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", verify=self.ca,
+                          timeout=15, headers={"Authorization": "Bearer " + token},
+                          json={"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                                "spec": {"resourceAttributes": attrs}})
+        assert r.status_code == 201, r.text
+        return r.json()["status"].get("allowed", False)
 
 
 def authenticated(token):
@@ -396,6 +422,29 @@ def test_each_windows_node_has_its_own_least_privileged_renewable_credentials(tm
     assert as_token(proxy_1, "GET", "/apis/discovery.k8s.io/v1/endpointslices") == 200
     assert as_token(proxy_1, "PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", patch) == 403
     assert as_token(proxy_1, "GET", "/api/v1/namespaces/kube-system/secrets") == 403
+    # kube-proxy's identity reads what kube-proxy v1.37 watches and changes no Node (security-2 N1 for kube-proxy;
+    # issue 20 item 5): cmd/kube-proxy/app/server.go lists/watches Services, EndpointSlices, ServiceCIDRs
+    # (MultiCIDRServiceAllocator) and its own Node (pkg/proxy/node.go, field selector metadata.name) and posts
+    # events.k8s.io Events; kubeadm's system:node-proxier grants exactly that (bootstrappolicy/policy.go)
+    labels = {"metadata": {"labels": {"node-restriction.kubernetes.io/probe": "1", "kubewin.test/probe": "1"}}}
+    for path in ("/api/v1/nodes/pc-win-1?dryRun=All", "/api/v1/nodes/pc-win-1/status?dryRun=All",
+                 "/api/v1/nodes/pc-win-2/status?dryRun=All"):
+        assert as_token(proxy_1, "PATCH", path, labels) == 403, path
+    assert as_token(proxy_1, "DELETE", "/api/v1/nodes/pc-win-1?dryRun=All") == 403
+    for path in ("/api/v1/services", "/api/v1/nodes?fieldSelector=metadata.name%3Dpc-win-1", "/api/v1/nodes/pc-win-1",
+                 "/apis/networking.k8s.io/v1/servicecidrs"):
+        assert as_token(proxy_1, "GET", path) == 200, path
+    for path in ("/api/v1/namespaces/kube-system/configmaps", "/api/v1/pods",
+                 "/api/v1/namespaces/kube-system/serviceaccounts"):
+        assert as_token(proxy_1, "GET", path) == 403, path
+    allowed = {("watch", "discovery.k8s.io", "endpointslices", "", ""), ("watch", "", "services", "", ""),
+               ("create", "events.k8s.io", "events", "", ""), ("watch", "", "nodes", "", "")}
+    denied = {("patch", "", "nodes", "status", "pc-win-1"), ("update", "", "nodes", "", "pc-win-1"),
+              ("create", "", "serviceaccounts", "token", "kubewin-kube-proxy-pc-win-1"),
+              ("create", "certificates.k8s.io", "certificatesigningrequests", "", ""),
+              ("create", "", "pods", "", ""), ("get", "", "secrets", "", "")}
+    for review in allowed | denied:
+        assert as_token.can(proxy_1, *review) is (review in allowed), review
 
     # 3. a re-run changes nothing; a token with less than half its life left is renewed, alone; the same run
     # retires flanneld's token layout of older releases (ServiceAccount, RBAC, token file and kubeconfig)
@@ -469,3 +518,49 @@ def test_a_node_bound_token_dies_with_its_node(tmp_path, api):
     finally:
         module.params["state"] = "absent"
         mod.absent(module, apis)
+
+
+def test_a_token_file_others_could_read_is_revoked_on_renewal(tmp_path, api):
+    """security-2 N5, against the lab's real API server: when the token file's access rules were opened, the
+    run makes the ServiceAccount again before the new TokenRequest, so the token others may have copied stops
+    authenticating at once instead of living until it expires. The module is called as the network role calls
+    it (no playbook run)."""
+    from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as nc
+    from ansible_collections.kubewin.nodes.plugins.modules import k8s_node_credentials as mod
+
+    core, _ = api
+    name = "rv-revoke-node"
+    try:
+        core.delete_node(name)
+    except ApiException as e:
+        if e.status != 404:
+            raise
+    core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {
+        "name": name, "annotations": {"kwok.x-k8s.io/node": "fake"}}})
+
+    class Module(object):
+        check_mode = False
+        params = {"node_name": name, "namespaces": {}, "expiration_seconds": 3600, "renew_fraction": 0.5,
+                  "token_files_sha512": {}, "shared_secrets": [], "state": "present"}
+        warnings = []
+
+        def warn(self, text):
+            self.warnings.append(text)
+
+    module = Module()
+    apis = mod.build_apis({"kubeconfig": scenario.ADMIN_CONF})
+    try:
+        old = mod.present(module, apis)["tokens"]["kube-proxy"]
+        assert authenticated(old)
+        module.params["token_files_sha512"] = {"kube-proxy": nc.OPEN_ACL}
+        new = mod.present(module, apis)["tokens"]["kube-proxy"]
+        assert new != old and authenticated(new)
+        for _ in range(50):  # the authenticator reads the account through its informer
+            if not authenticated(old):
+                break
+            time.sleep(0.2)
+        assert not authenticated(old), "the token a renewal replaced because others could read it still works"
+    finally:
+        module.params["state"] = "absent"
+        mod.absent(module, apis)
+        core.delete_node(name)
