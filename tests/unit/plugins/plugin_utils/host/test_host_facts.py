@@ -101,3 +101,15 @@ def test_windows_paths_have_one_home():
                             offenders.append(rel)
     assert offenders == []
     assert wp.LOG_FILES["kube-proxy"] == "C:\\var\\log\\kubelet\\kube-proxy.log"
+
+
+def test_the_transport_key_is_in_the_facts_for_sealing():
+    # the public half node_facts returns reaches kubewin_host, where run_script finds it (no second read)
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import sealed
+
+    key = "<RSAKeyValue><Modulus>AQAB</Modulus><Exponent>AQAB</Exponent></RSAKeyValue>"
+    facts = nf.node_facts(dict(answer(), transport_key=key))
+    assert facts["transport_key"] == key
+    assert sealed.transport_key({"kubewin_host": facts}) == key
+    assert sealed.transport_key({"ansible_facts": {"kubewin_host": facts}}) == key
+    assert sealed.transport_key({}) is None
