@@ -25,8 +25,10 @@ from .values import ErrorRecord, Hashtable, NetObject, PSEnum, PSObject, RefValu
 
 SERVICES_KEY = "hklm:\\system\\currentcontrolset\\services\\"
 CURRENT_VERSION_KEY = "hklm:\\software\\microsoft\\windows nt\\currentversion"
-# Update build revision (UBR) of each simulated build; a host state may set "ubr" itself.
-DEFAULT_UBR = {17763: 6659, 20348: 2849, 26100: 2894}
+# Update build revision (UBR) of each simulated build; a host state may set "ubr" itself. 26100: patched at least to
+# October 2025's cumulative update (KB5066835, 26100.6899), which Windows Server 2025 overlay networking needs
+# (realnode.md F5); a test of an older host sets "ubr".
+DEFAULT_UBR = {17763: 6659, 20348: 2849, 26100: 6899}
 
 # ServiceControllerStatus (Microsoft Learn, System.ServiceProcess.ServiceControllerStatus)
 _STATUS = {"Stopped": 1, "StartPending": 2, "StopPending": 3, "Running": 4, "ContinuePending": 5,
