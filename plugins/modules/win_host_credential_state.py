@@ -12,9 +12,10 @@ version_added: 0.2.0
 description:
   - Reads, in one remote operation, the SHA-512 and the access rules (SDDL) of each file of O(paths),
     O(token_files) and O(kubeconfigs).
-  - The network role uses it to decide whether kube-proxy's and flanneld's tokens on the node are the ones last
-    issued (compared with the SHA-512 recorded on their ServiceAccounts) and whether their files need writing,
-    without reading a token back.
+  - The network role uses it to decide whether kube-proxy's token on the node is the one last issued (compared
+    with the SHA-512 recorded on its ServiceAccount) and whether its files need writing, without reading a token
+    back; in the same read it looks for flanneld's token and kubeconfig of earlier releases (flanneld now runs
+    with the kubelet's kubeconfig and has no files of its own), which it then removes.
 options:
   paths:
     description: Files to read.
@@ -23,8 +24,8 @@ options:
     default: []
   token_files:
     description:
-      - The token file of each node component (V(kube-proxy), V(flanneld)) -> its path; their SHA-512 per component
-        is returned as RV(token_files_sha512).
+      - The token file of each node component that has one (V(kube-proxy); V(flanneld) had one in earlier
+        releases) -> its path; their SHA-512 per component is returned as RV(token_files_sha512).
     type: dict
     default: {}
   kubeconfigs:
@@ -47,19 +48,20 @@ author:
 """
 
 EXAMPLES = r"""
-- name: State of the token files
+- name: State of kube-proxy's token file
   kubewin.nodes.win_host_credential_state:
-    paths: [C:\etc\kube-proxy\token, C:\etc\kube-flannel\token]
+    paths: [C:\etc\kube-proxy\token]
   register: state
 
-- name: State of kube-proxy's and flanneld's credential files, by component
+# As the network role does: kube-proxy's files by component and, in the same read, flanneld's token and
+# kubeconfig of earlier releases (flanneld now uses the kubelet's kubeconfig, C:\etc\kubernetes\kubelet.conf).
+- name: State of kube-proxy's credential files, and whether flanneld's old ones are still there
   kubewin.nodes.win_host_credential_state:
     token_files:
       kube-proxy: C:\etc\kube-proxy\token
-      flanneld: C:\etc\kube-flannel\token
     kubeconfigs:
       kube-proxy: C:\etc\kube-proxy\kubeconfig
-      flanneld: C:\etc\kube-flannel\kubeconfig
+    paths: [C:\etc\kube-flannel\token, C:\etc\kube-flannel\kubeconfig]
   register: credential_state
 """
 

@@ -1,7 +1,8 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The files on a Windows host that carry kube-proxy's and flanneld's tokens: their kubeconfig, their
-win_host_files entries, and whether the host's copies are current and locked down.
+"""The files on a Windows host that carry a node component's token (kube-proxy's; flanneld had them in
+earlier releases and now runs with the kubelet's kubeconfig): their kubeconfig, their win_host_files entries,
+and whether the host's copies are current and locked down.
 
 PRIVATE to the collection: no compatibility promise outside it.
 """
@@ -31,7 +32,7 @@ def token_file_kubeconfig(server, ca_data_b64, user, token_file):
 
 
 def credential_files(server, ca_data_b64, accounts, tokens, token_paths, kubeconfig_paths):
-    """win_host_files entries of kube-proxy's and flanneld's credentials: (kubeconfigs, token files). Each
+    """win_host_files entries of the token components' credentials (kube-proxy's): (kubeconfigs, token files). Each
     component of ``kubeconfig_paths`` gets its kubeconfig naming its token file (``token_paths``) and its
     ServiceAccount user (``accounts``); only the tokens issued this run (``tokens``) get a token file."""
     kubeconfigs = [{"path": kubeconfig_paths[c], "restricted": True, "secret": False,
