@@ -285,7 +285,8 @@ def test_files_state_paths_and_node_sync_remove_prune(tmp_path):
         run_ps(host, "node_sync", {
             "Remove": ["C:\\k", "C:\\missing", "C:\\var\\log\\kubelet", "C:\\run\\flannel"],
             # in order: C:\var\log first, then C:\var (empty by then); C:\etc keeps what others put there
-            "Prune": ["C:\\var\\log", "C:\\var", "C:\\etc", "C:\\run", "C:\\missing"]}, False)
+            "Prune": ["C:\\var\\log", "C:\\var", "C:\\etc", "C:\\run", "C:\\missing"],
+            "Owners": list(host_files.TRUSTED_OWNERS)}, False)
         paths = run_ps(host, "files_state", {"Paths": ["C:\\k", "C:\\var", "C:\\etc", "C:\\run"]},
                        False)["result"]["paths"]
     assert paths == {"C:\\k": None, "C:\\var": None, "C:\\etc": "dir", "C:\\run": None}
@@ -300,12 +301,12 @@ def test_node_sync_remove_stops_at_the_program_of_a_running_service(tmp_path):
                                        "C:\\k\\kube-proxy.exe --windows-service "
                                        "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig --network-name=cbr0"}, False)
         with pytest.raises(core.SimError) as e:
-            run_ps(host, "node_sync", {"Remove": ["C:\\k"]}, False)
+            run_ps(host, "node_sync", {"Remove": ["C:\\k"], "Owners": list(host_files.TRUSTED_OWNERS)}, False)
         assert "Cannot remove item C:\\k\\kube-proxy.exe: Access to the path" in str(e.value)
         # subdirectories go first, then files in name order: a\ is gone, kube-proxy.exe and z.txt stay
         assert sorted(os.listdir(host.local_path("C:\\k"))) == ["kube-proxy.exe", "z.txt"]
         run_ps(host, "service_apply", {"Name": "kube-proxy", "Action": "none", "Run": "stop"}, False)
-        run_ps(host, "node_sync", {"Remove": ["C:\\k"]}, False)
+        run_ps(host, "node_sync", {"Remove": ["C:\\k"], "Owners": list(host_files.TRUSTED_OWNERS)}, False)
     assert not os.path.exists(host.local_path("C:\\k"))
 
 
