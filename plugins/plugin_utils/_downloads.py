@@ -60,6 +60,14 @@ def pin_checksums(downloads, checksums):
     return pinned
 
 
+def _without_trailing_separator(path):
+    """'C:\\Program Files\\x\\' -> 'C:\\Program Files\\x' (a drive's root stays): Windows PowerShell 5.1 quotes an
+    argument with a space without doubling a trailing backslash, so tar.exe -C would read '...\\x"'
+    (NativeCommandParameterBinder; PowerShell#4965)."""
+    stripped = path.rstrip("\\/")
+    return path if not stripped or stripped.endswith(":") else stripped
+
+
 def resolve_checksums(downloads, fetch):
     """Each download with its SHA-512 (``sha512``) instead of the ways to find it. ``fetch(url)`` returns a
     checksum file's text.
@@ -87,6 +95,8 @@ def resolve_checksums(downloads, fetch):
                     "the checksum" % (d["url"], checksum_url, e)) from None
             sha = parse_checksum(text, checksum_url)
         entry = {k: d[k] for k in ("url", "dest", "extract_dir") if d.get(k)}
+        if entry.get("extract_dir"):
+            entry["extract_dir"] = _without_trailing_separator(entry["extract_dir"])
         entry["sha512"] = sha
         resolved.append(entry)
     return resolved

@@ -57,6 +57,16 @@ def test_resolved_checksums_keep_the_shape_win_host_files_takes():
     assert _downloads.resolve_downloads(out, fetch=lambda url: pytest.fail("fetched"))[0]["sha512"] == SHA
 
 
+@pytest.mark.parametrize("given, extract_dir", [("C:\\Program Files\\cni\\", "C:\\Program Files\\cni"),
+                                               ("C:\\opt\\cni\\bin/", "C:\\opt\\cni\\bin"), ("D:\\", "D:\\")])
+def test_an_extract_dir_reaches_tar_without_a_trailing_backslash(given, extract_dir):
+    """5.1 quotes 'C:\\Program Files\\cni\\' as "C:\\Program Files\\cni\\" for tar.exe -C, whose C runtime reads the
+    closing quote as part of the path (lab/tests/test_psnative.py): the directory loses its trailing separator."""
+    out = _downloads.resolve_downloads([{"url": URL + ".zip", "extract_dir": given, "sha512": SHA}],
+                                       fetch=lambda url: pytest.fail("fetched %s" % url))
+    assert out[0]["extract_dir"] == extract_dir
+
+
 def test_a_given_sha512_that_is_none_is_refused():
     with pytest.raises(nfiles.HostFilesError, match="the sha512 given for %s" % re.escape(URL)):
         _downloads.resolve_checksums([{"url": URL, "dest": "C:\\k\\kubelet.exe", "sha512": "abc"}], fetch=None)
