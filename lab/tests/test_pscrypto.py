@@ -154,3 +154,40 @@ def test_through_ansible_playbook_the_host_receives_only_ciphertext(tmp_path):
     text = json.dumps(records)
     for needle in (SECRET, base64.b64encode(SECRET.encode()).decode(), SECRET.split(".")[1]):
         assert needle not in text
+
+
+def test_reset_node_sync_deletes_the_transport_key_and_a_second_one_finds_none(host):
+    # reset's win_host_files (forget_transport_key) passes ForgetTransportKey to node_sync: the container is
+    # opened with UseExistingKey, PersistKeyInCsp = $false, Clear() (Microsoft Learn,
+    # RSACryptoServiceProvider.PersistKeyInCsp, example RSADeleteKeyInCSP); a host without one is left as it is
+    _key(host)
+    _run(host, "node_sync", {"ForgetTransportKey": True})
+    with host.open():
+        assert sealed.KEY_CONTAINER not in host.state.get("machine_keys", {})
+    _run(host, "node_sync", {"ForgetTransportKey": True})
+    with host.open():
+        assert sealed.KEY_CONTAINER not in host.state.get("machine_keys", {})
+    # a later facts read makes a new key (scale-up after reset)
+    assert sealed.public_key(_key(host)).key_size == 2048
+
+
+def _csp_script(body):
+    return ("$p = New-Object System.Security.Cryptography.CspParameters\n"
+            "$p.KeyContainerName = 'kubewin.nodes-transport'\n"
+            "$p.Flags = [System.Security.Cryptography.CspProviderFlags]'UseMachineKeyStore, UseExistingKey'\n"
+            "$k = New-Object System.Security.Cryptography.RSACryptoServiceProvider($p)\n" + body)
+
+
+@pytest.mark.parametrize("body, deleted", [
+    ("$Ansible.Result = @{ persist = $k.PersistKeyInCsp }\n$k.Clear()\n", False),  # a named container persists
+    ("$k.PersistKeyInCsp = $false\n$k.Clear()\n$Ansible.Result = @{ persist = $k.PersistKeyInCsp }\n", True),
+    ("$k.PersistKeyInCsp = $false\n$k.Dispose()\n$Ansible.Result = @{ persist = $false }\n", True),
+])
+def test_a_named_key_is_deleted_only_when_not_persisted(host, body, deleted):
+    _key(host)
+    with host.open():
+        answer = winhost.execute(host, _csp_script(body), "t", {}, error_action="Stop")
+    assert not answer["failed"], answer["error"]
+    assert answer["result"]["persist"] is (not deleted)
+    with host.open():
+        assert (sealed.KEY_CONTAINER not in host.state["machine_keys"]) is deleted

@@ -26,7 +26,7 @@ class ActionModule(WindowsAction):
             if tokens or not credential_files.credential_files_in_sync(creds["state"], kubeconfigs):
                 files += kubeconfigs + tokens
             elif not (args["directories"] or args["downloads"] or files or args["absent"] or args["prune"]
-                      or args["remove_cni"]):
+                      or args["remove_cni"] or args["forget_transport_key"]):
                 return dict(changed=False, directories=[], downloaded=[], written=[], removed=[])
         secret = any(f["secret"] for f in files)
         absent, prune = list(args["absent"]), list(args["prune"])
@@ -46,14 +46,16 @@ class ActionModule(WindowsAction):
         # A directory that was not protected is listed by node_sync once it has secured it (nobody else can add to
         # it then): no second read, and nothing a user adds between the two operations is adopted.
         params, report = host_files.plan(args["directories"], downloads, files, state,
-                                         absent, prune)
+                                         absent, prune, args["forget_transport_key"])
+        # forget_transport_key alone makes node_sync run but is no change (every facts read makes the key again)
+        changed = bool(report["directories"] or report["downloads"] or report["files"] or report["removed"])
         if params and not self._task.check_mode:
             params.update(Proxy=args["proxy"] or "",
                           ProxyBypass=_downloads.proxy_bypass_patterns(args["proxy_bypass"]))
             self.script("node_sync", params, sensitive=secret)
-        result = dict(changed=params is not None, directories=report["directories"],
+        result = dict(changed=changed, directories=report["directories"],
                       downloaded=report["downloads"], written=report["files"], removed=report["removed"])
-        if self._task.diff and params is not None:
+        if self._task.diff and changed:
             result["diff"] = {"before": report["before"], "after": report["after"],
                               "before_header": "%s files" % self.host, "after_header": "%s files" % self.host}
         return result

@@ -104,6 +104,8 @@ FILES_ARGSPEC = dict(
     )),
     absent=dict(type="list", elements="str", default=[]),
     prune=dict(type="list", elements="str", default=[]),
+    # reset: delete the host's transport key (plugin_utils/_host/sealed.py) in the same node_sync run
+    forget_transport_key=dict(type="bool", default=False),
     # What the roles put in the runtime's CNI directories (runtime_cni.installed_paths), for reset.
     remove_cni=dict(type="dict", options=dict(
         dirs=dict(type="dict"),

@@ -33,7 +33,7 @@ options:
             written into it, also when it existed (then what others own or linked in it stops the task once it is
             secured), and read back (not a link, owner Administrators, protected access rules).
           - C(C:\var\lib\kubelet\pods) (pod volumes) also lets Users read and, in the directories below it, add
-            files and folders that their creators own: pods running as C(ContainerUser), a member of Users, read and
+            files and folders that their creators own, so pods running as C(ContainerUser), a member of Users, read and
             write their volumes through the host's access rules.
         type: bool
         default: true
@@ -86,7 +86,18 @@ options:
         type: bool
         default: false
       secret:
-        description: Keep the content out of diffs and run the write with C(no_log).
+        description:
+          - Keep the content out of diffs and run the write with C(no_log).
+          - The content is sealed to the host on the way (RSA-OAEP and AES-256-CBC with HMAC-SHA256, to the
+            host's own non-exportable key, container C(kubewin.nodes-transport) in the machine key store, which
+            M(kubewin.nodes.win_host_facts) makes; run it before this task). That protects it from what records
+            the module's arguments on the Windows host (the result's C(invocation), the Application event log,
+            PowerShell module logging and transcription), where it is ciphertext only that host's Administrators
+            and SYSTEM can open.
+          - It does not protect the content on the controller, where it is still in the task's own arguments. Set
+            C(no_log) to V(true) on the task, or a callback that shows task arguments (C(display_args_to_stdout),
+            AWX job events) shows it in clear. Nor does it protect the file on the host from that host's
+            Administrators; use O(files[].restricted) to keep other users out.
         type: bool
         default: false
   absent:
@@ -105,6 +116,14 @@ options:
     type: list
     elements: str
     default: []
+  forget_transport_key:
+    description:
+      - Delete the host's transport key (container C(kubewin.nodes-transport), which O(files[].secret) seals to)
+        in the same remote operation, after the rest of the task; nothing happens when there is none. The reset
+        role sets it, so reset leaves no key behind.
+      - Not reported as a change, since every M(kubewin.nodes.win_host_facts) read makes the key again.
+    type: bool
+    default: false
   remove_cni:
     description:
       - Remove what the collection's roles put in the container runtime's CNI directories (the CNI configuration,

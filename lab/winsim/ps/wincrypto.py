@@ -19,6 +19,12 @@ Microsoft Learn; what is not modelled fails as "not supported by the lab interpr
 - ``Decrypt(Byte[], Boolean)``: true is OAEP with SHA-1 (the only OAEP of this overload); false (PKCS#1
   v1.5) is not used by the scripts and not modelled. A wrong key or a damaged ciphertext:
   "Error occurred while decoding OAEP padding.".
+- ``PersistKeyInCsp``: true for a key in a named container (the ``RSACryptoServiceProvider(CspParameters)``
+  constructors), settable. With it false, ``Clear()`` or ``Dispose()`` deletes the key and its container
+  (Microsoft Learn, RSACryptoServiceProvider.PersistKeyInCsp: "automatically set to true when you specify a key
+  container name in a CspParameters object"; its example RSADeleteKeyInCSP deletes the key by setting it to
+  false and calling Clear; Clear releases all resources, that is Dispose). With it true they only release the object: the container stays. After either, the object is
+  disposed and any further use fails (stricter: ObjectDisposedException "Safe handle has been closed").
 - ``HMACSHA256``: Key (any length), ComputeHash(Byte[]).
 - ``AesCryptoServiceProvider``: Key (16, 24 or 32 bytes, else "Specified key is not a valid size for this
   algorithm."), IV (16 bytes, else "Specified initialization vector (IV) does not match the block size for
@@ -202,7 +208,30 @@ class RSACryptoServiceProvider(NetObject):
             # container another user made (and granted access to) takes it over: its owner no longer tells.
             record["sddl"] = csp.security.sddl
         self.container, self.record = csp.container, record
+        self.keys, self.persist, self.disposed = keys, True, False
         self.key = serialization.load_pem_private_key(record["pem"].encode("ascii"), password=None)
+
+    def _live(self, interp, node, what, nargs):
+        if self.disposed:
+            raise _crypto_error(interp, node, what, nargs, "Safe handle has been closed")
+
+    def prop_persistkeyincsp(self):
+        return self.persist
+
+    def ps_set(self, name, value, interp, node):
+        if name.lower() != "persistkeyincsp":
+            interp.unsupported("setting RSACryptoServiceProvider.%s" % name, node)
+        self._live(interp, node, "set_PersistKeyInCsp", 1)
+        self.persist = bool(value)
+
+    def _release(self):
+        if not self.disposed and not self.persist and self.keys.get(self.container) is self.record:
+            del self.keys[self.container]  # the container and its key are gone (CryptAcquireContext DELETEKEYSET)
+        self.disposed = True
+
+    def m_clear(self, interp, node):
+        self._release()
+        return VOID
 
     def prop_cspkeycontainerinfo(self):
         return CspKeyContainerInfo(self.container, self.record)
@@ -211,6 +240,7 @@ class RSACryptoServiceProvider(NetObject):
         return self.key.key_size
 
     def m_toxmlstring(self, interp, node, include_private):
+        self._live(interp, node, "ToXmlString", 1)
         if include_private is not False:
             if not self.record["exportable"]:
                 raise _crypto_error(interp, node, "ToXmlString", 1, "Key not valid for use in specified state.\r\n")
@@ -228,6 +258,7 @@ class RSACryptoServiceProvider(NetObject):
 
         if oaep is not True:
             interp.unsupported("RSACryptoServiceProvider.Decrypt without OAEP", node)
+        self._live(interp, node, "Decrypt", 2)
         try:
             return list(self.key.decrypt(bytes(_bytes(interp, data, node)), padding.OAEP(
                 mgf=padding.MGF1(algorithm=hashes.SHA1()), algorithm=hashes.SHA1(), label=None)))
@@ -235,6 +266,7 @@ class RSACryptoServiceProvider(NetObject):
             raise _crypto_error(interp, node, "Decrypt", 2, "Error occurred while decoding OAEP padding.\r\n") from None
 
     def m_dispose(self, interp, node):
+        self._release()
         return VOID
 
 

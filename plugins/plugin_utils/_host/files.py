@@ -190,7 +190,7 @@ def scan_needed(directories, state):
     return out
 
 
-def plan(directories, downloads, files, state, absent=(), prune=()):
+def plan(directories, downloads, files, state, absent=(), prune=(), forget_transport_key=False):
     """Compare with the files_state answer; return the node_sync parameters and a report.
 
     ``downloads`` are resolved entries; ``absent`` paths go with all they hold; ``prune`` directories
@@ -201,6 +201,8 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
     not protected (:func:`scan_needed`) is listed by node_sync once it is secured, when nobody else can add to it
     (its Dirs entry's ``scan``), and stops the run there: it would run as SYSTEM.
     A file or download whose destination has another owner, or is a link, is discarded and written again.
+    With ``forget_transport_key`` (reset) node_sync always runs and deletes the host's transport key if there is
+    one: every facts read makes it again, so it is not counted as a change (as its making is not).
     Returns (params, report); params is None when nothing is to do. Raises HostFilesError.
     """
     live_files = state.get("files") or {}
@@ -306,13 +308,13 @@ def plan(directories, downloads, files, state, absent=(), prune=()):
     # A directory is pruned when it is empty now, or holds nothing but what is removed above.
     pruned = [p for p in prune if live_paths.get(p) == "empty-dir"
               or (live_paths.get(p) == "dir" and any(_inside(r, p) for r in remove))]
-    if not (dirs or fetches or writes or remove or pruned):
+    if not (dirs or fetches or writes or remove or pruned or forget_transport_key):
         return None, report
     report["removed"].extend(p for p in pruned if p not in report["removed"])
     # RootSddl: what each directory Remove walks gets before it is listed (and refused if others own what is in it)
     return {"Dirs": dirs, "Discard": discard, "Downloads": fetches, "Files": writes, "Remove": remove,
             "Prune": [p for p in prune if live_paths.get(p)], "RootSddl": owned(RESTRICTED_DIR_SDDL),
-            "Owners": list(TRUSTED_OWNERS)}, report
+            "Owners": list(TRUSTED_OWNERS), "ForgetTransportKey": bool(forget_transport_key)}, report
 
 
 def state_query(directories, downloads, files, absent=(), prune=()):

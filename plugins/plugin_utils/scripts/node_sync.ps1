@@ -7,8 +7,9 @@
 # in them), Prune
 # (directories removed only when empty, in the order given), Proxy, ProxyBypass (list of regular
 # expressions), RootSddl (what each directory Remove walks gets before it is listed), Owners (SDDL owners that
-# are the collection's: Administrators, SYSTEM, TrustedInstaller; the connecting account is added). Applied in
-# that order. Result: {}.
+# are the collection's: Administrators, SYSTEM, TrustedInstaller; the connecting account is added),
+# ForgetTransportKey (reset: delete this host's transport key, below, if there is one). Applied in that order.
+# Result: {}.
 # Local users act between and during remote operations. A restricted directory is read back once secured or
 # created (not a link, owner Administrators, protected access rules: Directory.CreateDirectory returns an
 # existing directory as it is, Microsoft Learn), and one that was not protected before (Dirs' scan) is listed
@@ -50,7 +51,8 @@ param(
     [string]$Proxy = '',
     [string[]]$ProxyBypass = @(),
     [string]$RootSddl = '',
-    [string[]]$Owners = @()
+    [string[]]$Owners = @(),
+    [bool]$ForgetTransportKey = $false
 )
 $ErrorActionPreference = 'Stop'
 
@@ -270,6 +272,23 @@ foreach ($path in $Prune) {
     if ((Test-Path -LiteralPath $path -PathType Container) -and
         -not (Get-ChildItem -LiteralPath $path -Force | Select-Object -First 1)) {
         Remove-Item -LiteralPath $path -Force
+    }
+}
+# Reset leaves no key behind: the container is opened only if it exists (UseExistingKey), and a key that is not
+# persisted is deleted with its container when the object is cleared (Microsoft Learn,
+# RSACryptoServiceProvider.PersistKeyInCsp, example RSADeleteKeyInCSP: PersistKeyInCsp = false, then Clear()).
+if ($ForgetTransportKey) {
+    $forgetParams = New-Object System.Security.Cryptography.CspParameters
+    $forgetParams.KeyContainerName = 'kubewin.nodes-transport'
+    $forgetParams.Flags = [System.Security.Cryptography.CspProviderFlags]'UseMachineKeyStore, UseExistingKey'
+    try {
+        $forget = New-Object System.Security.Cryptography.RSACryptoServiceProvider($forgetParams)
+    } catch {
+        $forget = $null  # none ("Keyset does not exist"): nothing to delete
+    }
+    if ($forget) {
+        $forget.PersistKeyInCsp = $false
+        $forget.Clear()
     }
 }
 $Ansible.Result = @{}

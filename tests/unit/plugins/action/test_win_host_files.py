@@ -1,4 +1,5 @@
-"""win_host_files' remove_cni: reset removes what the roles put in the runtime's CNI directories, and nothing else."""
+"""win_host_files' remove_cni: reset removes what the roles put in the runtime's CNI directories, and nothing else;
+forget_transport_key: reset deletes the transport key in the same node_sync run."""
 
 from remote_host import RemoteHost
 
@@ -52,3 +53,27 @@ def test_without_remove_cni_only_the_given_paths_are_read(make_action):
     host, calls = _host({})
     result = make_action(ActionModule, {"absent": ["C:\\k"]}, host).run(task_vars={})
     assert result["changed"] is False and calls[0]["Paths"] == ["C:\\k"] and host.names() == ["files_state"]
+
+
+def test_forget_transport_key_rides_on_the_same_node_sync_and_is_no_change(make_action):
+    # reset: the removal happens in node_sync, also when nothing else is left to remove (a second reset; the facts
+    # read at its start made the key again), and never as a change of its own
+    host, calls = _host({})
+    result = make_action(ActionModule, {"absent": ["C:\\k"], "forget_transport_key": True}, host).run(task_vars={})
+    assert host.names() == ["files_state", "node_sync"] and calls[1]["ForgetTransportKey"] is True
+    assert result["changed"] is False and calls[1]["Remove"] == [] and calls[1]["Prune"] == []
+
+
+def test_forget_transport_key_with_files_to_remove_is_one_node_sync(make_action):
+    host, calls = _host({"C:\\k": "dir", "C:\\etc": "dir"})
+    args = {"absent": ["C:\\k"], "prune": ["C:\\etc"], "forget_transport_key": True}
+    result = make_action(ActionModule, args, host).run(task_vars={})
+    assert result["changed"] and host.names() == ["files_state", "node_sync"]
+    assert calls[1]["Remove"] == ["C:\\k"] and calls[1]["ForgetTransportKey"] is True
+
+
+def test_forget_transport_key_in_check_mode_deletes_nothing(make_action):
+    host, calls = _host({})
+    args = {"absent": ["C:\\k"], "forget_transport_key": True}
+    result = make_action(ActionModule, args, host, check_mode=True).run(task_vars={})
+    assert result["changed"] is False and host.names() == ["files_state"]
