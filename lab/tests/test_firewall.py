@@ -7,7 +7,7 @@ from simhost import one
 from winsim import core
 
 # isort: split
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_firewall
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_firewall, winsim_host
 
 KUBELET_RULE = """
     - name: kubelet
@@ -107,3 +107,34 @@ def test_a_block_rule_wins_and_narrowed_rules_do_not_admit_everyone():
     st["firewall"]["rules"] = [dict(allow, Profiles=1)]  # Domain only, the host's network is Public
     assert not winsim_firewall.inbound_allowed(st, "udp", 4789)
     assert winsim_firewall.inbound_allowed(st, "udp", 4789, profile="domain")
+
+
+def test_remote_addresses_admit_only_their_sources_as_windows_firewall_matches_them():
+    """INetFwRule::put_RemoteAddresses (Microsoft Learn): comma-delimited tokens, an address, a subnet by prefix length
+    or mask, a range start-end, LocalSubnet; "*" only alone; others refused (security-2 N10)."""
+    allow = dict(winsim_firewall.new_rule("a"), Enabled=True, Protocol=6, LocalPorts="10250")
+    st = {"adapters": [{"name": "Ethernet", "ip": "10.0.0.10", "prefix": 24}],
+          "firewall": {"default_inbound_action": "Block", "rules": []}}
+    cases = {"192.168.5.7": ("192.168.5.7", "192.168.5.8"),
+             "192.168.5.0/24": ("192.168.5.200", "192.168.6.1"),
+             "192.168.5.0/255.255.255.0": ("192.168.5.1", "192.168.4.255"),
+             "172.16.0.5-172.16.0.9": ("172.16.0.9", "172.16.0.10"),
+             "LocalSubnet": ("10.0.0.99", "10.0.1.1"),
+             "localsubnet4,192.168.5.7": ("192.168.5.7", "10.0.1.1")}
+    for value, (inside, outside) in cases.items():
+        rule = dict(allow)
+        winsim_firewall.set_addresses(rule, "RemoteAddresses", value)
+        st["firewall"]["rules"] = [rule]
+        assert winsim_firewall.inbound_allowed(st, "tcp", 10250, remote=inside), value
+        assert not winsim_firewall.inbound_allowed(st, "tcp", 10250, remote=outside), value
+        # without a known source, a rule narrowed to remote addresses admits nobody (the stricter reading)
+        assert not winsim_firewall.inbound_allowed(st, "tcp", 10250), value
+    # a block rule narrowed to other sources does not block this one
+    block = dict(winsim_firewall.new_rule("b"), Enabled=True, Action=0, Protocol=6, LocalPorts="10250",
+                 RemoteAddresses="172.16.0.0/16")
+    st["firewall"]["rules"] = [dict(allow), block]
+    assert winsim_firewall.inbound_allowed(st, "tcp", 10250, remote="10.0.0.1")
+    assert not winsim_firewall.inbound_allowed(st, "tcp", 10250, remote="172.16.3.3")
+    for bad in ("10.0.0.300", "*,10.0.0.1", "10.0.0.9-10.0.0.1", "10.0.0.1 - 10.0.0.9", "", "DNS", "Intranet"):
+        with pytest.raises(winsim_host.SimError):
+            winsim_firewall.set_addresses(dict(allow), "RemoteAddresses", bad)

@@ -264,13 +264,21 @@ def test_containerd_config_dump_and_the_cni_directories_node_facts_read(tmp_path
     assert '      bin_dir = "C:\\\\Program Files\\\\containerd\\\\cni\\\\bin"' in dump
     assert facts["cni"]["containerd"] == {"bin_dir": "C:\\Program Files\\containerd\\cni\\bin",
                                           "conf_dir": "C:\\Program Files\\containerd\\cni\\conf",
-                                          "source": "containerd config dump"}
+                                          "source": "containerd config dump", "conf_files": [], "max_conf_num": 1}
     # Installed the sig-windows-tools way: config.toml moves both directories.
     _, facts = _dump_answer(core.create_host(str(tmp_path), "b", profile="ws2022-containerd-etc-cni"))
     assert (facts["cni"]["containerd"]["bin_dir"], facts["cni"]["containerd"]["conf_dir"]) == (
         "c:\\opt\\cni\\bin", "c:\\etc\\cni\\net.d")
     # containerd 2.x migrates that version 2 file: bin_dir becomes bin_dirs under io.containerd.cri.v1.runtime.
-    answer, facts = _dump_answer(core.create_host(str(tmp_path), "c", profile="ws2022-containerd-etc-cni"), "2.1.4")
+    host = core.create_host(str(tmp_path), "c", profile="ws2022-containerd-etc-cni")
+    # the same read lists the configuration directory the dump names (a TOML literal string here): an older
+    # sig-windows-tools NAT configuration there sorts before 10-flannel.conf (realnode F4)
+    os.makedirs(host.local_path("c:\\etc\\cni\\net.d\\sub"), exist_ok=True)
+    for name in ("0-containerd-nat.json", "10-flannel.conf"):
+        with open(host.local_path("c:\\etc\\cni\\net.d\\" + name), "w") as f:
+            f.write("{}")
+    answer, facts = _dump_answer(host, "2.1.4")
+    assert facts["cni"]["containerd"]["conf_files"] == ["0-containerd-nat.json", "10-flannel.conf"]
     dump = answer["services"]["containerd"]["config_dump"]
     assert "version = 3\r\n" in dump and "[plugins.'io.containerd.cri.v1.runtime'.cni]" in dump
     assert "bin_dirs = ['c:/opt/cni/bin']" in dump
@@ -289,8 +297,13 @@ def test_containerd_config_dump_and_the_cni_directories_node_facts_read(tmp_path
     os.makedirs(os.path.dirname(host.local_path("C:\\ctd\\my config.toml")), exist_ok=True)
     with open(host.local_path("C:\\ctd\\my config.toml"), "w") as f:
         f.write('version = 2\n[plugins."io.containerd.grpc.v1.cri".cni]\nconf_dir = "C:\\\\cni"\n')
-    _, facts = _dump_answer(host)
+    os.makedirs(host.local_path("C:\\cni"), exist_ok=True)
+    with open(host.local_path("C:\\cni\\05-other.conflist"), "w") as f:
+        f.write("{}")
+    answer, facts = _dump_answer(host)
     assert facts["cni"]["containerd"]["conf_dir"] == "C:\\cni"
+    # a TOML basic string (containerd 1.x) names the directory listed in the same read
+    assert facts["cni"]["containerd"]["conf_files"] == ["05-other.conflist"]
 
 
 def test_inherited_access_rules():

@@ -234,6 +234,9 @@ options:
         C(kubewin_host.cni[runtime]) with the keys C(bin_dir), C(conf_dir) and C(source), or C(error) when they
         could not be read (containerd from C(containerd.exe config dump), cri-dockerd from its service command line).
       - In services mode the roles write the CNI configuration and plugins there; an error fails the check.
+      - C(conf_files), the file names in C(conf_dir) (null when not listed), and C(max_conf_num) (containerd's): another
+        CNI configuration the runtime would load instead of or besides C(10-flannel.conf) fails the check, naming
+        the file.
     type: dict
   no_proxy:
     description:
@@ -362,10 +365,11 @@ node:
     - The node as the roles use it, worked out only here. C(name) is O(node_name); C(ip) the node's IPv4 address, from
       O(adapter_name) or the only adapter with one (an address HNS moved to C(vEthernet (<adapter>)) counts for that
       adapter), for C(--node-ip), flanneld and the CNI config; C(adapter) the physical adapter that carries it, in the
-      host's spelling. C(ip) and C(adapter) are null when unknown.
+      host's spelling; C(subnet) the IPv4 network of that address (from the prefix length in O(adapters)), which the
+      node role exempts from OutBoundNAT on host-gw. C(ip), C(adapter) and C(subnet) are null when unknown.
   returned: always
   type: dict
-  sample: {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Ethernet"}
+  sample: {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Ethernet", "subnet": "10.50.0.0/24"}
 downloads:
   description:
     - O(downloads), each with its SHA-512 (C(sha512)) in place of O(downloads[].checksum) and

@@ -68,20 +68,23 @@ ansible_facts:
           through a Path lookup); C(cri_endpoints) where the kubelet and kubeadm reach each runtime.
         - C(cni) holds, per runtime, the directories it reads CNI configuration (C(conf_dir)) and plugins
           (C(bin_dir)) from, with C(source), or C(error) when unknown (containerd's from
-          C(containerd.exe config dump), cri-dockerd's from its service command line).
+          C(containerd.exe config dump), cri-dockerd's from its service command line), C(conf_files) (the file
+          names in C(conf_dir), null when that directory was not listed) and, for containerd, C(max_conf_num).
+        - C(adapters) lists each up adapter's IPv4 addresses with their prefix length (C(192.0.2.10/24)).
       type: dict
       returned: success
       sample: {"hostname": "win-1", "windows_build": "10.0.20348", "join_state": "fresh",
                "runtimes": {"containerd": {"service_exists": true, "service_status": "Running", "pipe_exists": true,
                                            "version": "1.7.20"}},
-               "adapters": [{"name": "Ethernet0", "ipv4": ["192.0.2.10"]}],
+               "adapters": [{"name": "Ethernet0", "ipv4": ["192.0.2.10/24"]}],
                "machine_path": "C:\\Windows\\system32;C:\\Windows;C:\\k",
                "kubeadm_path": "C:\\k;C:\\Windows\\system32;C:\\Windows",
                "cri_endpoints": {"containerd": "npipe:////./pipe/containerd-containerd",
                                  "docker": "npipe:////./pipe/cri-dockerd"},
                "cni": {"containerd": {"bin_dir": "C:\\Program Files\\containerd\\cni\\bin",
                                       "conf_dir": "C:\\Program Files\\containerd\\cni\\conf",
-                                      "source": "containerd config dump"},
+                                      "source": "containerd config dump", "conf_files": ["10-flannel.conf"],
+                                      "max_conf_num": 1},
                        "docker": {"error": "the cri-dockerd service does not exist"}}}
 """
 

@@ -22,7 +22,10 @@ def script_parameters(extra_paths=(), ca_cert_path=None):
     return {"Paths": join_markers(ca_cert_path) + list(extra_paths), "Services": NODE_SERVICES,
             "VersionOf": [r["service"] for r in runtimes.RUNTIMES.values()],
             # containerd's effective CNI directories (its config.toml may move them).
-            "ConfigDumpOf": ["containerd"], "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG}
+            "ConfigDumpOf": ["containerd"], "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG,
+            # the file names in the runtimes' CNI configuration directories (another configuration would be
+            # loaded instead of 10-flannel.conf: runtime_cni.conf_dir_conflicts), in the same read
+            "CniConfDirs": runtime_cni.DEFAULT_CONF_DIRS, "ConfDirPattern": runtime_cni.CONTAINERD_CONF_DIR_PATTERN}
 
 
 def parse_runtime_version(output):
@@ -57,6 +60,18 @@ def join_state(paths, ca_cert_path=None):
     return "fresh"
 
 
+def adapter_ipv4(adapter):
+    """An adapter's IPv4 addresses as '<address>/<prefix length>' (Get-NetIPAddress's PrefixLength: the node's subnet,
+    host-gw's OutBoundNAT exception), or the bare address where the script's ipv4_cidr gives no valid prefix."""
+    out = []
+    cidrs = list(adapter.get("ipv4_cidr") or [])
+    for i, address in enumerate(adapter.get("ipv4") or []):
+        cidr = str(cidrs[i]) if i < len(cidrs) else ""
+        prefix = cidr.rpartition("/")[2] if cidr.partition("/")[0] == str(address) else ""
+        out.append("%s/%s" % (address, prefix) if prefix.isdigit() and int(prefix) <= 32 else address)
+    return out
+
+
 def node_facts(answer, ca_cert_path=None):
     version = answer.get("version") or {}
     build = "%s.%s.%s" % (version.get("major"), version.get("minor"), version.get("build"))
@@ -72,8 +87,7 @@ def node_facts(answer, ca_cert_path=None):
             "pipe_exists": pipe in pipes,
             "version": parse_runtime_version(svc.get("version_output")),
         }
-    adapters = [{"name": a.get("name"), "ipv4": list(a.get("ipv4") or [])}
-                for a in answer.get("adapters") or []]
+    adapters = [{"name": a.get("name"), "ipv4": adapter_ipv4(a)} for a in answer.get("adapters") or []]
     return {
         "hostname": answer.get("hostname"),
         "computer_name": answer.get("computer_name"),
@@ -91,7 +105,10 @@ def node_facts(answer, ca_cert_path=None):
         # the Path kubeadm join / upgrade node run with (the install directory first)
         "kubeadm_path": kubeadm_process_path(answer.get("machine_path") or ""),
         # Where each runtime reads CNI configuration and plugins: {bin_dir, conf_dir, source} or {error}.
-        "cni": {runtime: runtime_cni.runtime_cni_dirs(runtime, services) for runtime in runtimes.NAMES},
+        # With conf_files (the names in conf_dir, None when it was not listed) and max_conf_num.
+        "cni": {runtime: runtime_cni.with_conf_files(runtime_cni.runtime_cni_dirs(runtime, services), runtime, services,
+                                                     answer.get("cni_conf_files"))
+                for runtime in runtimes.NAMES},
         # the public half of the key secrets are sealed to (plugin_utils/_host/sealed.py); not a secret
         "transport_key": answer.get("transport_key"),
     }

@@ -51,6 +51,13 @@ CNI_CONF_FILE = "10-flannel.conf"
 CNI_CONF_EXTENSIONS = (".conf", ".conflist", ".json")
 
 
+# The directories node_facts lists (their CNI configuration files) besides the conf_dir it finds in containerd's
+# dump with CONTAINERD_CONF_DIR_PATTERN: group 1 a TOML literal string (go-toml/v2, containerd 2.x), group 2 a basic
+# one (go-toml v1, containerd 1.x; the script turns its \\ into \). Plain .NET/Python regex.
+DEFAULT_CONF_DIRS = [CONTAINERD_DEFAULT_CONF_DIR, CRI_DOCKERD_DEFAULT_CONF_DIR]
+CONTAINERD_CONF_DIR_PATTERN = r"""(?m)^\s*conf_dir\s*=\s*(?:'([^']*)'|"((?:[^"\\]|\\.)*)")"""
+
+
 class CniDirsError(Exception):
     """The runtime's CNI directories cannot be known; the message says what was found and the fix."""
 
@@ -161,6 +168,21 @@ def conf_dir_conflict_message(conflicts, conf_dir, runtime, max_conf_num=1):
             "rename it (for example the 0-containerd-nat.json older sig-windows-tools Install-Containerd.ps1 wrote)%s"
             % (where, why, "" if max_conf_num in (None, 1) else ", and set max_conf_num = 1 in containerd's "
                "config.toml"))
+
+
+def with_conf_files(dirs, runtime, services, listing):
+    """``dirs`` (runtime_cni_dirs) with ``conf_files``: the file names node_facts listed in its conf_dir (None when
+    that directory was not listed), and for containerd its ``max_conf_num``."""
+    if dirs.get("error"):
+        return dirs
+    out = dict(dirs, conf_files=None)
+    want = _norm(dirs["conf_dir"]).lower()
+    for listed, names in (listing or {}).items():
+        if _norm(str(listed)).lower() == want:
+            out["conf_files"] = sorted(names if isinstance(names, list) else [names] if names else [])
+    if runtime == "containerd":
+        out["max_conf_num"] = containerd_max_conf_num(((services or {}).get("containerd") or {}).get("config_dump"))
+    return out
 
 
 def runtime_cni_dirs(runtime, services):

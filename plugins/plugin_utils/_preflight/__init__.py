@@ -51,7 +51,9 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.labels im
     kubelet_may_set,
 )
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.network import (  # noqa: F401
+    FIREWALL_REMOTE_VAR,
     FLANNEL_CLUSTER_FIX,
+    check_firewall_remote_addresses,
     check_network_plugin,
     check_settings_conflicts,
     check_subnets,
@@ -69,6 +71,7 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.node impo
     check_windows_build,
     check_windows_update,
     chosen_adapter,
+    node_subnet,
     suggest_node_name,
     supported_builds_table,
 )
@@ -107,8 +110,8 @@ EXTRA_ARGSPEC = dict(
 )
 PREFLIGHT_ARGSPEC = dict(_BASE_ARGSPEC, **EXTRA_ARGSPEC)
 DURATIONS = ("kubewin_bootstrap_token_ttl",)
-VALUE_VARIABLES = ((LABELS_VAR, TAINTS_VAR, EXTRA_ARGS_VAR, ALLOW_INSECURE_VAR) + tuple(NUMBER_RANGES) + DURATIONS
-                   + tuple(KUBESPRAY_HARDENING))
+VALUE_VARIABLES = ((LABELS_VAR, TAINTS_VAR, EXTRA_ARGS_VAR, ALLOW_INSECURE_VAR, FIREWALL_REMOTE_VAR)
+                   + tuple(NUMBER_RANGES) + DURATIONS + tuple(KUBESPRAY_HARDENING))
 
 # ---------------------------------------------------------------------------------------------------
 
@@ -145,7 +148,9 @@ def run_checks(inputs):
     adapter_result, node_ips = check_network_adapter(i["adapters"], i["adapter_name"], i["kube_network_plugin"])
     results.append(adapter_result)
     identity = {"name": i["node_name"], "ip": str(node_ips[0]) if node_ips else None,
-                "adapter": chosen_adapter(i["adapters"], i["adapter_name"], node_ips)}
+                "adapter": chosen_adapter(i["adapters"], i["adapter_name"], node_ips),
+                # the node address's network (host-gw's OutBoundNAT exception, cni_config node_subnet)
+                "subnet": node_subnet(i["adapters"], node_ips[0] if node_ips else None)}
     results.append(check_node_ip(node_ips, pods, svc))
     results.append(check_cni_dirs(i["container_runtime"], i["cni_dirs"]))
     # The flannel backend the node gets: the cluster's, else the inventory's.
@@ -159,6 +164,8 @@ def run_checks(inputs):
         allow_insecure = False
         results.append(([finding("values", ALLOW_INSECURE_VAR, "%s is %r, not a boolean: set it to true or false"
                                  % (ALLOW_INSECURE_VAR, insecure))], []))
+    if FIREWALL_REMOTE_VAR in values:
+        results.append(check_firewall_remote_addresses(values[FIREWALL_REMOTE_VAR], pods))
     results.append(check_node_labels_taints(values.get(LABELS_VAR), values.get(TAINTS_VAR)))
     results.append(check_kubelet_args(values.get(EXTRA_ARGS_VAR), _kube_tuple(kube), i["node_name"], allow_insecure))
     results.append(check_kubelet_config(i["kubelet_config"], allow_insecure))

@@ -218,3 +218,66 @@ def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxla
                        "net-conf.json); set kube_pods_subnet: %s, the network flannel hands out node subnets from"
                        % (pods_net, network, flannel_net))
     return f.result()
+
+
+# ---------------------------------------------------------------------------------------------------
+# firewall: who may reach the ports the roles open (security-2 N10)
+
+FIREWALL_REMOTE_VAR = "kubewin_firewall_remote_addresses"
+# New-NetFirewallRule -RemoteAddress (Microsoft Learn): "Any", an IPv4 address, a subnet (address/prefix length or
+# address/mask), a range (address-address), or a keyword. The keywords this collection takes: LocalSubnet (the
+# subnets of the host's own addresses). DNS, DHCP, WINS, DefaultGateway, Internet, Intranet, IntranetRemoteAccess,
+# PlayToDevice depend on the host's network configuration and are refused (nothing here models them).
+FIREWALL_KEYWORDS = {"localsubnet": "LocalSubnet"}
+
+
+def firewall_remote_entries(value):
+    """The entries of ``value`` (a list, or one comma-separated string), stripped."""
+    items = value if isinstance(value, (list, tuple)) else str(value if value is not None else "").split(",")
+    return [str(v).strip() for v in items if str(v).strip()]
+
+
+def firewall_entry_error(entry):
+    """None when Windows Firewall takes ``entry`` as a remote address, else why not."""
+    if entry.lower() in FIREWALL_KEYWORDS or entry.lower() in ("any", "*"):
+        return None
+    try:
+        if "-" in entry:
+            low, high = (ipaddress.ip_address(p.strip()) for p in entry.split("-", 1))
+            if low.version != 4 or high.version != 4 or low > high:
+                return "a range needs two IPv4 addresses, the lower first"
+            return None
+        net = ipaddress.ip_network(entry, strict=False)
+    except ValueError:
+        return "neither an IPv4 address, a subnet (a.b.c.d/n), a range (a.b.c.d-e.f.g.h) nor any/LocalSubnet"
+    if net.version != 4:
+        return "IPv6 (Windows nodes here are IPv4 only)"
+    return None
+
+
+def check_firewall_remote_addresses(value, pods_net=None):
+    """The inbound rules the roles make (kubelet 10250/tcp, flannel vxlan) admit ``value``'s sources; ``any`` (the
+    default) is a warning naming what to set, an entry Windows Firewall would not take a failure."""
+    f = Findings("firewall")
+    var = FIREWALL_REMOTE_VAR
+    entries = firewall_remote_entries(value)
+    if not entries:
+        f.fail(var, "%s is empty: set it to the addresses that may reach the kubelet (10250/tcp) and flannel's vxlan "
+                    "port (the control-plane hosts and the cluster's node network), or to any" % var)
+        return f.result()
+    bad = [(e, firewall_entry_error(e)) for e in entries]
+    bad = [(e, why) for e, why in bad if why]
+    for entry, why in bad:
+        f.fail(var, "%s entry %r is %s: fix or remove it" % (var, entry, why))
+    if bad:
+        return f.result()
+    if any(e.lower() in ("any", "*") for e in entries):
+        if len(entries) > 1:
+            f.fail(var, "%s lists any together with other addresses (%s): any admits every source, so list either "
+                        "any alone or only the addresses" % (var, ", ".join(entries)))
+        else:
+            f.warn(var, "%s is any: the kubelet (10250/tcp) and flannel's vxlan port accept connections from every "
+                        "address. Set %s to the control-plane hosts and the cluster's node network%s (a list of "
+                        "addresses, subnets a.b.c.d/n, ranges a.b.c.d-e.f.g.h, or LocalSubnet)"
+                   % (var, var, " (and the pod network %s)" % pods_net if pods_net is not None else ""))
+    return f.result()

@@ -256,6 +256,24 @@ def check_node_ip(node_ips, pods_net, svc_net):
     return f.result()
 
 
+def node_subnet(adapters, node_ip):
+    """The IPv4 network of the adapter address that is ``node_ip`` ('10.0.0.0/24'), from the adapters' ipv4 entries
+    with a prefix length ('<address>/<PrefixLength>', Get-NetIPAddress); None when it is not known."""
+    if not node_ip:
+        return None
+    for a in adapters or []:
+        for value in a.get("ipv4") or []:
+            if "/" not in str(value):
+                continue
+            try:
+                iface = ipaddress.ip_interface(str(value).strip())
+            except ValueError:
+                continue
+            if iface.version == 4 and str(iface.ip) == str(node_ip) and iface.network.prefixlen < 32:
+                return str(iface.network)
+    return None
+
+
 def chosen_adapter(adapters, adapter_name, node_ips):
     """The physical adapter that carries the node IP: the one named by kubewin_network_adapter (in the
     host's own spelling), else the only candidate; None when there is none."""
@@ -281,12 +299,29 @@ WS2025_OVERLAY_MIN_UBR = 6899
 _BUILD_UBR = re.compile(r"^10\.0\.(\d+)\.(\d+)$")
 
 
+# Windows Server 2019 (17763) and vxlan: flannel v0.26.7 pkg/backend/vxlan/device_windows.go (lines 159-177) asks HNS
+# for the HostRoute policy, which needs Windows build 18321 or later, and on 17763 only logs "Could not apply
+# HostRoute policy ... requires Windows 18321" and goes on: the node joins, but pods cannot reach their own node
+# over the overlay (/work/shared/audits/realnode.md F7). host-gw does not use that policy.
+WS2019_BUILD = 17763
+HOSTROUTE_MIN_BUILD = 18321
+
+
 def check_windows_update(windows_build, backend):
     """Windows Server 2025 with flannel's vxlan backend needs the update level of the October 2025 cumulative
-    update; below it the node joins and goes Ready but its overlay traffic is not expected to work."""
+    update; below it the node joins and goes Ready but its overlay traffic is not expected to work. Windows Server
+    2019 with vxlan gets a warning (no HostRoute policy before build 18321)."""
     f = Findings("windows_update")
     var = VARIABLES["windows_build"]
     if windows_build is None or str(backend or "vxlan").lower() != "vxlan":
+        return f.result()
+    if versions.windows_build(windows_build) == WS2019_BUILD:
+        f.warn(VARIABLES["flannel_backend_type"],
+               "Windows Server 2019 (%s) with flannel's vxlan backend: HNS refuses the HostRoute policy flannel asks "
+               "for (it needs Windows build %d or later; flanneld only logs \"Could not apply HostRoute policy\" and "
+               "goes on), so pods on this node cannot reach the node itself over the overlay (its address, "
+               "hostNetwork pods, NodePorts there). Use flannel's host-gw backend (flannel_backend_type: host-gw, "
+               "nodes on one L2 network) or Windows Server 2022 or later" % (windows_build, HOSTROUTE_MIN_BUILD))
         return f.result()
     if versions.windows_build(windows_build) != WS2025_BUILD:
         return f.result()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _hostprocess as hostprocess
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtimes
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni, runtimes
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.findings import VARIABLES, Findings, _v
 
 DEPLOYMENT_MODES = ("services", "hostprocess")
@@ -187,4 +187,11 @@ def check_cni_dirs(container_runtime, cni_dirs):
                "configuration cannot be put where the runtime reads it: %s. Fix: %s"
                % (container_runtime, container_runtime, cni_dirs.get("error") or "no directories reported",
                   CNI_DIRS_FIX.get(container_runtime, "use containerd or docker")))
+        return f.result()
+    # Another CNI configuration the runtime would load instead of (or besides) 10-flannel.conf (realnode F4).
+    max_conf_num = cni_dirs.get("max_conf_num", 1)
+    conflicts = runtime_cni.conf_dir_conflicts(cni_dirs.get("conf_files") or [], max_conf_num)
+    message = runtime_cni.conf_dir_conflict_message(conflicts, cni_dirs["conf_dir"], container_runtime, max_conf_num)
+    if message:
+        f.fail(VARIABLES["container_runtime"], message)
     return f.result()

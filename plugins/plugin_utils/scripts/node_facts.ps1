@@ -1,10 +1,14 @@
 # kubewin.nodes script: node_facts
 # Contract: parameters Paths (files whose existence matters) and Services (names).
-# Result: {computer_name, hostname, version: {major, minor, build, ubr}, adapters: [{name, mac, ipv4: [..]}],
+# Result: {computer_name, hostname, version: {major, minor, build, ubr}, adapters: [{name, mac, ipv4: [..],
+# ipv4_cidr: ['<address>/<PrefixLength>', ..]}],
 # pipes: [names under \\.\pipe\ that matter], services: {name: {exists, status, image_path, version_output}},
 # paths: {path: bool}}. version_output is what the service's program prints for --version (runtimes only).
 # config_dump (services in ConfigDumpOf only): what `<program> [--config <file>] config dump` printed, the
 # --config value taken from the service's ImagePath with ConfigFlagPattern (group 1), or "error: ...".
+# cni_conf_files: {directory: [file names]} of each directory in CniConfDirs and of the conf_dir ConfDirPattern
+# finds in containerd's config dump (group 1 a TOML literal string, group 2 a basic one, whose \\ is one \);
+# a missing directory lists as empty. What a runtime would load besides 10-flannel.conf is judged on the controller.
 # machine_path: the machine-scope Path, expanded (what a process started after a reboot or a new logon sees).
 # transport_key: RSA.ToXmlString($false) of the key secrets are sealed to (plugin_utils/_host/sealed.py): RSA
 # 2048 in the machine key store, container kubewin.nodes-transport, not exportable, owner Administrators and
@@ -17,15 +21,19 @@ param(
     [string[]]$Services = @(),
     [string[]]$VersionOf = @(),
     [string[]]$ConfigDumpOf = @(),
-    [string]$ConfigFlagPattern = ''
+    [string]$ConfigFlagPattern = '',
+    [string[]]$CniConfDirs = @(),
+    [string]$ConfDirPattern = ''
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
 $nt = Get-ItemProperty -LiteralPath 'HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion'
 $adapters = foreach ($nic in (Get-NetAdapter | Where-Object Status -eq 'Up')) {
-    $ips = @(Get-NetIPAddress -InterfaceIndex $nic.ifIndex -AddressFamily IPv4 -ErrorAction SilentlyContinue |
-        Where-Object { $_.IPAddress -notlike '169.254.*' } | ForEach-Object IPAddress)
-    @{ name = $nic.Name; mac = $nic.MacAddress; ipv4 = $ips }
+    $addresses = @(Get-NetIPAddress -InterfaceIndex $nic.ifIndex -AddressFamily IPv4 -ErrorAction SilentlyContinue |
+        Where-Object { $_.IPAddress -notlike '169.254.*' })
+    $ips = @($addresses | ForEach-Object IPAddress)
+    $cidrs = @($addresses | ForEach-Object { "$($_.IPAddress)/$($_.PrefixLength)" })
+    @{ name = $nic.Name; mac = $nic.MacAddress; ipv4 = $ips; ipv4_cidr = $cidrs }
 }
 $serviceFacts = @{}
 foreach ($name in $Services) {
@@ -69,6 +77,19 @@ foreach ($name in $Services) {
     }
     $serviceFacts[$name] = $entry
 }
+$confDirs = @($CniConfDirs)
+$containerdFacts = $serviceFacts['containerd']
+if ($containerdFacts -and $ConfDirPattern -and ([string]$containerdFacts.config_dump) -match $ConfDirPattern) {
+    $confDirs += if ($Matches[1]) { $Matches[1] } else { $Matches[2].Replace('\\', '\') }
+}
+$confFiles = @{}
+foreach ($dir in $confDirs) {
+    $confFiles[$dir] = @()
+    if ($dir -and (Test-Path -LiteralPath $dir -PathType Container)) {
+        $confFiles[$dir] = @(Get-ChildItem -LiteralPath $dir -Force | Where-Object { -not $_.PSIsContainer } |
+            ForEach-Object Name)
+    }
+}
 $pathFacts = @{}
 foreach ($path in $Paths) { $pathFacts[$path] = Test-Path -LiteralPath $path }
 # An existing container is opened first without CryptoKeySecurity: .NET Framework applies the parameters'
@@ -106,6 +127,7 @@ $Ansible.Result = @{
         Where-Object { Test-Path -LiteralPath "\\.\pipe\$_" })
     services = $serviceFacts
     paths = $pathFacts
+    cni_conf_files = $confFiles
     machine_path = [Environment]::GetEnvironmentVariable('Path', 'Machine')
     transport_key = $transport.ToXmlString($false)
 }

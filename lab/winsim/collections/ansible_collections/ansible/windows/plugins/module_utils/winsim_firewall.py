@@ -9,10 +9,20 @@ LocalPorts or RemotePorts properties or an error will be returned"), New-NetFire
 enabled, inbound, allow, any profile unless told otherwise; rule names need not be unique). The rule
 properties and their conversion from module options follow community.windows' win_firewall_rule.ps1.
 
+Remote addresses (INetFwRule::put_RemoteAddresses, Microsoft Learn; New-NetFirewallRule -RemoteAddress): comma-delimited
+tokens; "*" (any) must then be the only token; an IPv4 or IPv6 address (mask 255.255.255.255 when none is given), a
+subnet as address/prefix length or address/mask, a range "start-end" with no spaces, or a keyword. Modelled keyword:
+LocalSubnet (not case-sensitive; "any local address on the local subnet": the subnets of the host's adapters). The
+other keywords (DefaultGateway, DHCP, DNS, WINS, Internet, Intranet, IntranetRemoteAccess, PlayToDevice,
+CaptivePortal) depend on the host's network configuration and are refused as not simulated. A malformed token is
+refused as COM does (E_INVALIDARG). A rule narrowed to remote addresses admits only traffic whose source matches one.
+
 State: ``state["firewall"] = {"default_inbound_action": "Block", "rules": [<INetFwRule properties>]}``.
 """
 
 from __future__ import annotations
+
+import ipaddress
 
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
@@ -81,6 +91,87 @@ def set_ports(rule, key, value):
     rule[key] = str(value)
 
 
+UNMODELLED_KEYWORDS = ("defaultgateway", "dhcp", "dns", "wins", "internet", "intranet", "intranetremoteaccess",
+                       "playtodevice", "captiveportal")
+INVALID_ARG = "Value does not fall within the expected range."
+
+
+def _keyword(token):
+    low = token.lower()
+    return low[:-1] if low[-1:] in ("4", "6") and low[:-1] in UNMODELLED_KEYWORDS + ("localsubnet",) else low
+
+
+def _address_token(token):
+    """One token as (low, high) addresses, or "localsubnet"; SimError for what COM refuses or is not simulated."""
+    if _keyword(token) == "localsubnet":
+        return "localsubnet"
+    if _keyword(token) in UNMODELLED_KEYWORDS:
+        raise SimError("winsim: firewall remote address keyword '%s' is not simulated" % token)
+    try:
+        if "-" in token:
+            if " " in token:
+                raise ValueError(token)
+            low, high = (ipaddress.ip_address(p) for p in token.split("-", 1))
+            if low.version != high.version or low > high:
+                raise ValueError(token)
+            return low, high
+        if "/" in token:
+            addr, suffix = token.split("/", 1)
+            if "." in suffix:  # a mask: 255.255.255.0
+                suffix = str(ipaddress.ip_network("0.0.0.0/%s" % suffix).prefixlen)
+            net = ipaddress.ip_network("%s/%s" % (addr, suffix), strict=False)
+        else:
+            net = ipaddress.ip_network(token)
+    except ValueError:
+        raise SimError("%s (RemoteAddresses token '%s')" % (INVALID_ARG, token)) from None
+    return net[0], net[-1]
+
+
+def address_tokens(value):
+    """The tokens of a RemoteAddresses value, each checked (``_address_token``); [] for "*" (any)."""
+    tokens = [t.strip() for t in str(value).split(",")]
+    if "*" in tokens:
+        if len(tokens) > 1:
+            raise SimError("%s ('*' must be the only RemoteAddresses token: %s)" % (INVALID_ARG, value))
+        return []
+    if any(not t for t in tokens):
+        raise SimError("%s (an empty RemoteAddresses token: %r)" % (INVALID_ARG, value))
+    for t in tokens:
+        _address_token(t)
+    return tokens
+
+
+def set_addresses(rule, key, value):
+    """INetFwRule::put_RemoteAddresses / put_LocalAddresses: refused (E_INVALIDARG) unless every token is valid."""
+    address_tokens(value)
+    rule[key] = str(value)
+
+
+def local_subnets(state):
+    """The subnets of the host's adapters (state["adapters"]: ip, prefix)."""
+    out = []
+    for a in state.get("adapters") or []:
+        if a.get("ip"):
+            out.append(ipaddress.ip_network("%s/%s" % (a["ip"], a.get("prefix", 32)), strict=False))
+    return out
+
+
+def _remote_matches(value, remote, state):
+    if value in (None, "", "*"):
+        return True
+    if remote is None:
+        return False
+    ip = ipaddress.ip_address(remote)
+    for token in address_tokens(value):
+        span = _address_token(token)
+        if span == "localsubnet":
+            if any(ip in net for net in local_subnets(state)):
+                return True
+        elif span[0].version == ip.version and span[0] <= ip <= span[1]:
+            return True
+    return False
+
+
 def _port_matches(ports, port):
     if ports in (None, "", "*") or str(ports).lower() == "any":
         return True
@@ -95,28 +186,32 @@ def _port_matches(ports, port):
     return False
 
 
-def _applies(rule, proto, port, profile):
+def _applies(rule, proto, port, profile, remote=None, state=None):
     mask = rule.get("Profiles", PROFILE_ALL)
     matches = (rule.get("Enabled") and rule.get("Direction") == DIR_IN
                and (mask == PROFILE_ALL or mask & PROFILE_BITS[profile])
                and rule.get("Protocol") in (PROTO_ANY, proto)
                and _port_matches(rule.get("LocalPorts"), port))
     if not matches or rule.get("Action") == ACTION_BLOCK:
-        # a block rule counts however it is narrowed (the stricter reading: it may block this traffic)
-        return bool(matches)
-    # Allow rules narrowed to a program, a service, or local or remote addresses do not admit traffic in
-    # general: counted as not matching (the stricter reading for "may other nodes reach this port").
+        # a block rule counts however it is narrowed (the stricter reading: it may block this traffic), unless the
+        # source is known and outside its remote addresses
+        return bool(matches) and (remote is None or _remote_matches(rule.get("RemoteAddresses"), remote, state or {}))
+    # Allow rules narrowed to a program, a service, or local addresses do not admit traffic in general: counted as
+    # not matching (the stricter reading for "may other nodes reach this port"). One narrowed to remote addresses
+    # admits a source among them only (without a source: not at all).
     return (not rule.get("ApplicationName") and not rule.get("ServiceName")
-            and rule.get("RemoteAddresses") in (None, "", "*") and rule.get("LocalAddresses") in (None, "", "*"))
+            and _remote_matches(rule.get("RemoteAddresses"), remote, state or {})
+            and rule.get("LocalAddresses") in (None, "", "*"))
 
 
-def inbound_allowed(state, proto, port, profile="public"):
+def inbound_allowed(state, proto, port, profile="public", remote=None):
     """Whether the host's firewall lets inbound ``proto`` ("tcp"/"udp") traffic to local ``port`` through, in
-    ``profile`` (Public: where Windows puts a network it has not identified). Block rules win over allow
+    ``profile`` (Public: where Windows puts a network it has not identified), from the IP address ``remote`` (None:
+    any source, so an allow rule narrowed to remote addresses does not count). Block rules win over allow
     rules; with neither, the default inbound action (Block on Windows Server) decides."""
     fw = state.get("firewall") or {}
     number = protocol_number(proto)
-    matching = [r for r in fw.get("rules", []) if _applies(r, number, int(port), profile)]
+    matching = [r for r in fw.get("rules", []) if _applies(r, number, int(port), profile, remote, state)]
     if any(r.get("Action") == ACTION_BLOCK for r in matching):
         return False
     if any(r.get("Action") == ACTION_ALLOW for r in matching):

@@ -43,7 +43,13 @@ def _wanted(p):
                 fw.set_ports(rule, prop, p[opt])
     for opt, prop in (("localip", "LocalAddresses"), ("remoteip", "RemoteAddresses")):
         if p.get(opt) is not None:
-            put(prop, "*" if p[opt] == "any" else p[opt])
+            passed.add(prop)
+            # win_firewall_rule.ps1 leaves "any" unset ("*"); anything else goes to put_*Addresses, which refuses a
+            # malformed token (winsim_firewall.set_addresses)
+            if str(p[opt]).lower() == "any":
+                rule[prop] = "*"
+            else:
+                fw.set_addresses(rule, prop, p[opt])
     if p.get("icmp_type_code") is not None:
         put("IcmpTypesAndCodes", ",".join(p["icmp_type_code"]))
     if p.get("direction") is not None:
