@@ -124,6 +124,15 @@ def not_owned_message(name, state, mismatches):
                                        " ".join(m.split(" (")[0] for m in mismatches)))
 
 
+def legacy_owned_message(name, legacy, required):
+    """A Node accepted only by the labels an older release marked ownership with (nodes may write those)."""
+    return ("Node %s carries the older ownership labels (%s) but not %s: accepted during the transition to labels "
+            "that nodes cannot write. A scale-up or upgrade run of this node sets them; to trust only those, "
+            "set kubewin_ownership_legacy_label: false." % (
+                name, ", ".join("%s=%s" % kv for kv in sorted(legacy.items())),
+                ", ".join("%s=%s" % kv for kv in sorted(required.items()) if legacy.get(kv[0]) != kv[1])))
+
+
 def missing_node_message(name, state):
     return ("Node %s does not exist, so it cannot be %s. Check the name (kubectl get nodes) or join the node "
             "first; use state=ready to wait for it to register." % (name, state))

@@ -32,6 +32,7 @@ class NodeTask(object):
         self.diff_before = {}
         self.diff_after = {}
         self.required = {}
+        self.legacy = {}
 
     def fail(self, msg, **extra):
         extra.setdefault("changed", self.changed)
@@ -136,18 +137,28 @@ class NodeTask(object):
 
     # -- states -----------------------------------------------------------------------------------
 
+    def mismatches(self, node):
+        """The required labels the Node lacks; none when it carries all of them, or (during a transition from
+        an older labelling) all of accept_legacy_labels instead."""
+        mismatches = ns.label_mismatches(node, self.required) if node is not None else []
+        if mismatches and self.legacy and not ns.label_mismatches(node, self.legacy):
+            return []
+        return mismatches
+
     def owned(self, node, state):
         """False (and a warning) when the Node exists without the required labels: then nothing is changed."""
-        mismatches = ns.label_mismatches(node, self.required) if node is not None else []
+        mismatches = self.mismatches(node)
         if mismatches:
             self.module.warn(ns.not_owned_message(self.name, state, mismatches))
+        elif node is not None and self.legacy and ns.label_mismatches(node, self.required):
+            self.module.warn(ns.legacy_owned_message(self.name, self.legacy, self.required))
         return not mismatches
 
     def absent(self):
         node = self.get_node()
         if not self.owned(node, "deleted"):
             return dict(node=ns.node_summary(node), owned=False,
-                        msg=ns.not_owned_message(self.name, "deleted", ns.label_mismatches(node, self.required)))
+                        msg=ns.not_owned_message(self.name, "deleted", self.mismatches(node)))
         summary = ns.node_summary(node)
         if node is not None:
             self.changed = True
@@ -176,6 +187,16 @@ class NodeTask(object):
                 raise kc.K8sError("require_labels: %s" % exc) from None
             if None in self.required.values():
                 raise kc.K8sError("require_labels: every label needs a value (null is not allowed here).")
+        if params.get("accept_legacy_labels"):
+            if not params["require_labels"]:
+                raise kc.K8sError("accept_legacy_labels is an alternative to require_labels: set require_labels "
+                                  "too.")
+            try:
+                self.legacy = ns.normalize_labels(params["accept_legacy_labels"])
+            except ns.NodeStateError as exc:
+                raise kc.K8sError("accept_legacy_labels: %s" % exc) from None
+            if None in self.legacy.values():
+                raise kc.K8sError("accept_legacy_labels: every label needs a value (null is not allowed here).")
         if state == "absent":
             if labels or taints:
                 raise kc.K8sError("labels and taints cannot be used with state=absent (the Node is deleted).")
@@ -196,7 +217,7 @@ class NodeTask(object):
             raise kc.K8sError(ns.missing_node_message(self.name, state))
         if not self.owned(node, state):
             return dict(node=ns.node_summary(node), owned=False, msg=ns.not_owned_message(
-                self.name, state, ns.label_mismatches(node, self.required)))
+                self.name, state, self.mismatches(node)))
 
         sorted_pods = None
         if state == "drained":

@@ -111,11 +111,20 @@ options:
   require_labels:
     description:
       - Act only on a Node that carries all these labels with these values (for example the label
-        C(kubewin.nodes/managed=true) this collection sets on the nodes it joins, and
+        C(node-restriction.kubernetes.io/kubewin-managed=true) this collection sets on the nodes it joins, and
         C(kubernetes.io/os=windows)).
+      - Prefer labels a node cannot write itself (the prefix C(node-restriction.kubernetes.io/), which the
+        NodeRestriction admission plugin forbids kubelets to set or remove), since a label the kubelet may set is no
+        proof of ownership.
       - A Node that exists without them is left exactly as it is; the task then reports no change,
         RV(owned=false) and a warning that names the Node, the missing labels and the fix.
       - Not with O(state=ready), which is what sets the labels on a new Node.
+    type: dict
+  accept_legacy_labels:
+    description:
+      - With O(require_labels), also act on a Node that carries all these labels instead (the labels an older
+        release of this collection marked ownership with), with a warning that names the Node.
+      - For a transition only, since such labels may be writable by the node itself.
     type: dict
   grace_period:
     description:
@@ -179,7 +188,7 @@ EXAMPLES = r"""
     state: absent
     require_labels:
       kubernetes.io/os: windows
-      kubewin.nodes/managed: "true"
+      node-restriction.kubernetes.io/kubewin-managed: "true"
 """
 
 RETURN = r"""
@@ -275,6 +284,7 @@ def argument_spec():
         force=dict(type="bool", default=False),
         grace_period=dict(type="int"),
         require_labels=dict(type="dict"),
+        accept_legacy_labels=dict(type="dict"),
     )
     spec.update(kc.auth_argument_spec())
     return spec

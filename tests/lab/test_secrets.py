@@ -238,13 +238,60 @@ def test_reset_leaves_a_windows_node_it_did_not_join_alone(tmp_path, api):
         assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
         node = core.read_node("fw-win-1")
         assert not node.spec.unschedulable, "reset cordoned a Windows node it did not join"
-        assert "Node fw-win-1 was left alone" in text and "kubewin.nodes/managed=true" in text
+        assert "Node fw-win-1 was left alone" in text
+        assert "node-restriction.kubernetes.io/kubewin-managed=true" in text
     finally:
         try:
             core.delete_node("fw-win-1")
         except ApiException as e:
             if e.status != 404:
                 raise
+
+
+def test_a_kubelet_can_neither_set_nor_remove_the_ownership_label(api):
+    """security-2 N4: the labels reset trusts (roles/control_plane/vars/main.yml) include one the real API
+    server's NodeRestriction forbids a kubelet to set or remove on its own Node (v1.37.2
+    plugin/pkg/admission/noderestriction/admission.go, admitNode and getForbiddenLabels), while the older
+    kubewin.nodes/managed label any kubelet may write (why it is no proof of ownership)."""
+    core, _ = api
+    with open(os.path.join(scenario.REPO, "roles", "control_plane", "vars", "main.yml")) as f:
+        owned = yaml.safe_load(f)["_kubewin_owned_node_labels"]
+    linux = "own-linux-1"  # a Node of its own (the lab's control plane registers none), as a kubelet makes it
+    try:
+        core.delete_node(linux)  # left over by an interrupted run
+    except ApiException as e:
+        if e.status != 404:
+            raise
+    core.create_node({"apiVersion": "v1", "kind": "Node",
+                      "metadata": {"name": linux, "labels": {"kubernetes.io/os": "linux"},
+                                   "annotations": {"kwok.x-k8s.io/node": "fake"}}})
+    try:
+        admin = config.new_client_from_config(config_file=scenario.ADMIN_CONF)
+        kubelet = config.new_client_from_config(config_file=scenario.ADMIN_CONF)
+        kubelet.set_default_header("Impersonate-User", "system:node:" + linux)
+        kubelet.set_default_header("Impersonate-Group", "system:nodes")
+        as_admin, as_kubelet = client.CoreV1Api(admin), client.CoreV1Api(kubelet)
+
+        def patch(api_, labels):
+            try:
+                api_.patch_node(linux, {"metadata": {"labels": labels}})
+                return 200
+            except ApiException as e:
+                return e.status
+
+        assert patch(as_kubelet, {"kubewin.nodes/managed": "true"}) == 200, "the older label is node-writable"
+        assert patch(as_kubelet, {"kubewin.nodes/managed": None}) == 200
+        guarded = [key for key in owned if key.startswith("node-restriction.kubernetes.io/")]
+        assert guarded, "no ownership label is one NodeRestriction guards: %s" % sorted(owned)
+        for key in guarded:
+            assert patch(as_kubelet, {key: owned[key]}) == 403, "a kubelet set %s on its own Node" % key
+            assert key not in (as_admin.read_node(linux).metadata.labels or {})
+            assert patch(as_admin, {key: owned[key]}) == 200  # the collection (admin.conf) can
+            assert patch(as_kubelet, {key: None}) == 403, "a kubelet removed %s from its own Node" % key
+            assert patch(as_kubelet, {key: "false"}) == 403
+            assert (as_admin.read_node(linux).metadata.labels or {}).get(key) == owned[key]
+    finally:
+        core.delete_node(linux)
 
 
 # --- per-node credentials of kube-proxy and flanneld ----------------------------------------------

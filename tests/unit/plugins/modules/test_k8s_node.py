@@ -262,6 +262,7 @@ def test_unreachable_server_message(run, cluster):
 # --- require_labels: reset touches only the Windows nodes this collection joined -----------------
 
 OWNED = {"kubernetes.io/os": "windows", "kubewin.nodes/managed": "true"}
+NEW_OWNED = {"kubernetes.io/os": "windows", "node-restriction.kubernetes.io/kubewin-managed": "true"}
 
 
 def test_absent_leaves_a_node_without_the_required_labels_alone(run, cluster):
@@ -299,3 +300,45 @@ def test_a_linux_node_with_the_managed_label_is_still_left_alone(run):
 def test_require_labels_is_refused_with_state_ready(run, cluster):
     result = run({"name": "win-1", "state": "ready", "require_labels": OWNED}, cluster)
     assert result["failed"] is True and "state=ready" in result["msg"]
+
+
+# --- accept_legacy_labels: the transition from the node-writable ownership label (security-2 N4) ------
+
+def test_a_node_with_only_the_legacy_labels_is_accepted_during_the_transition_with_a_warning(run):
+    cluster = FakeCluster()
+    cluster.add_node("win-2", labels=dict(OWNED))
+    gone = run({"name": "win-2", "state": "absent", "require_labels": NEW_OWNED, "accept_legacy_labels": OWNED},
+               cluster)
+    assert gone["changed"] is True and gone["owned"] is True and "win-2" not in cluster.nodes
+    warning = " ".join(str(w) for w in gone.get("warnings", []))
+    assert "win-2" in warning and "kubewin.nodes/managed=true" in warning
+    assert "node-restriction.kubernetes.io/kubewin-managed=true" in warning
+
+
+def test_without_accept_legacy_labels_the_legacy_label_is_no_proof_of_ownership(run):
+    cluster = FakeCluster()
+    cluster.add_node("win-2", labels=dict(OWNED))
+    result = run({"name": "win-2", "state": "drained", "require_labels": NEW_OWNED}, cluster)
+    assert result["changed"] is False and result["owned"] is False
+    assert "node-restriction.kubernetes.io/kubewin-managed=true (has: no such label)" in result["msg"]
+
+
+def test_a_node_with_the_new_label_is_owned_without_a_transition_warning(run):
+    cluster = FakeCluster()
+    cluster.add_node("win-2", labels=dict(NEW_OWNED))
+    result = run({"name": "win-2", "state": "drained", "require_labels": NEW_OWNED,
+                  "accept_legacy_labels": OWNED}, cluster)
+    assert result["owned"] is True and not result.get("warnings")
+
+
+def test_a_linux_node_with_the_legacy_labels_stays_alone(run):
+    cluster = FakeCluster()
+    cluster.add_node("cp-1", labels={"kubernetes.io/os": "linux", "kubewin.nodes/managed": "true"})
+    result = run({"name": "cp-1", "state": "absent", "require_labels": NEW_OWNED, "accept_legacy_labels": OWNED},
+                 cluster)
+    assert result["changed"] is False and "cp-1" in cluster.nodes
+
+
+def test_accept_legacy_labels_needs_require_labels(run, cluster):
+    result = run({"name": "win-1", "state": "absent", "accept_legacy_labels": OWNED}, cluster)
+    assert result["failed"] is True and "require_labels" in result["msg"]
