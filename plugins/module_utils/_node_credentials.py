@@ -43,6 +43,9 @@ OPEN_ACL = "open-access-rules"
 # TokenRequest refuses less than 10 minutes (pkg/apis/authentication/validation: "may not specify
 # a duration less than 10 minutes").
 MIN_EXPIRATION_SECONDS = 600
+# The longest lifetime accepted without allow_long_expiration (security-2 N6): kubeadm leaves the API server's
+# --service-account-max-token-expiration unset, so nothing else bounds a copied token's life.
+MAX_EXPIRATION_SECONDS = 30 * 24 * 3600
 
 # kube-proxy: the rights kubeadm gives its kube-proxy ServiceAccount (ClusterRoleBinding
 # kubeadm:node-proxier -> ClusterRole system:node-proxier, kubernetes
@@ -255,6 +258,21 @@ def binding_unsupported(status, detail):
     return status == 400 and "node" in text and "bind" in text
 
 
+def binding_required_message(node_name, detail):
+    """The TokenRequest could not bind the token to the Node and unbound tokens are not accepted."""
+    return ("The API server cannot bind tokens to Node objects (%s): kube-proxy's token for node %s would outlive "
+            "its Node. Enable the ServiceAccountTokenNodeBinding feature gate (Kubernetes 1.31 or newer, GA in "
+            "1.33), or set kubewin_node_token_require_binding: false to accept unbound tokens (reset then "
+            "revokes them by deleting their ServiceAccounts)." % ((detail or "").strip() or "400", node_name))
+
+
+def concurrent_run_message(node_name, namespace, name):
+    """The annotation patch met a newer ServiceAccount than the one this run read (409)."""
+    return ("ServiceAccount %s/%s changed between this run's read and its write (409 Conflict): another run for "
+            "node %s is probably renewing the same credentials. The token this run issued is not used (it expires "
+            "by itself); let the other run finish, then run again." % (namespace, name, node_name))
+
+
 def record(status, issued, token, node_uid, bound):
     """The annotations that let the next run decide without the token: when it was issued, when it
     expires (the API server's answer: --service-account-max-token-expiration may shorten it), its
@@ -266,11 +284,16 @@ def record(status, issued, token, node_uid, bound):
             SHA512_ANNOTATION: token_sha512(token), BOUND_UID_ANNOTATION: node_uid if bound else ""}
 
 
-def check_settings(expiration_seconds, renew_fraction):
+def check_settings(expiration_seconds, renew_fraction, allow_long_expiration=False):
     if int(expiration_seconds) < MIN_EXPIRATION_SECONDS:
         raise NodeCredentialsError("kubewin_node_token_expiration_seconds is %s: the TokenRequest API refuses "
                                    "less than %d (10 minutes); set it to %d or more"
                                    % (expiration_seconds, MIN_EXPIRATION_SECONDS, MIN_EXPIRATION_SECONDS))
+    if int(expiration_seconds) > MAX_EXPIRATION_SECONDS and not allow_long_expiration:
+        raise NodeCredentialsError("kubewin_node_token_expiration_seconds is %s, more than %d (30 days): a copied "
+                                   "token would work that long. Renew more often instead (re-run scale_up.yml on a "
+                                   "schedule), or set kubewin_node_token_allow_long_expiration: true to accept it"
+                                   % (expiration_seconds, MAX_EXPIRATION_SECONDS))
     if not 0 < float(renew_fraction) < 1:
         raise NodeCredentialsError("kubewin_node_token_renew_fraction is %s: it must be between 0 and 1 "
                                    "(for example 0.5: renew when less than half of the lifetime is left)"

@@ -21,8 +21,10 @@ description:
     token), and their flanneld ClusterRole and ClusterRoleBinding of that name are brought to the above.
   - Issues a token for kube-proxy from the TokenRequest API, bound to the Node object (deleting the Node invalidates
     it) and valid for O(expiration_seconds) or less if the API server shortens it. API servers that cannot bind
-    tokens to Nodes (before 1.31, or with the ServiceAccountTokenNodeBinding feature gate off) get an unbound
-    token of the same lifetime instead, and RV(bound) says so.
+    tokens to Nodes (before 1.31, or with the ServiceAccountTokenNodeBinding feature gate off) fail, unless
+    O(require_binding=false), with which they get an unbound token of the same lifetime, and RV(bound) says so.
+  - The token's record (annotations on the ServiceAccount) is patched with the C(resourceVersion) this run
+    read, so a concurrent run for the same node is detected (409) and reported instead of overwritten.
   - A token is issued again only when less than O(renew_fraction) of its lifetime is left, when the file on the
     node (O(token_files_sha512)) is not the token last issued, or when the Node was re-created. What the last
     run issued is recorded in the ServiceAccount's annotations (expiry, issue time, SHA-512), so this decision
@@ -55,9 +57,22 @@ options:
     type: dict
     default: {kube-proxy: kube-system, flanneld: kube-flannel}
   expiration_seconds:
-    description: Requested token lifetime, at least 600. The API server may shorten it.
+    description:
+      - Requested token lifetime, at least 600 and at most 2592000 (30 days) unless O(allow_long_expiration).
+        The API server may shorten it.
     type: int
     default: 604800
+  allow_long_expiration:
+    description:
+      - Accept an O(expiration_seconds) above 30 days (up to the TokenRequest API's 2^32).
+    type: bool
+    default: false
+  require_binding:
+    description:
+      - Fail when the API server cannot bind tokens to the Node object, instead of issuing an unbound token
+        (which deleting the Node does not revoke).
+    type: bool
+    default: true
   renew_fraction:
     description: Issue a new token when less than this fraction of the current one's lifetime is left.
     type: float
@@ -141,7 +156,8 @@ def now():
 
 
 def _ensure(module, apis, desired, kind, changes, fields):
-    """Create ``desired`` or bring its ``fields`` (and managed label, node annotation) in line."""
+    """Create ``desired`` or bring its ``fields`` (and managed label, node annotation) in line: ``(what was read,
+    the object as it is now)`` (``None`` for what does not exist, or is not known in check mode)."""
     meta = desired["metadata"]
     name, namespace = meta["name"], meta.get("namespace")
     if kind == "ServiceAccount":
@@ -162,9 +178,10 @@ def _ensure(module, apis, desired, kind, changes, fields):
     current = kc.call(apis, "get", resource, namespace, name, read[0], *read[1])
     if current is None:
         changes.append("created %s %s" % (kind, name))
+        latest = None
         if not module.check_mode:
-            kc.call(apis, "create", resource, namespace, name, create[0], *create[1], not_found_ok=False)
-        return None
+            latest = kc.call(apis, "create", resource, namespace, name, create[0], *create[1], not_found_ok=False)
+        return None, latest
     labels = (current.get("metadata") or {}).get("labels") or {}
     if labels.get(nc.MANAGED_LABEL) != "true":
         raise kc.K8sError("%s %s%s exists but was not made by kubewin.nodes (no label %s=true): rename or "
@@ -176,7 +193,7 @@ def _ensure(module, apis, desired, kind, changes, fields):
         if not module.check_mode:
             kc.call(apis, "delete", resource, None, name, apis.rbac.delete_cluster_role_binding, name)
             kc.call(apis, "create", resource, None, name, create[0], *create[1], not_found_ok=False)
-        return None
+        return None, None
     different = nc.drift(current, desired, fields)
     if different:
         changes.append("updated %s %s (%s)" % (kind, name, ", ".join(different)))
@@ -184,15 +201,15 @@ def _ensure(module, apis, desired, kind, changes, fields):
             body = {"metadata": {"labels": meta["labels"], "annotations": meta["annotations"]}}
             body.update({f: desired[f] for f in fields})
             args = (name, namespace, body) if namespace else (name, body)
-            kc.call(apis, "patch", resource, namespace, name, patch, *args, not_found_ok=False,
-                    _content_type=kc.MERGE_PATCH)
-    return current
+            return current, kc.call(apis, "patch", resource, namespace, name, patch, *args, not_found_ok=False,
+                                    _content_type=kc.MERGE_PATCH)
+    return current, current
 
 
 def present(module, apis):
     p = module.params
     node_name = p["node_name"]
-    nc.check_settings(p["expiration_seconds"], p["renew_fraction"])
+    nc.check_settings(p["expiration_seconds"], p["renew_fraction"], p["allow_long_expiration"])
     namespaces = dict(nc_defaults(), **(p["namespaces"] or {}))
     objects = nc.desired_objects(node_name, namespaces)
     accounts = {c: "%s/%s" % (namespaces[c], objects[c]["account"]["metadata"]["name"]) for c in nc.TOKEN_COMPONENTS}
@@ -231,7 +248,8 @@ def present(module, apis):
                                        apis.core.read_namespaced_service_account,
                                        apis.core.delete_namespaced_service_account, (name, namespace))
             continue
-        account = _ensure(module, apis, obj["account"], "ServiceAccount", changes, ["automountServiceAccountToken"])
+        account, latest = _ensure(module, apis, obj["account"], "ServiceAccount", changes,
+                                  ["automountServiceAccountToken"])
         if obj["role"] is not None:
             _ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"])
         _ensure(module, apis, obj["binding"], "ClusterRoleBinding", changes, ["subjects"])
@@ -251,20 +269,32 @@ def present(module, apis):
             if not module.check_mode:
                 kc.call(apis, "delete", "serviceaccounts", namespace, name,
                         apis.core.delete_namespaced_service_account, name, namespace)
-                kc.call(apis, "create", "serviceaccounts", namespace, name,
-                        apis.core.create_namespaced_service_account, namespace, obj["account"], not_found_ok=False)
+                latest = kc.call(apis, "create", "serviceaccounts", namespace, name,
+                                 apis.core.create_namespaced_service_account, namespace, obj["account"],
+                                 not_found_ok=False)
         changes.append("issued a token for %s (%s)" % (component, reason))
         if module.check_mode:
             continue
-        answer, bound_now = _request_token(apis, name, namespace, node_name, node_uid, p["expiration_seconds"])
+        answer, bound_now = _request_token(apis, name, namespace, node_name, node_uid, p["expiration_seconds"],
+                                           p["require_binding"])
         bound = bound and bound_now
         token = (answer.get("status") or {}).get("token")
         if not token:
             raise kc.K8sError("The TokenRequest for ServiceAccount %s/%s returned no token." % (namespace, name))
         notes = nc.record(answer.get("status"), when, token, node_uid, bound_now)
-        kc.call(apis, "patch", "serviceaccounts", namespace, name, apis.core.patch_namespaced_service_account,
-                name, namespace, {"metadata": {"annotations": notes}}, not_found_ok=False,
-                _content_type=kc.MERGE_PATCH)
+        # The resourceVersion read (or written by this run): a precondition, so a concurrent run's record is
+        # not overwritten (the API server answers 409 when the account changed since).
+        meta = {"annotations": notes}
+        version = ((latest or {}).get("metadata") or {}).get("resourceVersion")
+        if version:
+            meta["resourceVersion"] = version
+        try:
+            kc.call(apis, "patch", "serviceaccounts", namespace, name, apis.core.patch_namespaced_service_account,
+                    name, namespace, {"metadata": meta}, not_found_ok=False, _content_type=kc.MERGE_PATCH)
+        except kc.K8sError as exc:
+            if exc.status == 409:
+                raise kc.K8sError(nc.concurrent_run_message(node_name, namespace, name)) from None
+            raise
         tokens[component] = token
         expires[component] = notes[nc.EXPIRES_ANNOTATION]
     result = dict(changed=bool(changes), tokens=tokens, renewed=renewed, expires=expires, bound=bound,
@@ -280,7 +310,7 @@ def nc_defaults():
     return {"kube-proxy": "kube-system", "flanneld": "kube-flannel"}
 
 
-def _request_token(apis, name, namespace, node_name, node_uid, seconds):
+def _request_token(apis, name, namespace, node_name, node_uid, seconds, require_binding=True):
     try:
         return kc.call(apis, "create", "serviceaccounts/token", namespace, name,
                        apis.core.create_namespaced_service_account_token, name, namespace,
@@ -288,6 +318,8 @@ def _request_token(apis, name, namespace, node_name, node_uid, seconds):
     except kc.K8sError as exc:
         if not nc.binding_unsupported(exc.status, exc.detail):
             raise
+        if require_binding:
+            raise kc.K8sError(nc.binding_required_message(node_name, exc.detail)) from None
     return kc.call(apis, "create", "serviceaccounts/token", namespace, name,
                    apis.core.create_namespaced_service_account_token, name, namespace,
                    nc.token_request(node_name, node_uid, seconds, bind=False), not_found_ok=False), False
@@ -336,6 +368,8 @@ def argument_spec():
         node_name=dict(type="str", required=True),
         namespaces=dict(type="dict", default=nc_defaults()),
         expiration_seconds=dict(type="int", default=604800),
+        allow_long_expiration=dict(type="bool", default=False),
+        require_binding=dict(type="bool", default=True),
         renew_fraction=dict(type="float", default=0.5),
         token_files_sha512=dict(type="dict", default={}, no_log=False),
         shared_secrets=dict(type="list", elements="str", default=[], no_log=False),

@@ -55,10 +55,26 @@ def duration_seconds(text):
         return None
 
 
-def check_numbers(numbers, durations=None):
+# The longest node-token lifetime accepted unless kubewin_node_token_allow_long_expiration (security-2 N6; the
+# module k8s_node_credentials refuses the same: module_utils/_node_credentials.MAX_EXPIRATION_SECONDS).
+TOKEN_CAP_SECONDS = 30 * 24 * 3600
+
+
+def check_numbers(numbers, durations=None, allow_long_expiration=False):
     """Every numeric option in its range, and the durations in Go's form and above zero; values from -e arrive as
     strings and count when they are numbers."""
     f = Findings("numbers")
+    lifetime = (numbers or {}).get("kubewin_node_token_expiration_seconds")
+    if str(allow_long_expiration).strip().lower() not in ("true", "yes", "1", "on"):
+        try:
+            too_long = int(str(lifetime).strip()) > TOKEN_CAP_SECONDS
+        except ValueError:
+            too_long = False  # not a number: said below
+        if too_long:
+            f.fail("kubewin_node_token_expiration_seconds",
+                   "kubewin_node_token_expiration_seconds is %s, more than %d (30 days): a copied token would work "
+                   "that long. Renew more often instead (re-run scale_up.yml on a schedule), or set "
+                   "kubewin_node_token_allow_long_expiration: true to accept it" % (lifetime, TOKEN_CAP_SECONDS))
     for var, value in sorted((numbers or {}).items()):
         if var not in NUMBER_RANGES or value is None or value == "":
             continue

@@ -37,18 +37,28 @@ class CredCluster(FakeCluster):
 
     def create_namespaced_service_account(self, namespace, body, **kw):
         self._hit("create_namespaced_service_account", namespace, body, **kw)
-        self.accounts[(namespace, body["metadata"]["name"])] = copy.deepcopy(body)
-        return body
+        obj = copy.deepcopy(body)
+        obj["metadata"]["resourceVersion"] = self._next_rv()
+        self.accounts[(namespace, body["metadata"]["name"])] = obj
+        return copy.deepcopy(obj)
 
     def patch_namespaced_service_account(self, name, namespace, body, **kw):
+        """A merge patch; a resourceVersion in it is a precondition (the API server's registry Store.Update
+        answers 409 Conflict when it is not the stored one)."""
         self._hit("patch_namespaced_service_account", name, namespace, body, **kw)
         obj = self.accounts[(namespace, name)]
+        body = copy.deepcopy(body)
+        wanted = (body.get("metadata") or {}).pop("resourceVersion", None)
+        if wanted is not None and wanted != obj["metadata"].get("resourceVersion"):
+            raise api_error(409, "Conflict", "Operation cannot be fulfilled on serviceaccounts %r: the object has "
+                            "been modified; please apply your changes to the latest version and try again" % name)
+        obj["metadata"]["resourceVersion"] = self._next_rv()
         for key in ("labels", "annotations"):
             obj["metadata"].setdefault(key, {}).update((body.get("metadata") or {}).get(key) or {})
         for key, value in body.items():
             if key != "metadata":
                 obj[key] = value
-        return obj
+        return copy.deepcopy(obj)
 
     def delete_namespaced_service_account(self, name, namespace, **kw):
         self._hit("delete_namespaced_service_account", name, namespace, **kw)
@@ -249,9 +259,19 @@ def test_the_expiry_the_api_server_grants_is_used(run, cluster):
     assert run({"token_files_sha512": files_holding(first)}, at=T0 + datetime.timedelta(minutes=40))["changed"]
 
 
-def test_without_node_binding_the_token_is_unbound_and_the_run_says_so(run, cluster):
+def test_without_node_binding_the_run_fails_and_issues_nothing(run, cluster):
+    """security-2 N6: no fail-open fallback to unbound tokens unless asked for."""
     cluster.node_binding = False
     r = run({})
+    assert r["_rc"] != 0 and r["failed"] is True and not r.get("tokens")
+    assert "cannot bind tokens to Node objects" in r["msg"] and "kubewin_node_token_require_binding" in r["msg"]
+    assert "ServiceAccountTokenNodeBinding" in r["msg"] and "win-1" in r["msg"]
+    assert cluster.token_requests == []
+
+
+def test_without_node_binding_the_token_is_unbound_and_the_run_says_so(run, cluster):
+    cluster.node_binding = False
+    r = run({"require_binding": False})
     assert r["_rc"] == 0 and r["bound"] is False and set(r["tokens"]) == {"kube-proxy"}
     assert all("boundObjectRef" not in body["spec"] for _n, _a, body in cluster.token_requests)
     assert any("ServiceAccountTokenNodeBinding" in str(w) for w in r.get("warnings", []))
@@ -347,3 +367,47 @@ def test_reset_removes_the_old_flanneld_account_too(run, cluster):
     old_flanneld_layout(cluster)
     r = run({"state": "absent"})
     assert r["_rc"] == 0 and cluster.accounts == {} and cluster.roles == {} and cluster.bindings == {}
+
+
+# --- security-2 N6: a cap on the lifetime, and a concurrent run detected ---------------------------
+
+def test_a_lifetime_above_30_days_is_refused_before_any_change(run, cluster):
+    r = run({"expiration_seconds": 31 * 24 * 3600})
+    assert r["_rc"] != 0 and "kubewin_node_token_expiration_seconds is 2678400" in r["msg"]
+    assert "kubewin_node_token_allow_long_expiration" in r["msg"] and "30 days" in r["msg"]
+    assert cluster.writes() == []
+    assert run({"expiration_seconds": 30 * 24 * 3600})["_rc"] == 0
+
+
+def test_a_lifetime_above_30_days_is_accepted_when_allowed(run, cluster):
+    r = run({"expiration_seconds": 90 * 24 * 3600, "allow_long_expiration": True})
+    assert r["_rc"] == 0 and r["expires"]["kube-proxy"] == "2027-02-24T09:00:00Z"
+
+
+def test_the_record_is_patched_with_the_resource_version_read(run, cluster):
+    first = run({})
+    patches = [c for c in cluster.calls if c[0] == "patch_namespaced_service_account"]
+    assert patches and patches[-1][1][2]["metadata"]["resourceVersion"]
+    again = run({"token_files_sha512": files_holding(first)}, at=T0 + datetime.timedelta(days=5))
+    assert again["_rc"] == 0 and again["changed"] is True
+
+
+def test_a_concurrent_run_is_detected_and_reported(run, cluster, monkeypatch):
+    """Another run renews the same node's token between this run's read and its record: 409, named."""
+    first = run({})
+    key = ("kube-system", "kubewin-kube-proxy-win-1")
+    request = cluster.create_namespaced_service_account_token
+
+    def concurrent(name, namespace, body, **kw):
+        answer = request(name, namespace, body, **kw)
+        other = cluster.accounts[key]["metadata"]
+        other["annotations"] = dict(other.get("annotations") or {}, **{nc.SHA512_ANNOTATION: "other run"})
+        other["resourceVersion"] = cluster._next_rv()
+        return answer
+
+    monkeypatch.setattr(cluster, "create_namespaced_service_account_token", concurrent)
+    r = run({"token_files_sha512": files_holding(first)}, at=T0 + datetime.timedelta(days=5))
+    assert r["_rc"] != 0 and "409" in r["msg"] and "another run for node win-1" in r["msg"]
+    assert "kube-system/kubewin-kube-proxy-win-1" in r["msg"]
+    assert cluster.accounts[key]["metadata"]["annotations"][nc.SHA512_ANNOTATION] == "other run"
+    assert "jwt-" not in r["msg"]
