@@ -2,6 +2,7 @@
 changes the Pod Security enforce label of its namespaces only where needed and records what was there,
 and reset removes every object the mode made and puts the label back."""
 
+import pytest
 import scenario
 from kubernetes import client, config
 
@@ -24,13 +25,35 @@ def _managed(apps, rbac):
             + [b.metadata.name for b in rbac.list_cluster_role_binding(label_selector=selector).items])
 
 
+OWNER = "node-restriction.kubernetes.io/kubewin-managed"  # roles/control_plane/vars/main.yml
+IMPOSTOR = "hpm-linux-1"
+
+
+def _as_kubelet(node):
+    """CoreV1Api as the kubelet of this Node (its user and group, impersonated through admin.conf): what the
+    Node authorizer and NodeRestriction let a compromised node do."""
+    kubelet = config.new_client_from_config(config_file=scenario.ADMIN_CONF)
+    kubelet.set_default_header("Impersonate-User", "system:node:" + node)
+    kubelet.set_default_header("Impersonate-Group", "system:nodes")
+    return client.CoreV1Api(kubelet)
+
+
+def _delete_impostor(core):
+    try:
+        core.delete_node(IMPOSTOR)
+    except client.exceptions.ApiException as e:
+        if e.status != 404:
+            raise
+
+
 def _clear_leftovers(core, apps, rbac):
     """The lab is shared: scenarios of other test modules leave their managed Windows Nodes (and with them
     the HostProcess DaemonSets, which reset keeps while any managed Windows node is left). This test starts
     from a cluster without them, as a cluster that never had kubewin.nodes."""
     selector = "kubewin.nodes/managed=true"
-    for node in core.list_node(label_selector="kubernetes.io/os=windows," + selector).items:
-        core.delete_node(node.metadata.name)
+    for owned in (selector, OWNER + "=true"):
+        for node in core.list_node(label_selector="kubernetes.io/os=windows," + owned).items:
+            core.delete_node(node.metadata.name)
     for ds in apps.list_daemon_set_for_all_namespaces(label_selector=selector).items:
         apps.delete_namespaced_daemon_set(ds.metadata.name, ds.metadata.namespace)
     for binding in rbac.list_cluster_role_binding(label_selector=selector).items:
@@ -93,7 +116,21 @@ def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path
         rc, doc, text = sc.run("scale_up.yml")
         assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
 
-        rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
+        assert core.read_node("hpm-win-1").metadata.labels.get(OWNER) == "true"
+        # security-2 N4: a compromised Linux node labels itself as a managed Windows node with what its kubelet
+        # may write; the label reset counts it may not set (NodeRestriction), so reset of the last managed
+        # node still removes the HostProcess objects (with the transition from the older label ended).
+        _delete_impostor(core)
+        core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {
+            "name": IMPOSTOR, "labels": {"kubernetes.io/os": "linux"}, "annotations": {"kwok.x-k8s.io/node": "fake"}}})
+        impostor = _as_kubelet(IMPOSTOR)
+        impostor.patch_node(IMPOSTOR, {"metadata": {"labels": {"kubernetes.io/os": "windows",
+                                                               "kubewin.nodes/managed": "true"}}})
+        with pytest.raises(client.exceptions.ApiException) as denied:
+            impostor.patch_node(IMPOSTOR, {"metadata": {"labels": {OWNER: "true"}}})
+        assert denied.value.status == 403
+        rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true",
+                               "-e", "kubewin_ownership_legacy_label=false")
         assert rc == 0, "\n".join(scenario.failures(doc))
         assert _managed(apps, rbac) == []
         labels, annotations = _labels(core, "kube-flannel")
@@ -104,6 +141,7 @@ def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path
         assert rc == 0 and not [t for t in scenario.changed_tasks(doc).get("localhost", [])
                                 if "HostProcess" in t or "Pod Security" in t]
     finally:
+        _delete_impostor(core)
         core.patch_namespace("kube-flannel", {"metadata": {"labels": {ENFORCE: None}, "annotations": {PRIOR: None}}})
         if _labels(core, "kube-system") != system_before:  # a failure before reset: put kube-system back too
             core.patch_namespace("kube-system", {"metadata": {
