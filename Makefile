@@ -27,11 +27,16 @@ $(COLL_LINK):
 	mkdir -p $(dir $(COLL_LINK))
 	ln -sfn $(CURDIR) $(COLL_LINK)
 
-$(VENV_ROOT)/core-%/.done: requirements.txt requirements-dev.txt
+# Every package at the exact version of tests/constraints/core-<core>.txt (security-2 N11): a new release of a
+# dependency reaches CI only when someone updates that file, not on the next `make setup`.
+$(VENV_ROOT)/core-%/.done: requirements.txt requirements-dev.txt tests/constraints/core-%.txt
 	rm -rf $(VENV_ROOT)/core-$*
 	$(PYTHON) -m venv $(VENV_ROOT)/core-$*
-	$(VENV_ROOT)/core-$*/bin/pip install -q --upgrade pip
-	$(VENV_ROOT)/core-$*/bin/pip install -q -r requirements-dev.txt $(ansible_pkg_$*)
+	$(VENV_ROOT)/core-$*/bin/pip install -q --upgrade pip -c tests/constraints/core-$*.txt
+	$(VENV_ROOT)/core-$*/bin/pip install -q -r requirements-dev.txt -c tests/constraints/core-$*.txt $(ansible_pkg_$*)
+	@# a requirement added without its pin would have come in at its newest release: stop and say which
+	@unpinned=$$($(VENV_ROOT)/core-$*/bin/pip freeze --exclude-editable | grep -vxFf tests/constraints/core-$*.txt); \
+	if [ -n "$$unpinned" ]; then echo "not pinned in tests/constraints/core-$*.txt: $$unpinned"; exit 1; fi
 	touch $@
 
 # galaxy-importer in its own venv: its ansible-core and ansible-lint pins must not move the core venvs.

@@ -12,15 +12,23 @@ work=$root/.build/sanity-$core/ansible_collections/kubewin/nodes
 if ! "$venv/bin/ansible-test" --version >/dev/null 2>&1; then
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q "ansible-core==$core.*"
+  # the ansible-core of the core venv, not the newest release (tests/constraints, security-2 N11)
+  "$venv/bin/pip" install -q "ansible-core==$core.*" -c "$root/tests/constraints/core-$core.txt"
 fi
+
+# ansible-test keeps its cache, the venvs of each sanity test and an SSH key in ~/.ansible/test: give it a home in
+# the checkout (.build, kept between runs so those venvs are made once) instead of the user's (security-2 N11).
+# pip's own cache stays where it was, so nothing is downloaded twice.
+export PIP_CACHE_DIR=${PIP_CACHE_DIR:-$(python3 -m pip cache dir 2>/dev/null || echo "$HOME/.cache/pip")}
+export HOME=$root/.build/ansible-test-home
+mkdir -p "$HOME"
 
 # ansible-test bootstraps pip in its test venvs with a script from a host we cannot reach;
 # the shim does the same from ensurepip and PyPI.
 # Every pip version this ansible-test may ask for (see get_venv_packages in ansible-test).
 pip_versions=$(grep -ohE "pip='[0-9.]+'" "$("$venv/bin/python" -c 'import ansible_test,os;print(os.path.dirname(ansible_test.__file__))')/_internal/python_requirements.py" | grep -oE "[0-9.]+" | sort -u)
-mkdir -p ~/.ansible/test/cache
-for v in $pip_versions; do cp "$root/tests/sanity/get_pip_shim.py" ~/.ansible/test/cache/get_pip_${v//./_}.py; done
+mkdir -p "$HOME/.ansible/test/cache"
+for v in $pip_versions; do cp "$root/tests/sanity/get_pip_shim.py" "$HOME/.ansible/test/cache/get_pip_${v//./_}.py"; done
 
 rm -rf "$work" && mkdir -p "$work"
 # lab/ is the test lab and tests/lab its tests of the collection (neither shipped, see galaxy.yml build_ignore):
