@@ -118,3 +118,18 @@ def test_node_sync_removes_a_tree_the_user_cannot_touch_and_refuses_one_they_own
     run_ps(host, "node_sync", {"Remove": ["C:\\var\\lib\\cni"], "RootSddl": "O:BAD:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)",
                                "Owners": ["BA", "SY"]})
     assert not os.path.exists(host.local_path("C:\\var\\lib\\cni"))
+
+
+def test_a_descriptor_set_by_name_lands_on_the_target_of_a_junction_swapped_in_just_before(host):
+    """Review R2's model: SetAccessControl persists by name (SetNamedSecurityInfo: referencesource
+    filesecurity.cs / nativeobjectsecurity.cs), and a name is resolved, junctions included, on every open: the owner
+    of C:\\k swaps it for a junction to the victim right before the set, and the victim gets the descriptor."""
+    _mkdir(host, "C:\\", "D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;BU)(A;CI;0x4;;;BU)(A;OICIIO;FA;;;CO)")
+    _mkdir(host, "C:\\k", owner=USER)
+    _mkdir(host, "C:\\victim")
+    host.state["local_user_acts"] = [{"when_securing": "C:\\k", "swap": "C:\\k", "target": "C:\\victim",
+                                      "user": USER}]
+    wf.local_user_acts(host, "C:\\k", "when_securing")
+    assert host.state["local_user_log"] == ["swapped: C:\\k -> C:\\victim"]
+    assert wf.named_security_target(host, "C:\\k") == "C:\\victim"
+    assert wf.named_security_target(host, "C:\\k.moved-away") == "C:\\k.moved-away"

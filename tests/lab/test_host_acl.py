@@ -34,12 +34,13 @@ INSTALL = dict(directories=[{"path": "C:\\k"}],
                        "secret": True}])
 
 
-def _plant_user_dir(lab, path, sddl=None, files=()):
+def _plant_user_dir(lab, path, sddl=None, files=(), owner=USER):
     """What a local user can do under C:\\ (BUILTIN\\Users may create folders there): make the directory,
-    owned by them, maybe with their own access rules, maybe with files in it."""
+    owned by them, maybe with their own access rules, maybe with files in it (``owner``: who owns the directory
+    itself, e.g. BA once an administrator took it over and left its rules)."""
     with core.Host(lab.root, "win-1").open() as h:
         os.makedirs(h.local_path(path), exist_ok=True)
-        winsim_files.set_owner(h, path, USER)
+        winsim_files.set_owner(h, path, owner)
         if sddl:
             winsim_files.set_sddl(h, path, sddl)
         for name in files:
@@ -53,13 +54,21 @@ def _security(lab, path):
         return winsim_files.security_sddl(h, path)
 
 
-def test_a_directory_a_user_made_first_is_taken_over_before_the_first_write(lab):
+def test_a_directory_a_user_made_first_is_refused_and_taken_over_once_an_administrator_owns_it(lab):
+    """Review R2: a directory another user owns is never secured by its name (they could swap in a junction
+    meanwhile): the run names it and the takeown fix; once Administrators own it, it is secured."""
     _plant_user_dir(lab, "C:\\k")
     assert _security(lab, "C:\\k").startswith("O:%sD:AI" % USER)
+    rc, _, res = lab.play(_task(**INSTALL))
+    r = res["files"]["win-1"]
+    assert rc != 0 and "C:\\k belongs to %s" % USER in r["msg"] and 'takeown /F "C:\\k" /A' in r["msg"], r
+    assert _security(lab, "C:\\k").startswith("O:%sD:AI" % USER)
+    with core.Host(lab.root, "win-1").open() as h:
+        winsim_files.set_owner(h, "C:\\k", "BA")  # takeown /F C:\k /A
     rc, _, res = lab.play(_task(**INSTALL), extra=["--diff"])
     r = res["files"]["win-1"]
     assert rc == 0 and r["changed"], r
-    assert r["diff"]["before"]["C:\\k"].startswith("owner: %s" % USER)
+    assert r["diff"]["before"]["C:\\k"].startswith("owner: BA")
     assert _security(lab, "C:\\k") == RESTRICTED
     # the secret file has its final owner and access rules; nothing in C:\k belongs to the user
     assert _security(lab, "C:\\k\\kubewin-join.yaml") == "O:BA" + host_files.RESTRICTED_FILE_SDDL
@@ -68,7 +77,7 @@ def test_a_directory_a_user_made_first_is_taken_over_before_the_first_write(lab)
 
 
 def test_what_a_user_left_in_a_directory_they_owned_stops_the_run_before_anything_is_written_into_it(lab):
-    _plant_user_dir(lab, "C:\\k", files=["version.dll"])
+    _plant_user_dir(lab, "C:\\k", files=["version.dll"], owner="BA")  # taken over (takeown), rules left
     rc, _, res = lab.play(_task(**INSTALL))
     r = res["files"]["win-1"]
     assert rc != 0 and r["failed"]
@@ -165,7 +174,7 @@ def test_the_simulated_remove_item_recurse_follows_junctions_like_windows_powers
             f.write("x")
         os.makedirs(host.local_path("C:\\k"))
         os.symlink(host.local_path("C:\\Users\\bob\\data"), host.local_path("C:\\k\\link"))
-        run_ps(host, "node_sync", {"Remove": ["C:\\k"]}, False)
+        run_ps(host, "node_sync", {"Remove": ["C:\\k"], "Owners": ["BA", "SY"]}, False)
         assert os.listdir(host.local_path("C:\\Users\\bob\\data")) == ["a.txt"]
 
 
@@ -243,13 +252,16 @@ def test_downloads_and_files_converge_under_either_default_owner_policy_with_kub
 
 def test_a_pre_created_folder_under_c_is_taken_over_and_what_the_user_added_between_two_operations_stops_the_run(
         tmp_path):
-    """N4: C:\\k made by a local user before the first run (Users may create folders under C:\\), who adds a DLL
-    after files_state read it and before node_sync secures it: it is listed once C:\\k is secured (nobody else can
-    add to it then) and stops the run; nothing is written, the user's file is neither adopted nor deleted."""
+    """N4: C:\\k made by an administrator with C:\\'s rules before the first run (Users may add files below it), and a
+    local user who adds a DLL after files_state read it and before node_sync secures it: it is listed once C:\\k is
+    secured (nobody else can add to it then) and stops the run; nothing is written, the user's file is neither
+    adopted nor deleted."""
     host = core.create_host(str(tmp_path), "w")
     with host.open():
+        # an administrator made C:\k (owner BA), inheriting C:\'s rules (review R2: one a user owns is refused
+        # before it is secured)
+        winsim_files.set_sddl(host, "C:\\", SERVER_DRIVE_SDDL)
         os.makedirs(host.local_path("C:\\k"))
-        winsim_files.set_owner(host, "C:\\k", USER)
         directories = [{"path": "C:\\k", "restricted": True}]
         files = [{"path": "C:\\k\\kubewin-join.yaml", "content": "token: abc", "restricted": True, "secret": True}]
         state = run_ps(host, "files_state", host_files.state_query(directories, [], files))["result"]
@@ -339,3 +351,96 @@ def test_a_pod_running_as_container_user_reads_its_token_and_writes_its_empty_di
         assert winsim_files.container_can_read(host, vol + "kubernetes.io~projected\\kube-api-access\\token")
         winsim_files.container_writes(host, vol + "kubernetes.io~empty-dir\\cache", "data.bin")
         assert not winsim_files.container_can_read(host, "C:\\var\\lib\\kubelet\\pki\\kubelet.key")
+
+
+CONTAINER_USER = "S-1-5-93-2-2"  # ContainerUser (moby pkg/idtools/idtools_windows.go)
+
+
+def _pods_tree(host):
+    """What the kubelet and a pod leave in the pods directory: the AtomicWriter's ..data link to the timestamped
+    directory and a link per key (pkg/volume/util/atomic_writer.go, createUserVisibleFiles), and a file a container
+    wrote into its emptyDir, owned by ContainerUser (containerd/containerd#8171)."""
+    vol = "C:\\var\\lib\\kubelet\\pods\\uid\\volumes\\kubernetes.io~projected\\kube-api-access"
+    _put(host, vol + "\\..2026_11_27_10_00_00.1\\token", "jwt")
+    os.symlink("..2026_11_27_10_00_00.1", host.local_path(vol) + "/..data", target_is_directory=True)
+    os.symlink("..data/token", host.local_path(vol) + "/token")
+    empty = "C:\\var\\lib\\kubelet\\pods\\uid\\volumes\\kubernetes.io~empty-dir\\scratch\\out.log"
+    _put(host, empty, "written by the pod")
+    winsim_files.set_owner(host, empty, CONTAINER_USER)
+    return vol
+
+
+@pytest.mark.parametrize("kubelet_sddl", [None, SERVER_DRIVE_SDDL])
+def test_a_node_upgraded_with_pods_converges_without_scanning_the_pods_directory(tmp_path, kubelet_sddl):
+    """Review R1: the pods directory of a node joined with the previous version inherits the kubelet directory's
+    rules; it holds the kubelet's ..data links and containers' files, which the scan took for planted ones and
+    stopped the run. It is never scanned (nor entered by the kubelet directory's scan, on a taken-over node whose
+    kubelet directory has C:\\'s rules): it converges, the links and the pod's file stay."""
+    host = core.create_host(str(tmp_path), "w")
+    with host.open():
+        os.makedirs(host.local_path("C:\\var\\lib\\kubelet"))
+        winsim_files.set_sddl(host, "C:\\var\\lib\\kubelet", kubelet_sddl or host_files.RESTRICTED_DIR_SDDL)
+        vol = _pods_tree(host)
+        dirs = [{"path": "C:\\var\\lib\\kubelet"}, {"path": "C:\\var\\lib\\kubelet\\pods"}]
+        changed, report = _sync(host, directories=dirs)
+        assert changed and "C:\\var\\lib\\kubelet\\pods" in report["directories"], report
+        assert winsim_files.security_sddl(host, "C:\\var\\lib\\kubelet\\pods") == "O:BA" + host_files.PODS_DIR_SDDL
+        assert winsim_files.is_link(host, vol + "\\..data") and winsim_files.is_link(host, vol + "\\token")
+        assert not _sync(host, directories=dirs)[0]
+
+
+def test_a_restricted_directory_a_user_owns_is_refused_and_a_junction_swapped_in_redirects_nothing(tmp_path):
+    """Review R2: SetAccessControl writes by name (SetNamedSecurityInfo), which follows a junction the directory's
+    owner swaps in after the reparse-point check. A directory another user owns is refused before any descriptor
+    is set: System32 keeps its owner and rules, and the user never got the moment to swap."""
+    host = core.create_host(str(tmp_path), "w")
+    with host.open():
+        winsim_files.set_sddl(host, "C:\\", SERVER_DRIVE_SDDL)
+        os.makedirs(host.local_path("C:\\k"))
+        winsim_files.set_owner(host, "C:\\k", USER)
+        _put(host, "C:\\Windows\\System32\\kernel32.dll", "x")
+        winsim_files.set_owner(host, "C:\\Windows\\System32", "S-1-5-80-956008885-3418522649-1831038044-"
+                                                              "1853292631-2271478464")
+        before = winsim_files.security_sddl(host, "C:\\Windows\\System32")
+        host.state["local_user_acts"] = [{"when_securing": "C:\\k", "swap": "C:\\k",
+                                          "target": "C:\\Windows\\System32", "user": USER}]
+        with pytest.raises(Exception, match=r"C:\\k belongs to S-1-5-21-.*takeown /F \"C:\\k\" /A"):
+            _sync(host, directories=[{"path": "C:\\k"}])
+        assert winsim_files.security_sddl(host, "C:\\Windows\\System32") == before
+        assert "local_user_log" not in host.state
+        # reset's root: the same refusal
+        with pytest.raises(Exception, match=r"C:\\k belongs to S-1-5-21-"):
+            _sync(host, absent=["C:\\k"])
+        assert winsim_files.security_sddl(host, "C:\\Windows\\System32") == before
+
+
+def test_a_restricted_directory_a_user_makes_after_files_state_is_refused(tmp_path):
+    """Review R3: C:\\k absent when files_state read it, made by a local user (with a file in it) before node_sync:
+    node_sync's Test-Path finds it; it is refused as another user's, not secured and adopted unscanned."""
+    host = core.create_host(str(tmp_path), "w")
+    with host.open():
+        winsim_files.set_sddl(host, "C:\\", SERVER_DRIVE_SDDL)
+        directories = [{"path": "C:\\k", "restricted": True}]
+        files = [{"path": "C:\\k\\kubewin-join.yaml", "content": "token: abc", "restricted": True, "secret": True}]
+        state = run_ps(host, "files_state", host_files.state_query(directories, [], files))["result"]
+        params, _ = host_files.plan(directories, [], files, state)
+        _put(host, "C:\\k\\kubelet.exe.kubewin-download", "planted")  # between the two remote operations
+        winsim_files.set_owner(host, "C:\\k", USER)
+        winsim_files.set_owner(host, "C:\\k\\kubelet.exe.kubewin-download", USER)
+        with pytest.raises(Exception, match=r"C:\\k belongs to S-1-5-21-.*takeown"):
+            run_ps(host, "node_sync", dict(params, Proxy="", ProxyBypass=[]))
+        assert winsim_files.owner_of(host, "C:\\k") == USER
+        assert not os.path.exists(host.local_path("C:\\k\\kubewin-join.yaml"))
+
+
+def test_a_directory_administrators_cannot_list_in_a_scanned_tree_is_named_with_the_fix(tmp_path):
+    """Review R10: the scan of a directory that was not protected meets a subdirectory whose rules let only SYSTEM
+    list it; the run names it and the takeown fix instead of stopping on PowerShell's "Access ... is denied"."""
+    host = core.create_host(str(tmp_path), "w")
+    with host.open():
+        winsim_files.set_sddl(host, "C:\\", SERVER_DRIVE_SDDL)
+        os.makedirs(host.local_path("C:\\k\\cache"))
+        winsim_files.set_sddl(host, "C:\\k\\cache", "D:PAI(A;OICI;FA;;;SY)")
+        winsim_files.set_owner(host, "C:\\k\\cache", "SY")  # a service made it
+        with pytest.raises(Exception, match=r"C:\\k\\cache \(unreadable: run takeown /F \"C:\\k\\cache\" /A"):
+            _sync(host, directories=[{"path": "C:\\k"}])

@@ -131,11 +131,14 @@ class FileSystemItem(NetObject):
         winsim_files.set_security's checks; a new owner without WRITE_OWNER is UnauthorizedAccessException."""
         if not isinstance(security, FileSystemSecurity) or security.owner is None:
             interp.unsupported("SetAccessControl other than with an owner (and access rules)", node)
+        winsim_files.local_user_acts(self.host, self.FullName, "when_securing")  # a local user racing the set
         try:
+            # by name: through a junction put there meanwhile, its target gets the descriptor
+            target = winsim_files.named_security_target(self.host, self.FullName)
             if security.dacl is None:  # only the Owner section was set: only it is persisted
-                winsim_files.set_owner_only(self.host, self.FullName, security.owner)
+                winsim_files.set_owner_only(self.host, target, security.owner)
             else:
-                winsim_files.set_security(self.host, self.FullName, security.sddl())
+                winsim_files.set_security(self.host, target, security.sddl())
         except winsim_files.AccessDenied:
             raise _method_error(interp, node, "SetAccessControl", 1, "Attempted to perform an unauthorized "
                                 "operation.", "System.UnauthorizedAccessException") from None
@@ -214,7 +217,16 @@ def _get_child_item(interp, b, items, node):
     if not os.path.isdir(local):
         return [FileSystemItem(interp.host.host, path, local)]
     winsim_files.local_user_acts(interp.host.host, path)  # a local user acting meanwhile (winsim_files)
-    return children(interp.host.host, path, local)
+    host = interp.host.host
+    if not winsim_files.token_allows(host, path, winsim_files.REMOTE_TOKEN, winsim_files.FILE_READ_DATA):
+        # listing opens the directory for FILE_LIST_DIRECTORY (0x1; Microsoft Learn, "File Security and Access
+        # Rights"): denied, Get-ChildItem writes "Access to the path ... is denied." (UnauthorizedAccessException)
+        interp.write_error(ErrorRecord("Access to the path '%s' is denied." % path,
+                                       "System.UnauthorizedAccessException",
+                                       "DirUnauthorizedAccessError,Microsoft.PowerShell.Commands.GetChildItemCommand",
+                                       "PermissionDenied", path, interp.where(node)))
+        return []
+    return children(host, path, local)
 
 
 def _get_file_hash(interp, b, items, node):

@@ -32,6 +32,13 @@ PODS_DIR_SDDL = "D:PAI(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;BU)(A;C
 _DIR_SDDL = {"c:\\var\\lib\\kubelet\\pods": PODS_DIR_SDDL}
 
 
+def unscanned_below(path):
+    """The directories below ``path`` that node_sync's scan of it does not enter (the pods directory: its content
+    is the kubelet's and the containers', review R1)."""
+    root = path.lower().rstrip("\\") + "\\"
+    return [p for p in sorted(_DIR_SDDL) if p.startswith(root)]
+
+
 def restricted_dir_sddl(path):
     """The access rules of a restricted directory (owner Administrators): RESTRICTED_DIR_SDDL, or the pods
     directory's."""
@@ -184,6 +191,11 @@ def scan_needed(directories, state):
         live = live_dirs.get(d["path"])
         if not d["restricted"] or live in (None, UNREADABLE) or d["path"] in links:
             continue
+        if restricted_dir_sddl(d["path"]) != RESTRICTED_DIR_SDDL:
+            # the pods directory holds, by design, what other principals make: the kubelet's AtomicWriter links
+            # (..data, each key: pkg/volume/util/atomic_writer.go) and files owned by a container's user
+            # (containerd/containerd#8171): never listed (review R1)
+            continue
         owner, dacl = split_security(live)
         if not trusted_owner(owner) or not access_matches(dacl, restricted_dir_sddl(d["path"])):
             out.append(d["path"])
@@ -235,7 +247,9 @@ def plan(directories, downloads, files, state, absent=(), prune=(), forget_trans
             raise _link_error(d["path"])
         owner, dacl = split_security(live)
         if live is None or (sddl and not (trusted_owner(owner) and access_matches(dacl, sddl))):
-            dirs.append({"path": d["path"], "sddl": owned(sddl) if sddl else "", "scan": d["path"] in unprotected})
+            scan = d["path"] in unprotected
+            dirs.append({"path": d["path"], "sddl": owned(sddl) if sddl else "", "scan": scan,
+                         "skip": unscanned_below(d["path"]) if scan else []})
             report["directories"].append(d["path"])
             report["before"][d["path"]] = "absent" if live is None else "owner: %s, access: %s" % (owner, dacl)
             report["after"][d["path"]] = "directory" + (

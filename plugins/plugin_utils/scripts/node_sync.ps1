@@ -16,7 +16,10 @@
 # once nobody else can add to it: a link or what another owner has there stops the run. Remove makes each
 # directory the collection's (RootSddl) before it lists it, so nobody else can put a junction in place of what
 # was listed (Microsoft Learn, "Hard Links and Junctions": a junction is resolved each time a path is opened),
-# and refuses a tree holding other owners' files before it deletes anything (a link is deleted itself).
+# and refuses a tree holding other owners' files before it deletes anything (a link is deleted itself). A protected
+# subtree (the pods directory) keeps its own rules until the walk secures it, so what another user adds there after
+# the check is deleted without being judged; it cannot redirect the walk. An existing directory another user owns
+# is refused, never secured: security is set by name, which follows a junction its owner could swap in meanwhile.
 # Temporary files get owner Administrators before they are put in place: without a security descriptor a file
 # gets the token's default owner (Microsoft Learn, TOKEN_OWNER), the connecting account where "System objects:
 # Default owner for objects created by members of the Administrators group" is "Object creator".
@@ -77,6 +80,19 @@ $trusted = @($Owners) + @($self)
 # the built-in Administrator account's SID is written 'LA' in SDDL
 if ($self -match '-500$') { $trusted += 'LA' }
 
+function Assert-Ours([string]$Path) {
+    # Security is set by name (SetNamedSecurityInfo through SetAccessControl), which follows a junction put in
+    # place meanwhile: whoever owns the directory may rename it away and put one there (Microsoft Learn, "Hard Links
+    # and Junctions"), so a directory another user owns is refused, never secured (review R2).
+    $owner = try { (Get-Item -LiteralPath $Path -Force).GetAccessControl('Owner').GetSecurityDescriptorSddlForm(
+        'Owner').Substring(2) } catch { 'unreadable' }
+    if ($owner -notin $trusted) {
+        throw ("$Path belongs to $owner, not to Administrators or SYSTEM: kubewin.nodes does not secure or delete " +
+            "a directory another user owns (they could put a junction in its place meanwhile). Run takeown /F " +
+            "`"$Path`" /A as an administrator, check what it holds, then re-run")
+    }
+}
+
 function Set-Owner([string]$Path) {
     # the owner only: .NET persists only the sections that were set, the access rules stay inherited
     $security = New-Object System.Security.AccessControl.FileSecurity
@@ -98,16 +114,24 @@ function Assert-Secured([string]$Path) {
     }
 }
 
-function Find-Foreign([string]$Root, [bool]$Links) {
+function Find-Foreign([string]$Root, [bool]$Links, [string[]]$Skip = @()) {
     # what owners outside $trusted have, and with $Links the links (never followed), at most 20. (A link's owner
-    # is read through the link: Remove deletes a link itself, so there only what is not a link is judged.)
+    # is read through the link: Remove deletes a link itself, so there only what is not a link is judged.) $Skip:
+    # directories not entered (the pods directory holds the kubelet's ..data links and containers' files).
     $hits = [System.Collections.Generic.List[string]]::new()
     $pending = [System.Collections.Generic.Stack[string]]::new()
     $pending.Push($Root)
     while ($pending.Count -gt 0 -and $hits.Count -lt 20) {
         $dir = $pending.Pop()
-        foreach ($child in @(Get-ChildItem -LiteralPath $dir -Force)) {
+        try {
+            $listed = @(Get-ChildItem -LiteralPath $dir -Force)
+        } catch {
+            $hits.Add("$dir (unreadable: run takeown /F `"$dir`" /A as an administrator and check it)")
+            continue
+        }
+        foreach ($child in $listed) {
             if ($hits.Count -ge 20) { break }
+            if ($child.FullName -in $Skip) { continue }
             $isLink = [bool]($child.Attributes -band [System.IO.FileAttributes]::ReparsePoint)
             $owner = try { $child.GetAccessControl('Owner').GetSecurityDescriptorSddlForm('Owner').Substring(2) }
                 catch { 'unreadable' }
@@ -144,6 +168,10 @@ function Install-File([string]$Source, [string]$Destination) {
     }
 }
 
+# before any change: an existing restricted directory another user owns is refused (Assert-Ours), not adopted
+foreach ($wanted in $Dirs) {
+    if ($wanted.sddl -and (Test-Path -LiteralPath $wanted.path -PathType Container)) { Assert-Ours $wanted.path }
+}
 foreach ($dir in $Dirs) {
     if (-not $dir.sddl) {
         New-Item -ItemType Directory -Path $dir.path -Force | Out-Null
@@ -154,6 +182,7 @@ foreach ($dir in $Dirs) {
                 "following it")
         }
         if (-not $item.PSIsContainer) { throw "$($dir.path) is a file, not a directory: move it away, then re-run" }
+        Assert-Ours $dir.path
         Set-Security $dir.path $dir.sddl
     } else {
         $security = New-Object System.Security.AccessControl.DirectorySecurity
@@ -163,7 +192,7 @@ foreach ($dir in $Dirs) {
     if ($dir.sddl) {
         Assert-Secured $dir.path
         if ($dir.scan) {
-            $found = Find-Foreign $dir.path $true
+            $found = Find-Foreign $dir.path $true @($dir.skip)
             if ($found.Count -gt 0) {
                 throw ("$($dir.path) was not protected (another owner or loose access rules) and holds what another " +
                     "user made or linked: $($found -join ', '). Programs there run as SYSTEM, so kubewin.nodes does " +
@@ -224,9 +253,17 @@ foreach ($file in $Files) {
         $sealedData = [Convert]::FromBase64String($sealed[4])
         $hmac = New-Object System.Security.Cryptography.HMACSHA256
         $hmac.Key = $transport.Decrypt([Convert]::FromBase64String($sealed[2]), $true)
-        $mac = [Convert]::ToBase64String($hmac.ComputeHash([byte[]]($sealedIv + $sealedData)))
+        $mac = $hmac.ComputeHash([byte[]]($sealedIv + $sealedData))
         $hmac.Dispose()
-        if ($mac -ne $sealed[5]) { throw "the sealed content for $($file.path) does not verify: re-run" }
+        # bytes, every one of them compared (base64 is case-sensitive; -ne on strings is not)
+        $expected = [Convert]::FromBase64String($sealed[5])
+        $same = $mac.Length -eq $expected.Length
+        $at = 0
+        foreach ($macByte in $mac) {
+            if ($at -ge $expected.Length -or $macByte -ne $expected[$at]) { $same = $false }
+            $at++
+        }
+        if (-not $same) { throw "the sealed content for $($file.path) does not verify (damaged in transit): re-run" }
         $aes = New-Object System.Security.Cryptography.AesCryptoServiceProvider
         $aes.Key = $transport.Decrypt([Convert]::FromBase64String($sealed[1]), $true)
         $aes.IV = $sealedIv
@@ -258,7 +295,10 @@ foreach ($path in $Remove) {
     $item = Get-Item -LiteralPath $path -Force -ErrorAction SilentlyContinue
     if (-not $item) { continue }
     if ($item.PSIsContainer -and -not ($item.Attributes -band [System.IO.FileAttributes]::ReparsePoint)) {
-        # the root first (then nobody else can add to it), then what is below it, then the walk
+        # the root first (then nobody else can add to it, except in a protected subtree such as the pods
+        # directory, whose rules it keeps until the walk secures it: what is added there meanwhile is deleted
+        # unjudged, but cannot redirect, since each directory is secured before it is listed), then the walk
+        Assert-Ours $path
         Set-Security $path $RootSddl
         $found = Find-Foreign $path $false
         if ($found.Count -gt 0) {

@@ -109,7 +109,7 @@ def test_files_state_never_hashes_a_link_and_survives_a_file_it_cannot_read():
 def test_the_scan_stops_at_20_hits_inside_a_directory_too():
     """Review finding 9: the cap was checked only between directories."""
     inner = _function(_code("node_sync"), "Find-Foreign").split(
-        "foreach ($child in @(Get-ChildItem -LiteralPath $dir -Force)) {", 1)[1]
+        "foreach ($child in $listed) {", 1)[1]
     assert inner.lstrip().startswith("if ($hits.Count -ge 20) { break }")
 
 
@@ -151,3 +151,16 @@ def test_each_script_file_names_itself_in_its_header():
     assert len(names) == 8
     for name in names:
         assert win_scripts.load(name).startswith(win_scripts.HEADER_PREFIX + name + "\n")
+
+
+def test_a_directory_another_user_owns_is_refused_before_any_descriptor_is_set_by_its_name():
+    """Review R2: SetAccessControl writes by name and follows a junction its owner swaps in; R10: an unreadable
+    directory in the scan is named, not a raw error."""
+    sync = _code("node_sync")
+    loop = sync.split("foreach ($dir in $Dirs) {", 1)[1].split("\n}\n", 1)[0]
+    assert loop.index("Assert-Ours $dir.path") < loop.index("Set-Security $dir.path $dir.sddl")
+    assert sync.index("Assert-Ours $wanted.path") < sync.index("foreach ($dir in $Dirs) {")
+    remove = sync.split("foreach ($path in $Remove) {", 1)[1]
+    assert remove.index("Assert-Ours $path") < remove.index("Set-Security $path $RootSddl")
+    scan = _function(sync, "Find-Foreign")
+    assert "(unreadable: run takeown" in scan and "if ($child.FullName -in $Skip) { continue }" in scan

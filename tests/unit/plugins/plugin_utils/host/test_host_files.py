@@ -171,7 +171,7 @@ def test_directory_access_compares_the_granted_access_not_the_auto_inherit_flag(
     live = {"dirs": {"C:\\k": "O:BAD:AI(A;OICIID;FA;;;SY)(A;OICIID;FA;;;BA)"}}
     # drifted access rules: node_sync lists what is in it once it is secured (issue 20 N4)
     assert nfiles.plan([DIRS[0]], [], [], live)[0]["Dirs"] == [
-        {"path": "C:\\k", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL, "scan": True}]
+        {"path": "C:\\k", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL, "scan": True, "skip": []}]
 
 
 USER = "S-1-5-21-1004336348-1177238915-682003330-1001"
@@ -180,7 +180,8 @@ USER = "S-1-5-21-1004336348-1177238915-682003330-1001"
 def test_a_directory_a_user_owns_is_taken_over_even_with_the_right_access_rules():
     live = {"dirs": {"C:\\k": "O:%s%s" % (USER, nfiles.RESTRICTED_DIR_SDDL)}}
     params, report = nfiles.plan([DIRS[0]], [], [], live)
-    assert params["Dirs"] == [{"path": "C:\\k", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL, "scan": True}]
+    assert params["Dirs"] == [{"path": "C:\\k", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL, "scan": True,
+                               "skip": []}]
     assert report["before"]["C:\\k"].startswith("owner: %s" % USER)
     assert report["after"]["C:\\k"] == "directory, owner: BA, access: %s" % nfiles.RESTRICTED_DIR_SDDL
     # SYSTEM as owner (a directory SYSTEM made) is fine as it is
@@ -215,7 +216,7 @@ def test_a_directory_above_a_restricted_one_owned_by_a_user_is_refused():
         nfiles.plan(dirs, [], [], live)
     live = {"dirs": {"C:\\etc": "O:BAD:AI(A;OICIID;FA;;;BA)(A;OICIID;0x1200a9;;;BU)"}}
     assert nfiles.plan(dirs, [], [], live)[0]["Dirs"] == [
-        {"path": "C:\\etc\\kubernetes", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL, "scan": False}]
+        {"path": "C:\\etc\\kubernetes", "sddl": "O:BA" + nfiles.RESTRICTED_DIR_SDDL, "scan": False, "skip": []}]
 
 
 def test_a_file_a_user_owns_is_discarded_and_written_again_even_with_the_right_content():
@@ -448,3 +449,21 @@ def test_reset_makes_each_directory_it_walks_the_collections_first():
     """Issue 20 N3: node_sync gets the owner and access rules to give each directory before it lists it."""
     params = nfiles.plan([], [], [], {"paths": {"C:\\k": "dir"}}, absent=["C:\\k"])[0]
     assert params["Remove"] == ["C:\\k"] and params["RootSddl"] == "O:BA" + nfiles.RESTRICTED_DIR_SDDL
+
+
+def test_the_pods_directory_is_never_scanned_and_a_scan_of_the_kubelet_directory_does_not_enter_it():
+    """Review R1: a node upgraded from the previous version has pods inheriting the kubelet directory's rules; the
+    kubelet's ..data links and containers' files there must not stop the run."""
+    dirs = [{"path": "C:\\var\\lib\\kubelet", "restricted": True},
+            {"path": "C:\\var\\lib\\kubelet\\pods", "restricted": True}]
+    previous = "O:BAD:AI(A;OICIID;FA;;;SY)(A;OICIID;FA;;;BA)"
+    live = {"dirs": {"C:\\var\\lib\\kubelet": "O:BA" + nfiles.RESTRICTED_DIR_SDDL,
+                     "C:\\var\\lib\\kubelet\\pods": previous}}
+    assert nfiles.scan_needed(dirs, live) == []
+    params = nfiles.plan(dirs, [], [], live)[0]
+    assert params["Dirs"] == [{"path": "C:\\var\\lib\\kubelet\\pods", "sddl": "O:BA" + nfiles.PODS_DIR_SDDL,
+                               "scan": False, "skip": []}]
+    # a taken-over node whose kubelet directory has loose rules: scanned, but not below pods
+    live["dirs"]["C:\\var\\lib\\kubelet"] = "O:BAD:AI(A;OICIID;FA;;;BA)(A;CIID;0x4;;;BU)"
+    assert nfiles.scan_needed(dirs, live) == ["C:\\var\\lib\\kubelet"]
+    assert nfiles.plan(dirs, [], [], live)[0]["Dirs"][0]["skip"] == ["c:\\var\\lib\\kubelet\\pods"]

@@ -625,6 +625,10 @@ def token_allows(host, win_path, sids, want):
     return granted & want == want
 
 
+# The connecting administrator's token (elevated): its account, Administrators and the groups every account has.
+REMOTE_TOKEN = (REMOTE_ACCOUNT,) + _ADMIN_TOKEN
+
+
 def local_user_token(sid):
     """A local non-administrator's token: the user, Users, Everyone, Authenticated Users, INTERACTIVE."""
     return (sid, "BU", "S-1-5-32-545", "WD", "S-1-1-0", "AU", "S-1-5-11", "IU", "S-1-5-4")
@@ -662,10 +666,10 @@ def container_writes(host, win_dir, name, data="x"):
 # CreateMountPoint, BaitAndSwitch) -- if the simulated ACLs let them: DELETE on ``swap`` (or FILE_DELETE_CHILD on
 # its parent) and FILE_ADD_SUBDIRECTORY on the parent. A junction is resolved each time a path is opened (Microsoft
 # Learn, "Hard Links and Junctions"). Each act happens once; what it did is appended to host.state["local_user_log"].
-def local_user_acts(host, listing):
+def local_user_acts(host, listing, trigger="when_listing"):
     acts = host.state.get("local_user_acts") or []
     for act in list(acts):
-        if "when_listing" not in act or _key(act["when_listing"]) != _key(listing):
+        if trigger not in act or _key(act[trigger]) != _key(listing):
             continue
         if act.get("skip"):  # listings of that directory to let pass first
             act["skip"] -= 1
@@ -687,6 +691,25 @@ def local_user_acts(host, listing):
         os.symlink(host.local_path(act["target"]), local, target_is_directory=True)
         set_owner(host, swap, act["user"])
         log.append("swapped: %s -> %s" % (swap, act["target"]))
+
+
+# {"when_securing": dir, "swap": dir, "target": dir, "user": SID}: the same swap, when a remote command is about to
+# set a security descriptor by the name ``when_securing`` (FileSystemInfo.SetAccessControl, after its own checks).
+
+
+def named_security_target(host, win_path):
+    """The object SetAccessControl writes to: .NET Framework persists by name (FileSystemSecurity.Persist(fullPath)
+    -> NativeObjectSecurity.Persist -> SetNamedSecurityInfo; microsoft/referencesource filesecurity.cs,
+    nativeobjectsecurity.cs), and a name is resolved, junctions included, each time it is opened (Microsoft Learn,
+    "Hard Links and Junctions"): a junction at ``win_path`` gets its target's path written to."""
+    local = host.local_path(win_path)
+    if not os.path.islink(local):
+        return win_path
+    target = os.path.realpath(local)
+    rel = os.path.relpath(target, os.path.realpath(host.drive))
+    if rel.startswith(".."):
+        raise SimError("the junction %s points outside the simulated drive" % win_path)
+    return "C:\\" + ("" if rel == "." else rel.replace(os.sep, "\\"))
 
 
 # host.state["local_user_acts"] may also hold {"when_creating": dir, "user": SID}: just before the remote command
