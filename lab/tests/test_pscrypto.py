@@ -191,3 +191,56 @@ def test_a_named_key_is_deleted_only_when_not_persisted(host, body, deleted):
     assert answer["result"]["persist"] is (not deleted)
     with host.open():
         assert (sealed.KEY_CONTAINER not in host.state["machine_keys"]) is deleted
+
+
+_SACL_CREATE = r"""
+$ErrorActionPreference = 'Stop'
+$p = New-Object System.Security.Cryptography.CspParameters
+$p.KeyContainerName = 'sacl-test'
+$p.Flags = [System.Security.Cryptography.CspProviderFlags]'UseMachineKeyStore'
+$s = New-Object System.Security.AccessControl.CryptoKeySecurity
+$s.SetSecurityDescriptorSddlForm('O:BAD:P(A;;GA;;;SY)(A;;GA;;;BA)')
+$p.CryptoKeySecurity = $s
+$k = New-Object System.Security.Cryptography.RSACryptoServiceProvider(2048, $p)
+$Ansible.Result = @{ owner = $k.CspKeyContainerInfo.CryptoKeySecurity.GetSecurityDescriptorSddlForm('Owner') }
+"""
+
+
+@pytest.mark.parametrize("privileges", [[], ["SeSecurityPrivilege"]])
+def test_the_model_needs_the_security_privilege_for_the_sacl_sections_of_a_key(host, privileges):
+    """Review R5: SetSecurityDescriptorSddlForm(String) marks every section changed (objectsecurity.cs), so the
+    constructor writes the SACL, and the CspKeyContainerInfo.CryptoKeySecurity getter reads all sections: .NET
+    enables SeSecurityPrivilege for both (cryptography/utils.cs), which fails where the token lacks it."""
+    with host.open():
+        host.state["privileges"] = privileges
+        answer = winhost.execute(host, _SACL_CREATE, "sacl", {}, error_action="Stop")
+    if privileges:
+        assert not answer["failed"] and answer["result"]["owner"] == "O:BA", answer
+    else:
+        assert answer["failed"] and "SeSecurityPrivilege" in json.dumps(answer["error"]), answer
+
+
+def test_the_transport_key_is_made_and_checked_without_the_security_privilege(host):
+    """Review R5: node_facts sets only the owner and access sections and reads the owner of the container's file
+    in MachineKeys, so an account without "Manage auditing and security log" gets its facts."""
+    with host.open():
+        host.state["privileges"] = []
+    first = _key(host)
+    assert _key(host) == first
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_files
+    with host.open():
+        keys = os.listdir(host.local_path("C:\\ProgramData\\Microsoft\\Crypto\\RSA\\MachineKeys"))
+        assert len(keys) == 1
+        assert winsim_files.owner_of(host, "C:\\ProgramData\\Microsoft\\Crypto\\RSA\\MachineKeys\\" + keys[0]) == "BA"
+
+
+def test_a_mac_that_differs_only_in_case_is_refused(host):
+    """Review R7: base64 is case-sensitive; the MAC is compared as bytes (PowerShell's -ne on strings is not)."""
+    params = sealed.seal_files(_files(SECRET), _key(host))
+    parts = params["Files"][0]["content"].split(".")
+    at = next(i for i, c in enumerate(parts[5]) if c.isalpha())
+    parts[5] = parts[5][:at] + parts[5][at].swapcase() + parts[5][at + 1:]
+    params["Files"][0]["content"] = ".".join(parts)
+    with pytest.raises(SimError, match="does not verify"):
+        _run(host, "node_sync", params)
+    assert not os.path.exists(host.local_path("C:\\etc\\kube-proxy\\token"))

@@ -34,6 +34,20 @@ Microsoft Learn; what is not modelled fails as "not supported by the lab interpr
 
 The keys live in the host's state (``machine_keys``: {container: {pem, exportable, sddl}}), like the files
 in C:\\ProgramData\\Microsoft\\Crypto\\RSA\\MachineKeys, so a test can plant one another user made.
+``CspKeyContainerInfo.UniqueKeyContainerName`` names the container's file there ("the unique key container name",
+Microsoft Learn; the lab's name is a hash of the container name and a fixed machine GUID, Windows' form): reading it
+puts the file in the simulated drive with the container's owner and access rules, and Clear of a non-persisted key
+deletes it with the container.
+
+The audit section (SACL): .NET Framework enables SeSecurityPrivilege (Privilege class, which throws
+PrivilegeNotHeldException "The process does not possess the 'SeSecurityPrivilege' privilege which is required for
+this operation." when the token lacks it) whenever it writes or reads a key container's SACL: writing, when the
+CryptoKeySecurity's audit rules were modified, which the one-argument ``SetSecurityDescriptorSddlForm(String)`` does
+(it is ``(sddl, AccessControlSections.All)``: referencesource objectsecurity.cs; Utils.SetKeySetSecurityInfo,
+cryptography/utils.cs), and reading, on every ``CspKeyContainerInfo.CryptoKeySecurity`` get (GetKeySetSecurityInfo
+with AccessControlSections.All: icspasymmetricalgorithm.cs, utils.cs). Whether the connecting account holds "Manage
+auditing and security log" is the host's policy: the lab's account does not (the stricter choice) unless the host
+state's ``privileges`` lists SeSecurityPrivilege.
 """
 
 from __future__ import annotations
@@ -42,6 +56,7 @@ import base64
 import copy
 import hashlib
 import hmac
+import os
 import re
 
 from .builtins import VOID, TypeInfo, _bytes
@@ -93,6 +108,22 @@ def _byte(interp, value, node, t):
     return _parse_int(interp, value, node, t, 0, 255)
 
 
+def _need_security_privilege(interp, node, what, nargs):
+    """Reading or writing a SACL: .NET enables SeSecurityPrivilege, or throws when the token lacks it."""
+    if "SeSecurityPrivilege" not in (interp.host.host.state.get("privileges") or []):
+        err = interp.error('Exception calling "%s" with "%d" argument(s): "The process does not possess the '
+                           '\'SeSecurityPrivilege\' privilege which is required for this operation."' % (what, nargs),
+                           node, "System.Management.Automation.MethodInvocationException", "PrivilegeNotHeldException")
+        err.record.inner_type = "System.Security.AccessControl.PrivilegeNotHeldException"
+        raise err
+
+
+def _key_file(container):
+    """C:\\ProgramData\\Microsoft\\Crypto\\RSA\\MachineKeys\\<unique name> of a container."""
+    return ("C:\\ProgramData\\Microsoft\\Crypto\\RSA\\MachineKeys\\%s_6c1f7a0e-8d7c-4a5e-9b41-2f0d3c5e7a19"
+            % hashlib.md5(container.lower().encode("utf-8")).hexdigest())
+
+
 def _owner_dacl(sddl):
     m = re.match(r"^O:([A-Z]{2}|S-[0-9-]+)(D:.*)$", sddl)
     if not m:
@@ -101,18 +132,27 @@ def _owner_dacl(sddl):
 
 
 class CryptoKeySecurity(NetObject):
-    """System.Security.AccessControl.CryptoKeySecurity: SetSecurityDescriptorSddlForm(String) sets every
-    section the string has (ObjectSecurity.SetSecurityDescriptorSddlForm(String)); the Get form takes the
-    sections to return."""
+    """System.Security.AccessControl.CryptoKeySecurity: SetSecurityDescriptorSddlForm(String) marks every section
+    modified (it is (sddl, AccessControlSections.All): owner, group, access and audit; objectsecurity.cs
+    UpdateWithNewSecurityDescriptor), (String, sections) only those; the Get form takes the sections to return."""
 
     type_name = "System.Security.AccessControl.CryptoKeySecurity"
 
     def __init__(self, sddl=None):
         self.sddl = sddl
+        self.modified = set()
 
     def m_setsecuritydescriptorsddlform(self, interp, node, sddl, *sections):
+        if len(sections) > 1:
+            interp.unsupported("CryptoKeySecurity.SetSecurityDescriptorSddlForm with more arguments", node)
+        which = {"owner", "group", "access", "audit"}
         if sections:
-            interp.unsupported("CryptoKeySecurity.SetSecurityDescriptorSddlForm with sections", node)
+            which = {p.strip().lower() for p in to_str(sections[0]).split(",")}
+            if which == {"all"}:
+                which = {"owner", "group", "access", "audit"}
+            if not which <= {"owner", "group", "access", "audit"} or not {"owner", "access"} <= which:
+                interp.unsupported("CryptoKeySecurity sections %r" % to_str(sections[0]), node)
+        self.modified = which
         try:
             _owner_dacl(to_str(sddl))
         except ValueError:
@@ -158,8 +198,22 @@ class CspParameters(NetObject):
 class CspKeyContainerInfo(NetObject):
     type_name = "System.Security.Cryptography.CspKeyContainerInfo"
 
-    def __init__(self, container, record):
-        self.container, self.record = container, record
+    def __init__(self, container, record, interp):
+        self.container, self.record, self.interp = container, record, interp
+        self.host = interp.host.host
+
+    def prop_uniquekeycontainername(self):
+        from ansible_collections.ansible.windows.plugins.module_utils import winsim_files
+        path = _key_file(self.container)
+        local = self.host.local_path(path)
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        if not os.path.exists(local):
+            with open(local, "w") as f:
+                f.write("key container %s" % self.container)
+        owner, dacl = _owner_dacl(self.record["sddl"])
+        winsim_files.set_sddl(self.host, path, dacl)
+        winsim_files.set_owner(self.host, path, owner)
+        return path.rsplit("\\", 1)[1]
 
     def prop_exportable(self):
         return bool(self.record["exportable"])
@@ -171,6 +225,8 @@ class CspKeyContainerInfo(NetObject):
         return True
 
     def prop_cryptokeysecurity(self):
+        # a property getter that throws: PowerShell reports it as "Exception getting ..."
+        _need_security_privilege(self.interp, None, "get_CryptoKeySecurity", 0)  # all sections, the SACL too
         return CryptoKeySecurity(self.record["sddl"])
 
 
@@ -192,6 +248,11 @@ class RSACryptoServiceProvider(NetObject):
                                "or with flags %s" % csp.flags.name, node)
         keys = interp.host.host.state.setdefault("machine_keys", {})
         record = keys.get(csp.container)
+        if csp.security is not None and "audit" in csp.security.modified and (record is not None or not
+                                                                               csp.flags.value & 8):
+            # Utils.GetKeyPairHelper applies CryptoKeySecurity (its modified sections) to the container it opened
+            # or made: with the audit section that is a SACL write (stricter: before any key is made)
+            _need_security_privilege(interp, node, ".ctor", len(args))
         if record is None:
             if csp.flags.value & 8:
                 raise _crypto_error(interp, node, ".ctor", len(args), "Keyset does not exist\r\n")
@@ -207,7 +268,7 @@ class RSACryptoServiceProvider(NetObject):
             # calls SetKeySetSecurityInfo whenever CryptoKeySecurity is set), so an administrator opening a
             # container another user made (and granted access to) takes it over: its owner no longer tells.
             record["sddl"] = csp.security.sddl
-        self.container, self.record = csp.container, record
+        self.container, self.record, self.interp = csp.container, record, interp
         self.keys, self.persist, self.disposed = keys, True, False
         self.key = serialization.load_pem_private_key(record["pem"].encode("ascii"), password=None)
 
@@ -227,6 +288,9 @@ class RSACryptoServiceProvider(NetObject):
     def _release(self):
         if not self.disposed and not self.persist and self.keys.get(self.container) is self.record:
             del self.keys[self.container]  # the container and its key are gone (CryptAcquireContext DELETEKEYSET)
+            local = self.interp.host.host.local_path(_key_file(self.container))
+            if os.path.exists(local):
+                os.remove(local)
         self.disposed = True
 
     def m_clear(self, interp, node):
@@ -234,7 +298,7 @@ class RSACryptoServiceProvider(NetObject):
         return VOID
 
     def prop_cspkeycontainerinfo(self):
-        return CspKeyContainerInfo(self.container, self.record)
+        return CspKeyContainerInfo(self.container, self.record, self.interp)
 
     def prop_keysize(self):
         return self.key.key_size

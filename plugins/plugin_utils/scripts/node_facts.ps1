@@ -100,17 +100,27 @@ $cspParams.Flags = [System.Security.Cryptography.CspProviderFlags]'UseMachineKey
 try {
     $transport = New-Object System.Security.Cryptography.RSACryptoServiceProvider($cspParams)
 } catch {
-    $transport = $null  # none yet ("Keyset does not exist"): made below; any other failure repeats there
+    # none yet ("Keyset does not exist"): made below. Not only that failure lands here: the second attempt then
+    # applies its CryptoKeySecurity to whatever container it opens and makes a key where there is none
+    # (referencesource cryptography/utils.cs GetKeyPairHelper); the owner check below still refuses a planted one
+    $transport = $null
 }
 if (-not $transport) {
+    # owner and access only: the one-argument form marks every section changed, and writing the audit section
+    # (SACL) needs SeSecurityPrivilege (referencesource objectsecurity.cs, cryptography/utils.cs SetKeySetSecurityInfo)
     $keySecurity = New-Object System.Security.AccessControl.CryptoKeySecurity
-    $keySecurity.SetSecurityDescriptorSddlForm('O:BAD:P(A;;GA;;;SY)(A;;GA;;;BA)')
+    $keySecurity.SetSecurityDescriptorSddlForm('O:BAD:P(A;;GA;;;SY)(A;;GA;;;BA)', 'Owner, Access')
     $cspParams.Flags = [System.Security.Cryptography.CspProviderFlags]'UseMachineKeyStore, UseNonExportableKey'
     $cspParams.CryptoKeySecurity = $keySecurity
     $transport = New-Object System.Security.Cryptography.RSACryptoServiceProvider(2048, $cspParams)
 }
 $keyInfo = $transport.CspKeyContainerInfo
-$keyOwner = $keyInfo.CryptoKeySecurity.GetSecurityDescriptorSddlForm('Owner')
+# the owner of the container's file, not CspKeyContainerInfo.CryptoKeySecurity: that getter reads every section,
+# the SACL too, which needs SeSecurityPrivilege (icspasymmetricalgorithm.cs, utils.cs GetKeySetSecurityInfo)
+$keyFile = 'C:\ProgramData\Microsoft\Crypto\RSA\MachineKeys\' + $keyInfo.UniqueKeyContainerName
+$keyOwner = try {
+    (Get-Item -LiteralPath $keyFile -Force).GetAccessControl('Owner').GetSecurityDescriptorSddlForm('Owner')
+} catch { 'unreadable' }
 if ($keyInfo.Exportable -or $keyOwner -notin @('O:BA', 'O:SY')) {
     throw ("the machine key container kubewin.nodes-transport was not made by kubewin.nodes (owner " +
         "$keyOwner, exportable $($keyInfo.Exportable)): whoever made it could read the secrets sent to this " +
