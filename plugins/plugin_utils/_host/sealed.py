@@ -16,7 +16,9 @@ The host's node_facts read makes the key: an RSA key in the machine key store (c
   defaults to CBC and Padding to PKCS7, ``SymmetricAlgorithm.Mode`` / ``.Padding``;
   ``CreateDecryptor().TransformFinalBlock``);
 - encrypt-then-MAC: HMAC-SHA256 over IV and ciphertext (``HMACSHA256``, ``HMAC.Key``,
-  ``HashAlgorithm.ComputeHash(Byte[])``), checked before anything is decrypted.
+  ``HashAlgorithm.ComputeHash(Byte[])``), checked before anything is decrypted, byte by byte. The MAC detects
+  corruption only: its key travels encrypted to the public key, so anyone holding that key can seal a valid
+  entry; that the parameters come from the controller is WinRM's to guarantee, not the seal's.
 
 A sealed file entry's ``content`` is ``sealed.<key>.<mac_key>.<iv>.<data>.<mac>`` (each base64, which has no
 dot, so a plain base64 content is never taken for one); node_sync opens it with the key container.

@@ -92,7 +92,12 @@ def wrapped_program(command_line_argv, parameters):
     if not command_line_argv or ntpath.basename(str(command_line_argv[0])).lower() != "nssm.exe":
         return ""
     app = next((v for k, v in (parameters or {}).items() if str(k).lower() == "application"), None)
-    return ntpath.basename(str(app)) if app else ""
+    if not app:
+        return ""
+    name = ntpath.basename(str(app))
+    # NSSM starts it with CreateProcess(NULL, command line, ...) (fightroad/nssm service.cpp), which appends .exe to
+    # a file name without an extension (Microsoft Learn, CreateProcessW, lpCommandLine); Win32_Process.Name has it
+    return name if ntpath.splitext(name)[1] else name + ".exe"
 
 
 def judge_watch(name, answer, log_paths, child=""):

@@ -17,7 +17,7 @@ param(
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
-# WQL strings are single-quoted with backslash escapes (Microsoft Learn, "WQL Operators"). One service
+# WQL strings are single-quoted with backslash escapes (Microsoft Learn, "WHERE Clause (WMI)"). One service
 # is queried, not all of them enumerated at every sample.
 function ConvertTo-WqlString([string]$Text) { "'" + $Text.Replace('\', '\\').Replace("'", "\'") + "'" }
 $serviceFilter = 'Name=' + (ConvertTo-WqlString $Name)

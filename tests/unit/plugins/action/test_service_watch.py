@@ -120,6 +120,9 @@ def test_the_child_is_sampled_only_for_nssm_services(make_action):
     assert scm.host.calls[-1][1]["Child"] == ""
     assert sl.wrapped_program(["C:\\k\\NSSM.EXE"], {"application": "C:\\k\\flanneld.exe"}) == "flanneld.exe"
     assert sl.wrapped_program(["C:\\k\\kube-log-runner.exe", "C:\\k\\kube-proxy.exe"], {}) == ""
+    # review R13: CreateProcess appends .exe to a name without an extension, and Win32_Process.Name carries it
+    assert sl.wrapped_program(["C:\\k\\nssm.exe"], {"Application": "C:\\k\\flanneld"}) == "flanneld.exe"
+    assert sl.wrapped_program(["C:\\k\\nssm.exe"], {"Application": "C:\\k\\run.cmd"}) == "run.cmd"
 
 
 def test_an_nssm_service_that_keeps_one_application_passes_and_one_without_it_fails():
