@@ -444,3 +444,27 @@ def test_a_directory_administrators_cannot_list_in_a_scanned_tree_is_named_with_
         winsim_files.set_owner(host, "C:\\k\\cache", "SY")  # a service made it
         with pytest.raises(Exception, match=r"C:\\k\\cache \(unreadable: run takeown /F \"C:\\k\\cache\" /A"):
             _sync(host, directories=[{"path": "C:\\k"}])
+
+
+def test_what_tar_unpacks_under_object_creator_is_owned_by_administrators(tmp_path):
+    """Review R9: tar.exe passes no security descriptor, so under "Object creator" what it unpacks (NSSM in
+    C:\\k\\nssm) is owned by the connecting account, and a reset by another administrator refused it as another
+    user's. node_sync makes Administrators its owner."""
+    import hashlib
+    import io
+    import zipfile
+    host = core.create_host(str(tmp_path), "w")
+    with host.open():
+        host.state["default_owner_policy"] = winsim_files.POLICY_CREATOR
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("nssm-2.24/win64/nssm.exe", "nssm")
+        os.makedirs(host.local_path("C:\\src"))
+        with open(host.local_path("C:\\src\\nssm.zip"), "wb") as f:
+            f.write(buf.getvalue())
+        sha = hashlib.sha512(buf.getvalue()).hexdigest()
+        _sync(host, directories=[{"path": "C:\\k"}],
+              downloads=[{"url": "C:\\src\\nssm.zip", "dest": "C:\\k\\nssm\\.kubewin-archive", "sha512": sha,
+                          "extract_dir": "C:\\k\\nssm"}])
+        for path in ("C:\\k\\nssm\\nssm-2.24", "C:\\k\\nssm\\nssm-2.24\\win64\\nssm.exe"):
+            assert winsim_files.owner_of(host, path) == "BA", path

@@ -100,6 +100,24 @@ function Set-Owner([string]$Path) {
     (Get-Item -LiteralPath $Path -Force).SetAccessControl($security)
 }
 
+function Set-OwnerBelow([string]$Root) {
+    # what tar.exe made has the token's default owner (the connecting account under "Object creator": Microsoft
+    # Learn, TOKEN_OWNER), which a reset run by another administrator takes for another user's (review R9): each
+    # entry the connecting account owns gets owner Administrators; links are neither followed nor changed
+    $pending = [System.Collections.Generic.Stack[string]]::new()
+    $pending.Push($Root)
+    while ($pending.Count -gt 0) {
+        $below = $pending.Pop()
+        foreach ($child in @(Get-ChildItem -LiteralPath $below -Force)) {
+            if ($child.Attributes -band [System.IO.FileAttributes]::ReparsePoint) { continue }
+            $owner = try { $child.GetAccessControl('Owner').GetSecurityDescriptorSddlForm('Owner').Substring(2) }
+                catch { '' }
+            if ($owner -eq $self -or ($owner -eq 'LA' -and $self -match '-500$')) { Set-Owner $child.FullName }
+            if ($child.PSIsContainer) { $pending.Push($child.FullName) }
+        }
+    }
+}
+
 function Assert-Secured([string]$Path) {
     # read back (Get-Item does not follow a link): what another user put there meanwhile is not written into
     $item = Get-Item -LiteralPath $Path -Force
@@ -230,6 +248,7 @@ foreach ($download in $Downloads) {
         $tarExit = $LASTEXITCODE
         $ErrorActionPreference = 'Stop'
         if ($tarExit -ne 0) { throw "tar.exe could not unpack $($download.url) (exit code ${tarExit}): $tarOutput" }
+        Set-OwnerBelow $download.extract_dir
         Remove-Item -LiteralPath $tmp -Force
         [System.IO.File]::WriteAllText($tmp, $download.sha512)
         Set-Owner $tmp

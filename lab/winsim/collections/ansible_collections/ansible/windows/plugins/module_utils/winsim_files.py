@@ -479,6 +479,24 @@ def _member_target(name):
 
 
 def extract(host, local_archive, extract_dir, errors=None):
+    """tar.exe -xf archive -C extract_dir, see :func:`_extract`. What it creates gets the token's default owner
+    (tar.exe passes no security descriptor: Microsoft Learn, TOKEN_OWNER; the connecting account under "Object
+    creator", :func:`default_owner`)."""
+    base = host.local_path(extract_dir)
+
+    def listing():
+        return {os.path.join(d, n) for d, dirs, files in os.walk(base) for n in dirs + files}
+
+    before = listing() if os.path.isdir(base) else set()
+    rc = _extract(host, local_archive, extract_dir, errors)
+    owner = default_owner(host)
+    if owner != "BA":
+        for local in sorted((listing() if os.path.isdir(base) else set()) - before):
+            set_owner(host, host.win_path(local), owner)
+    return rc
+
+
+def _extract(host, local_archive, extract_dir, errors=None):
     """tar.exe -xf archive -C extract_dir (bsdtar reads .tgz and .zip alike). Returns tar's exit code.
 
     A member whose destination is in use (a running program) cannot be written: libarchive reports
