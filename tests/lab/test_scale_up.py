@@ -66,7 +66,9 @@ def vxlan(tmp_path_factory, api, unpinned_daemonset):
     sc = scenario.Scenario(tmp_path_factory.mktemp("vxlan"), nodes=2, kubewin_node_name="vx-{{ inventory_hostname }}",
                            kubewin_pin_daemonsets=["kube-system/kube-proxy", "kube-flannel/kube-flannel-ds",
                                                    unpinned_daemonset],
-                           kubewin_node_taints=[{"key": "os", "value": "windows", "effect": "NoSchedule"}])
+                           kubewin_node_taints=[{"key": "os", "value": "windows", "effect": "NoSchedule"}],
+                           # the simulated hosts' network (winsim_host: 10.0.0.x/24) and a control-plane address
+                           kubewin_firewall_remote_addresses=["10.0.0.0/24", "192.0.2.10"])
     before = {h: sc.dump(h) for h in sc.hosts}
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
@@ -157,11 +159,11 @@ def test_cni_config_is_where_containerd_reads_it_and_names_plugins_it_has(vxlan)
         assert _cni_problems(vxlan, host) == [], host
 
 
-def _inbound_allowed(sc, host, proto, port):
+def _inbound_allowed(sc, host, proto, port, remote="10.0.0.99"):
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_firewall
     from winsim import core
     with core.Host(sc.root, host).open(save=False) as h:
-        return winsim_firewall.inbound_allowed(h.state, proto, port)
+        return winsim_firewall.inbound_allowed(h.state, proto, port, remote=remote)
 
 
 def test_the_firewall_lets_the_api_server_reach_the_kubelet_and_other_nodes_send_vxlan(vxlan, api):
@@ -174,6 +176,10 @@ def test_the_firewall_lets_the_api_server_reach_the_kubelet_and_other_nodes_send
         assert _inbound_allowed(vxlan, host, "tcp", 10250), host
         assert _inbound_allowed(vxlan, host, "udp", port), host
         assert not _inbound_allowed(vxlan, host, "tcp", port), host  # only what the node needs
+        # only from kubewin_firewall_remote_addresses (security-2 N10)
+        assert _inbound_allowed(vxlan, host, "tcp", 10250, remote="192.0.2.10"), host
+        assert not _inbound_allowed(vxlan, host, "tcp", 10250, remote="192.0.2.11"), host
+        assert not _inbound_allowed(vxlan, host, "udp", port, remote="172.16.0.1"), host
 
 
 def test_a_pod_running_as_container_user_can_use_its_volumes(vxlan):
