@@ -392,3 +392,17 @@ def test_processes_log_records_command_lines(tmp_path):
         winsim_binaries.run(host, ["C:\\k\\kubeadm.exe", "version", "-o", "short"])
     assert core.command_lines(str(tmp_path), "w") == ["C:\\k\\kubeadm.exe version -o short"]
 
+
+
+def test_node_facts_lists_cri_dockerds_cni_conf_dir(tmp_path):
+    """cri-dockerd's --cni-conf-dir (its service command line) is listed in the same read (realnode F4)."""
+    host = core.create_host(str(tmp_path), "a", profile="ws2022-docker-cri")
+    with host.open():
+        svc = host.state["services"]["cri-dockerd"]
+        svc["image_path"] = svc["image_path"] + ' --cni-conf-dir "C:\\my cni\\conf"'
+    os.makedirs(host.local_path("C:\\my cni\\conf"), exist_ok=True)
+    with open(host.local_path("C:\\my cni\\conf\\0-nat.json"), "w") as f:
+        f.write("{}")
+    _, facts = _dump_answer(host)
+    assert facts["cni"]["docker"]["conf_dir"] == "C:\\my cni\\conf"
+    assert facts["cni"]["docker"]["conf_files"] == ["0-nat.json"]

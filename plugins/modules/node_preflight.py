@@ -233,10 +233,7 @@ options:
       - Where the container runtime reads CNI configuration and plugins, as C(win_host_facts) reports them in
         C(kubewin_host.cni[runtime]) with the keys C(bin_dir), C(conf_dir) and C(source), or C(error) when they
         could not be read (containerd from C(containerd.exe config dump), cri-dockerd from its service command line).
-      - In services mode the roles write the CNI configuration and plugins there; an error fails the check.
-      - C(conf_files), the file names in C(conf_dir) (null when not listed), and C(max_conf_num) (containerd's): another
-        CNI configuration the runtime would load instead of or besides C(10-flannel.conf) fails the check, naming
-        the file.
+      - The roles write the CNI files there; an error, or a configuration in C(conf_files) loaded first, fails.
     type: dict
   no_proxy:
     description:
@@ -365,8 +362,7 @@ node:
     - The node as the roles use it, worked out only here. C(name) is O(node_name); C(ip) the node's IPv4 address, from
       O(adapter_name) or the only adapter with one (an address HNS moved to C(vEthernet (<adapter>)) counts for that
       adapter), for C(--node-ip), flanneld and the CNI config; C(adapter) the physical adapter that carries it, in the
-      host's spelling; C(subnet) the IPv4 network of that address (from the prefix length in O(adapters)), which the
-      node role exempts from OutBoundNAT on host-gw. C(ip), C(adapter) and C(subnet) are null when unknown.
+      host's spelling; C(subnet) the network of C(ip) (host-gw's OutBoundNAT exception). Null when unknown.
   returned: always
   type: dict
   sample: {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Ethernet", "subnet": "10.50.0.0/24"}

@@ -190,6 +190,11 @@ def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, ap
     assert networks == {"cbr0": "L2Bridge", "External": "L2Bridge"}
     assert "--network-name=cbr0" in dump["services"]["kube-proxy"]["image_path"]
     assert "--source-vip" not in dump["services"]["kube-proxy"]["image_path"]
+    # kubewin_firewall_remote_addresses left at any: preflight warns, naming what to set (security-2 N10)
+    checks = [t["hosts"]["win-1"] for play in doc["plays"] for t in play["tasks"]
+              if t["task"]["name"].endswith("Check the node, the inventory and the cluster") and "win-1" in t["hosts"]]
+    assert [w for w in checks[0]["warning_findings"] if w["variable"] == "kubewin_firewall_remote_addresses"
+            and "control-plane hosts" in w["message"]], checks[0]["warning_findings"]
     # the kubelet's port is open, no vxlan port (host-gw routes plain IP between the nodes)
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_firewall
     from winsim import core as winsim_core

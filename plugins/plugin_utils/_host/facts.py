@@ -25,7 +25,8 @@ def script_parameters(extra_paths=(), ca_cert_path=None):
             "ConfigDumpOf": ["containerd"], "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG,
             # the file names in the runtimes' CNI configuration directories (another configuration would be
             # loaded instead of 10-flannel.conf: runtime_cni.conf_dir_conflicts), in the same read
-            "CniConfDirs": runtime_cni.DEFAULT_CONF_DIRS, "ConfDirPattern": runtime_cni.CONTAINERD_CONF_DIR_PATTERN}
+            "CniConfDirs": runtime_cni.DEFAULT_CONF_DIRS, "ConfDirPattern": runtime_cni.CONTAINERD_CONF_DIR_PATTERN,
+            "DockerConfDirPattern": runtime_cni.CRI_DOCKERD_CONF_DIR_PATTERN}
 
 
 def parse_runtime_version(output):

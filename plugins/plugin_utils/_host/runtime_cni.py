@@ -56,6 +56,13 @@ CNI_CONF_EXTENSIONS = (".conf", ".conflist", ".json")
 # one (go-toml v1, containerd 1.x; the script turns its \\ into \). Plain .NET/Python regex.
 DEFAULT_CONF_DIRS = [CONTAINERD_DEFAULT_CONF_DIR, CRI_DOCKERD_DEFAULT_CONF_DIR]
 CONTAINERD_CONF_DIR_PATTERN = r"""(?m)^\s*conf_dir\s*=\s*(?:'([^']*)'|"((?:[^"\\]|\\.)*)")"""
+# cri-dockerd's --cni-conf-dir on its service command line (group 1, maybe in double quotes; a whole quoted
+# "--cni-conf-dir=C:\a b" too), for the same listing; the controller parses the command line properly
+# (cri_dockerd_cni_dirs) and uses the listing only when both name the same directory.
+CRI_DOCKERD_CONF_DIR_PATTERN = (
+    r"""(?:^|\s)"?--?cni-conf-dir(?:=|\s+)"""
+    r"""((?:(?<="--cni-conf-dir=)|(?<="-cni-conf-dir=))[^"]+|"[^"]+"|[^\s"]+)"""
+)
 
 
 class CniDirsError(Exception):

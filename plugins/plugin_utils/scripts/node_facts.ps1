@@ -7,7 +7,8 @@
 # config_dump (services in ConfigDumpOf only): what `<program> [--config <file>] config dump` printed, the
 # --config value taken from the service's ImagePath with ConfigFlagPattern (group 1), or "error: ...".
 # cni_conf_files: {directory: [file names]} of each directory in CniConfDirs and of the conf_dir ConfDirPattern
-# finds in containerd's config dump (group 1 a TOML literal string, group 2 a basic one, whose \\ is one \);
+# finds in containerd's config dump (group 1 a TOML literal string, group 2 a basic one, whose \\ is one \) and
+# DockerConfDirPattern in cri-dockerd's ImagePath (group 1, maybe quoted);
 # a missing directory lists as empty. What a runtime would load besides 10-flannel.conf is judged on the controller.
 # machine_path: the machine-scope Path, expanded (what a process started after a reboot or a new logon sees).
 # transport_key: RSA.ToXmlString($false) of the key secrets are sealed to (plugin_utils/_host/sealed.py): RSA
@@ -23,7 +24,8 @@ param(
     [string[]]$ConfigDumpOf = @(),
     [string]$ConfigFlagPattern = '',
     [string[]]$CniConfDirs = @(),
-    [string]$ConfDirPattern = ''
+    [string]$ConfDirPattern = '',
+    [string]$DockerConfDirPattern = ''
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
@@ -81,6 +83,10 @@ $confDirs = @($CniConfDirs)
 $containerdFacts = $serviceFacts['containerd']
 if ($containerdFacts -and $ConfDirPattern -and ([string]$containerdFacts.config_dump) -match $ConfDirPattern) {
     $confDirs += if ($Matches[1]) { $Matches[1] } else { $Matches[2].Replace('\\', '\') }
+}
+$dockerdFacts = $serviceFacts['cri-dockerd']
+if ($dockerdFacts -and $DockerConfDirPattern -and ([string]$dockerdFacts.image_path) -match $DockerConfDirPattern) {
+    $confDirs += $Matches[1].Trim('"')
 }
 $confFiles = @{}
 foreach ($dir in $confDirs) {

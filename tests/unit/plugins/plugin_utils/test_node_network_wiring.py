@@ -141,3 +141,17 @@ def test_the_inbound_rules_use_the_remote_addresses():
     assert all(r.get("remoteip") == "{{ _kubewin_firewall_remoteip }}" for r in inbound), inbound
     for role in ("node", "network"):
         assert "_kubewin_firewall_remoteip" in yaml.safe_load((ROOT / "roles" / role / "vars" / "main.yml").read_text())
+
+
+def test_cri_dockerds_conf_dir_flag_is_found_as_its_command_line_parser_reads_it():
+    exe = '"C:\\Program Files\\cri-dockerd\\cri-dockerd.exe"'
+    pattern = host_facts.script_parameters()["DockerConfDirPattern"]
+    for args in ("--cni-conf-dir C:\\cni\\conf", "--cni-conf-dir=C:\\cni\\conf", '--cni-conf-dir "C:\\my cni\\conf"',
+                 '"--cni-conf-dir=C:\\my cni\\conf"', "-cni-conf-dir C:\\cni\\conf --network-plugin=cni"):
+        line = "%s --container-runtime-endpoint npipe:////./pipe/cri-dockerd %s" % (exe, args)
+        m = re.search(pattern, line)
+        assert m and m.group(1).strip('"') == runtime_cni.cri_dockerd_cni_dirs(line)["conf_dir"], line
+        services = {"cri-dockerd": {"exists": True, "image_path": line}}
+        answer = dict(_answer(DUMP_V2, {m.group(1).strip('"'): ["0-nat.json"]}), services=services)
+        assert host_facts.node_facts(answer)["cni"]["docker"]["conf_files"] == ["0-nat.json"], line
+    assert re.search(pattern, exe + " --network-plugin=cni") is None
