@@ -85,7 +85,7 @@ options:
         kubelet, kube-proxy and NSSM report Running before they check their inputs). Defaults to two
         O(restart_delay_seconds). V(0) does not watch.
       - For a service whose program is C(nssm.exe), the watch also follows the process of NSSM's
-        C(Application): NSSM restarts an application that exits inside the same service process, so only the
+        C(Application), since NSSM restarts an application that exits inside the same service process and only the
         application's new process id shows it.
     type: int
 attributes:

@@ -11,11 +11,7 @@ import yaml
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
 
 MODULE_DIR = Path(__file__).resolve().parents[4] / "plugins" / "modules"
-# Broken at the time of writing in a file another helper owns (reported, not fixed here): strict, so the test says
-# when it is fixed and the mark must go.
-BROKEN = {"win_host_service": "DOCUMENTATION line 82: 'C(Application): NSSM restarts ...' parses as a mapping"}
-MODULES = [pytest.param(p.stem, marks=pytest.mark.xfail(reason=BROKEN[p.stem], strict=True)) if p.stem in BROKEN
-           else p.stem for p in sorted(MODULE_DIR.glob("*.py")) if p.stem != "__init__"]
+MODULES = [p.stem for p in sorted(MODULE_DIR.glob("*.py")) if p.stem != "__init__"]
 
 
 def _docs(name):
