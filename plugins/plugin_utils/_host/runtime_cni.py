@@ -306,12 +306,14 @@ def installed_files(bin_dir, conf_dir, container_runtime, versions):
 
 
 def installed_dirs(bin_dir, conf_dir):
-    """Directories reset prunes when nothing else is left in them: the two CNI directories, then their
-    common parent (C:\\Program Files\\containerd\\cni with containerd's defaults)."""
+    """Directories reset prunes when nothing else is left in them: the two CNI directories, then their parents
+    (C:\\Program Files\\containerd\\cni with containerd's defaults; C:\\etc\\cni and C:\\opt\\cni where containerd's
+    config.toml moved them there, sig-windows-tools' way), never a drive's root. Reset no longer removes those
+    trees whole (a local user may own folders there), so what the roles made there goes by name and by pruning."""
     dirs = [conf_dir.rstrip("\\"), bin_dir.rstrip("\\")]
-    parents = {d.rsplit("\\", 1)[0] for d in dirs}
-    if len(parents) == 1 and len(next(iter(parents))) > 3:
-        dirs.append(parents.pop())
+    for parent in [d.rsplit("\\", 1)[0] for d in dirs]:
+        if len(parent) > 3 and parent not in dirs:
+            dirs.append(parent)
     return dirs
 
 

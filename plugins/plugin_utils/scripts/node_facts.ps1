@@ -13,9 +13,9 @@
 # machine_path: the machine-scope Path, expanded (what a process started after a reboot or a new logon sees).
 # transport_key: RSA.ToXmlString($false) of the key secrets are sealed to (plugin_utils/_host/sealed.py): RSA
 # 2048 in the machine key store, container kubewin.nodes-transport, not exportable, owner Administrators and
-# access SYSTEM and Administrators only (CspParameters.CryptoKeySecurity); made on the first read, also in
-# check mode (it changes nothing the roles manage). A container of that name made by anyone else (another
-# owner) or exportable is refused: its maker could open what is sealed to it.
+# access SYSTEM and Administrators only (CspParameters.CryptoKeySecurity); made on the first read outside check
+# mode (MakeTransportKey; in check mode it is null until a run made it, and nothing is sealed then). A container of
+# that name made by anyone else (another owner) or exportable is refused: its maker could open what is sealed to it.
 [CmdletBinding(SupportsShouldProcess)]
 param(
     [string[]]$Paths = @(),
@@ -25,7 +25,8 @@ param(
     [string]$ConfigFlagPattern = '',
     [string[]]$CniConfDirs = @(),
     [string]$ConfDirPattern = '',
-    [string]$DockerConfDirPattern = ''
+    [string]$DockerConfDirPattern = '',
+    [bool]$MakeTransportKey = $true
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
@@ -111,7 +112,7 @@ try {
     # (referencesource cryptography/utils.cs GetKeyPairHelper); the owner check below still refuses a planted one
     $transport = $null
 }
-if (-not $transport) {
+if (-not $transport -and $MakeTransportKey) {
     # owner and access only: the one-argument form marks every section changed, and writing the audit section
     # (SACL) needs SeSecurityPrivilege (referencesource objectsecurity.cs, cryptography/utils.cs SetKeySetSecurityInfo)
     $keySecurity = New-Object System.Security.AccessControl.CryptoKeySecurity
@@ -120,14 +121,16 @@ if (-not $transport) {
     $cspParams.CryptoKeySecurity = $keySecurity
     $transport = New-Object System.Security.Cryptography.RSACryptoServiceProvider(2048, $cspParams)
 }
-$keyInfo = $transport.CspKeyContainerInfo
+$keyInfo = if ($transport) { $transport.CspKeyContainerInfo } else { $null }
 # the owner of the container's file, not CspKeyContainerInfo.CryptoKeySecurity: that getter reads every section,
 # the SACL too, which needs SeSecurityPrivilege (icspasymmetricalgorithm.cs, utils.cs GetKeySetSecurityInfo)
-$keyFile = 'C:\ProgramData\Microsoft\Crypto\RSA\MachineKeys\' + $keyInfo.UniqueKeyContainerName
-$keyOwner = try {
-    (Get-Item -LiteralPath $keyFile -Force).GetAccessControl('Owner').GetSecurityDescriptorSddlForm('Owner')
-} catch { 'unreadable' }
-if ($keyInfo.Exportable -or $keyOwner -notin @('O:BA', 'O:SY')) {
+$keyOwner = if ($keyInfo) {
+    $keyFile = 'C:\ProgramData\Microsoft\Crypto\RSA\MachineKeys\' + $keyInfo.UniqueKeyContainerName
+    try {
+        (Get-Item -LiteralPath $keyFile -Force).GetAccessControl('Owner').GetSecurityDescriptorSddlForm('Owner')
+    } catch { 'unreadable' }
+}
+if ($keyInfo -and ($keyInfo.Exportable -or $keyOwner -notin @('O:BA', 'O:SY'))) {
     throw ("the machine key container kubewin.nodes-transport was not made by kubewin.nodes (owner " +
         "$keyOwner, exportable $($keyInfo.Exportable)): whoever made it could read the secrets sent to this " +
         "host; delete it (its file is in C:\ProgramData\Microsoft\Crypto\RSA\MachineKeys), then re-run")
@@ -145,5 +148,5 @@ $Ansible.Result = @{
     paths = $pathFacts
     cni_conf_files = $confFiles
     machine_path = [Environment]::GetEnvironmentVariable('Path', 'Machine')
-    transport_key = $transport.ToXmlString($false)
+    transport_key = if ($transport) { $transport.ToXmlString($false) } else { $null }
 }

@@ -204,7 +204,10 @@ def test_preflight_stops_when_the_cni_directories_are_unknown():
 
 def test_reset_prunes_the_cni_directories_then_their_common_parent():
     assert rc.installed_dirs(PF_BIN, PF_CONF) == [PF_CONF, PF_BIN, "C:\\Program Files\\containerd\\cni"]
-    assert rc.installed_dirs("C:\\opt\\cni\\bin", "C:\\etc\\cni\\net.d") == ["C:\\etc\\cni\\net.d", "C:\\opt\\cni\\bin"]
+    assert rc.installed_dirs("C:\\opt\\cni\\bin", "C:\\etc\\cni\\net.d") == ["C:\\etc\\cni\\net.d", "C:\\opt\\cni\\bin",
+                                                                         "C:\\etc\\cni", "C:\\opt\\cni"]
+    assert rc.installed_dirs("C:\\cni\\bin", "C:\\cni\\conf") == ["C:\\cni\\conf", "C:\\cni\\bin", "C:\\cni"]
+    assert rc.installed_dirs("C:\\bin", "C:\\conf") == ["C:\\conf", "C:\\bin"]  # never C:\\
 
 
 _CONTAINERD = '"C:\\Program Files\\containerd\\containerd.exe" --run-service '

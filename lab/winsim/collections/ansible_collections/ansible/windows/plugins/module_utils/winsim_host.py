@@ -182,7 +182,10 @@ class Host(object):
 
     def create(self, state):
         os.makedirs(self.drive, exist_ok=True)
-        for d in (r"Windows\System32", "ProgramData", r"Users\Administrator", r"Windows\Temp"):
+        # MachineKeys: the machine key store's folder, there on every Windows (Microsoft Learn, "Understanding
+        # machine-level and user-level RSA key containers")
+        for d in (r"Windows\System32", r"ProgramData\Microsoft\Crypto\RSA\MachineKeys", r"Users\Administrator",
+                  r"Windows\Temp"):
             os.makedirs(self.local_path("C:\\" + d), exist_ok=True)
         # xcopy.exe ships with Windows in System32; kubeadm's preflight looks for it on the Path
         # (cmd/kubeadm/app/preflight/checks_windows.go addExecChecks).
