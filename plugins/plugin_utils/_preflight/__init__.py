@@ -110,7 +110,8 @@ EXTRA_ARGSPEC = dict(
 )
 PREFLIGHT_ARGSPEC = dict(_BASE_ARGSPEC, **EXTRA_ARGSPEC)
 DURATIONS = ("kubewin_bootstrap_token_ttl",)
-VALUE_VARIABLES = ((LABELS_VAR, TAINTS_VAR, EXTRA_ARGS_VAR, ALLOW_INSECURE_VAR, FIREWALL_REMOTE_VAR)
+VALUE_VARIABLES = ((LABELS_VAR, TAINTS_VAR, EXTRA_ARGS_VAR, ALLOW_INSECURE_VAR, FIREWALL_REMOTE_VAR,
+                    "kubewin_node_token_allow_long_expiration")
                    + tuple(NUMBER_RANGES) + DURATIONS + tuple(KUBESPRAY_HARDENING))
 
 # ---------------------------------------------------------------------------------------------------
@@ -173,7 +174,8 @@ def run_checks(inputs):
                                              values.get(EXTRA_ARGS_VAR)))
     results.append(check_node_names(i.get("host"), i["node_name"], i["node_names"]))
     results.append(check_numbers(dict((k, values[k]) for k in NUMBER_RANGES if k in values),
-                                 dict((k, values[k]) for k in DURATIONS if k in values)))
+                                 dict((k, values[k]) for k in DURATIONS if k in values),
+                                 allow_long_expiration=values.get("kubewin_node_token_allow_long_expiration")))
     failures, warnings = [], []
     for fails, warns in results:
         failures.extend(fails)

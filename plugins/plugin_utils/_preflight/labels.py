@@ -24,7 +24,7 @@ KUBELET_MANAGED_LABELS = (
     "node.kubernetes.io/windows-build", "beta.kubernetes.io/os", "beta.kubernetes.io/arch",
 )
 # The labels the collection sets itself (roles/control_plane/vars/main.yml, _kubewin_owned_node_labels).
-COLLECTION_LABELS = ("kubewin.nodes/managed",)
+COLLECTION_LABELS = ("kubewin.nodes/managed", "node-restriction.kubernetes.io/kubewin-managed")
 
 # What a kubelet may set on itself with --node-labels (kubernetes v1.37.2 cmd/kubelet/app/options/options.go
 # ValidateKubeletFlags + k8s.io/kubelet pkg/apis/well_known_labels.go IsKubeletLabel; the NodeRestriction admission

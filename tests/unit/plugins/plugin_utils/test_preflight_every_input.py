@@ -272,3 +272,17 @@ def test_every_variable_the_role_passes_in_values_is_one_preflight_reads():
     role = (ROOT / "roles" / "preflight" / "tasks" / "main.yml").read_text()
     task = next(t for t in yaml.safe_load(role) if "kubewin.nodes.node_preflight" in t)
     assert set(task["kubewin.nodes.node_preflight"]["values"]) == set(preflight.VALUE_VARIABLES)
+
+
+def test_the_role_s_override_of_the_token_cap_reaches_the_check():
+    """kubewin_node_token_allow_long_expiration, which the preflight role passes in values, lifts the 30-day cap."""
+    forty_days = {"kubewin_node_token_expiration_seconds": str(40 * 86400)}
+    failures, dummy = run(numbers=forty_days)
+    assert "kubewin_node_token_allow_long_expiration" in only(failures, "kubewin_node_token_expiration_seconds")
+    failures, dummy = run(numbers=dict(forty_days, kubewin_node_token_allow_long_expiration="true"))
+    assert not [f for f in failures if f["variable"] == "kubewin_node_token_expiration_seconds"], failures
+
+
+def test_the_ownership_label_nodes_cannot_write_is_the_collection_s_own():
+    failures, dummy = run(node_labels={"node-restriction.kubernetes.io/kubewin-managed": "true"})
+    assert "this collection sets itself" in only(failures, "kubewin_node_labels")
