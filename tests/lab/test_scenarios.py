@@ -201,6 +201,11 @@ def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, ap
     with winsim_core.Host(sc.root, "win-1").open(save=False) as h:
         assert winsim_firewall.inbound_allowed(h.state, "tcp", 10250)
         assert not winsim_firewall.inbound_allowed(h.state, "udp", 4789)
+        # the node's own subnet (the simulated adapter's 10.0.0.10/24) is not SNATed, and its IP is routed
+        # (microsoft/SDN l2bridge cni.conf; realnode.md F8 and F3)
+        with open(h.local_path("C:\\Program Files\\containerd\\cni\\conf\\10-flannel.conf")) as f:
+            conf = f.read()
+    assert "10.0.0.0/24" in conf, conf
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0 and scenario.changed_tasks(doc) == {}
     rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")

@@ -791,15 +791,18 @@ def _get_content(interp, b, items, node):
 class NetAdapter(NetObject):
     ps_props = ("Name", "MacAddress", "ifIndex", "Status")
 
-    def __init__(self, name, mac, index, ips):
+    def __init__(self, name, mac, index, ips, prefix=None):
         self.Name, self.MacAddress, self.ifIndex, self.Status, self.ips = name, mac, index, "Up", ips
+        self.prefix = prefix
 
 
 class NetIPAddress(NetObject):
-    ps_props = ("IPAddress", "InterfaceIndex", "AddressFamily")
+    # MSFT_NetIPAddress (Microsoft Learn, "MSFT_NetIPAddress class"): PrefixLength is the subnet's length in bits.
+    ps_props = ("IPAddress", "InterfaceIndex", "AddressFamily", "PrefixLength")
 
-    def __init__(self, ip, index):
+    def __init__(self, ip, index, prefix):
         self.IPAddress, self.InterfaceIndex, self.AddressFamily = ip, index, "IPv4"
+        self.PrefixLength = prefix
 
 
 def _adapters(state):
@@ -809,11 +812,12 @@ def _adapters(state):
     out = []
     for a in state.get("adapters") or []:
         ips = [a["ip"]] if a.get("ip") else []
+        prefix = int(a.get("prefix", 24))
         if a["name"] in vswitches:
             out.append(NetAdapter(a["name"], a["mac"], len(out) + 2, []))
-            out.append(NetAdapter(vswitches[a["name"]], a["mac"], len(out) + 2, ips))
+            out.append(NetAdapter(vswitches[a["name"]], a["mac"], len(out) + 2, ips, prefix))
         else:
-            out.append(NetAdapter(a["name"], a["mac"], len(out) + 2, ips))
+            out.append(NetAdapter(a["name"], a["mac"], len(out) + 2, ips, prefix))
     return out
 
 
@@ -835,7 +839,7 @@ def _get_net_ip_address(interp, b, items, node):
                                                "CIM server", "Microsoft.Management.Infrastructure.CimException",
                                                "CmdletizationQuery_NotFound,Get-NetIPAddress", "ObjectNotFound",
                                                None, interp.where(node)))
-            return [NetIPAddress(ip, index) for ip in a.ips]
+            return [NetIPAddress(ip, index, a.prefix) for ip in a.ips]
     return []
 
 
