@@ -23,8 +23,9 @@ Microsoft Learn; what is not modelled fails as "not supported by the lab interpr
   constructors), settable. With it false, ``Clear()`` or ``Dispose()`` deletes the key and its container
   (Microsoft Learn, RSACryptoServiceProvider.PersistKeyInCsp: "automatically set to true when you specify a key
   container name in a CspParameters object"; its example RSADeleteKeyInCSP deletes the key by setting it to
-  false and calling Clear; Clear releases all resources, that is Dispose). With it true they only release the object: the container stays. After either, the object is
-  disposed and any further use fails (stricter: ObjectDisposedException "Safe handle has been closed").
+  false and calling Clear; Clear releases all resources, that is Dispose). With it true they only release the
+  object: the container stays. After either, the object is disposed and any further use fails (stricter:
+  ObjectDisposedException "Safe handle has been closed").
 - ``HMACSHA256``: Key (any length), ComputeHash(Byte[]).
 - ``AesCryptoServiceProvider``: Key (16, 24 or 32 bytes, else "Specified key is not a valid size for this
   algorithm."), IV (16 bytes, else "Specified initialization vector (IV) does not match the block size for
