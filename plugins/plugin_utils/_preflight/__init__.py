@@ -32,6 +32,7 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.findings 
 )
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.inputs import (  # noqa: F401
     check_inputs,
+    check_kubeadm_token_use,
 )
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.kubelet import (  # noqa: F401
     ALLOW_INSECURE_VAR,
@@ -111,7 +112,7 @@ EXTRA_ARGSPEC = dict(
 PREFLIGHT_ARGSPEC = dict(_BASE_ARGSPEC, **EXTRA_ARGSPEC)
 DURATIONS = ("kubewin_bootstrap_token_ttl",)
 VALUE_VARIABLES = ((LABELS_VAR, TAINTS_VAR, EXTRA_ARGS_VAR, ALLOW_INSECURE_VAR, FIREWALL_REMOTE_VAR,
-                    "kubewin_node_token_allow_long_expiration")
+                    "kubewin_node_token_allow_long_expiration", "kubewin_use_kubeadm_token")
                    + tuple(NUMBER_RANGES) + DURATIONS + tuple(KUBESPRAY_HARDENING))
 
 # ---------------------------------------------------------------------------------------------------
@@ -173,6 +174,7 @@ def run_checks(inputs):
     results.append(check_kubespray_hardening(dict((k, values.get(k)) for k in KUBESPRAY_HARDENING),
                                              values.get(EXTRA_ARGS_VAR)))
     results.append(check_node_names(i.get("host"), i["node_name"], i["node_names"]))
+    results.append(check_kubeadm_token_use(i["kubeadm_token"], values.get("kubewin_use_kubeadm_token")))
     results.append(check_numbers(dict((k, values[k]) for k in NUMBER_RANGES if k in values),
                                  dict((k, values[k]) for k in DURATIONS if k in values),
                                  allow_long_expiration=values.get("kubewin_node_token_allow_long_expiration")))

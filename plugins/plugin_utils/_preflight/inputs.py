@@ -10,6 +10,8 @@ from __future__ import annotations
 import difflib
 import re
 
+from ansible.module_utils.parsing.convert_bool import boolean
+
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._downloads import proxy_problem, redact_url
@@ -96,4 +98,17 @@ def check_inputs(kube_version=None, server_version=None, container_runtime="cont
     if bad:
         f.fail(VARIABLES["no_proxy"], "%s has entries the nodes cannot use: %s; each entry is %s"
                % (VARIABLES["no_proxy"], "; ".join(bad), _downloads.NO_PROXY_FORMS))
+    return f.result()
+
+
+def check_kubeadm_token_use(kubeadm_token, use):
+    """An inventory kubeadm_token (kubespray's fixed token) is ignored unless kubewin_use_kubeadm_token: each run makes
+    its own token, deleted after the join (security-2 N8). Ignoring it silently would hide that the setting does
+    nothing; using it silently would hide that everyone who can read the inventory can join nodes."""
+    f = Findings("kubeadm_token")
+    if kubeadm_token not in (None, "") and not boolean(use or False, strict=False):
+        f.warn(VARIABLES["kubeadm_token"],
+               "kubeadm_token is set on the first kube_control_plane host but not used: the Windows hosts join with a "
+               "bootstrap token made for this run (kubewin_bootstrap_token_ttl) and deleted after the join; set "
+               "kubewin_use_kubeadm_token: true to join with the fixed token instead")
     return f.result()

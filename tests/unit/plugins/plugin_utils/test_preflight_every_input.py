@@ -286,3 +286,16 @@ def test_the_role_s_override_of_the_token_cap_reaches_the_check():
 def test_the_ownership_label_nodes_cannot_write_is_the_collection_s_own():
     failures, dummy = run(node_labels={"node-restriction.kubernetes.io/kubewin-managed": "true"})
     assert "this collection sets itself" in only(failures, "kubewin_node_labels")
+
+
+def test_an_inventory_kubeadm_token_is_used_only_when_asked_for():
+    """security-2 N8: kubespray's fixed kubeadm_token would let everyone who reads the inventory join nodes; it is
+    ignored with a warning naming the opt-in, and used without one when kubewin_use_kubeadm_token is true."""
+    token = "abcdef.0123456789abcdef"
+    failures, warnings = run(kubeadm_token=token)
+    message = only(warnings, "kubeadm_token")
+    assert "kubewin_use_kubeadm_token: true" in message and token not in message
+    failures, warnings = run(kubeadm_token=token, numbers={"kubewin_use_kubeadm_token": "true"})
+    assert not [w for w in warnings if w["variable"] == "kubeadm_token"]
+    failures, warnings = run()
+    assert not [w for w in warnings if w["variable"] == "kubeadm_token"]
