@@ -82,7 +82,7 @@ def fetch(directory):
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     command = ["apt-get", "download"] + ["%s=%s" % (p, VERSION) for p in PACKAGES]
-    if subprocess.run(command, cwd=directory).returncode != 0:
+    if subprocess.run(command, cwd=directory, check=False).returncode != 0:
         if os.geteuid() != 0:
             raise SystemExit("apt-get download failed; run `apt-get update` as root, then again")
         subprocess.run(["apt-get", "update", "-qq"], check=True)  # a fresh machine has no package lists yet

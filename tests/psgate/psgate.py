@@ -1058,7 +1058,7 @@ _WRAPPERS = frozenset(["pipeline", "pipeline_chain", "logical_expression", "bitw
 def _unwrap(node):
     """The one meaningful node below grammar wrappers with a single child."""
     while node is not None and (node.type in _WRAPPERS or (node.type == "expression_with_unary_operator"
-                                                          and node.child_count == 1)):
+                                                           and node.child_count == 1)):
         named = [c for c in node.children if c.is_named and c.type != "comment"]
         if len(named) != 1:
             return node
@@ -1282,7 +1282,7 @@ def check_catch(name, tree):
 
 _EQUALITY = frozenset(["-eq", "-ne", "-ceq", "-cne", "-ieq", "-ine"])
 _FILTERING = _EQUALITY | frozenset(["-like", "-notlike", "-clike", "-ilike", "-match", "-notmatch", "-cmatch",
-                                     "-imatch", "-cnotmatch", "-inotmatch", "-cnotlike", "-inotlike"])
+                                    "-imatch", "-cnotmatch", "-inotmatch", "-cnotlike", "-inotlike"])
 # Cmdlets whose output is any number of objects (0 -> $null, 1 -> the object, more -> an array).
 _MANY = frozenset("""get-childitem gci dir ls where-object where ? foreach-object % select-object select get-content
 gc get-ciminstance get-wmiobject get-netadapter get-netipaddress get-process select-string sls get-service
@@ -1326,7 +1326,7 @@ def _maybe_collection(node, variables, scope=None):
     if node.type == "invokation_expression":
         member = next((c for c in node.children if c.type == "member_name"), None)
         return member is not None and _text(member).lower() in ("toarray", "split", "getvaluenames", "getfiles",
-                                                                 "getdirectories")
+                                                                "getdirectories")
     if node.type == "variable":
         v = variable_name(node)
         return (scope, v) in variables or (None, v) in variables
@@ -1616,7 +1616,7 @@ def _value_shape(value, assigned):
         if member is not None and _text(member).lower() == "toarray":
             return "array"
         if member is not None and _text(member).lower() in ("tostring", "tolowerinvariant", "getstring",
-                                                             "readalltext", "toxmlstring", "gethostname"):
+                                                            "readalltext", "toxmlstring", "gethostname"):
             return "scalar"
         return None
     if node.type == "variable":

@@ -26,7 +26,8 @@ def playbook(tmp_path, limit, inventory=INVENTORY):
                ANSIBLE_LOCAL_TEMP=str(tmp_path / "tmp"), ANSIBLE_HOME=str(tmp_path / "home"))
     exe = Path(sys.executable).parent / "ansible-playbook"
     proc = subprocess.run([str(exe), "-i", str(tmp_path / "hosts.ini"), str(PLAYBOOK), "--limit", limit],
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
+                          check=False)
     return proc.returncode, proc.stdout
 
 

@@ -44,4 +44,3 @@ def test_finalize_sets_the_ownership_label_on_every_node_it_joins():
     assert "_kubewin_owned_node_labels" in text
     # set last, so no user label (kubewin_node_labels) overrides it
     assert "combine(_kubewin_legacy_owned_node_labels, _kubewin_owned_node_labels)" in text
-

@@ -43,6 +43,8 @@ def restricted_dir_sddl(path):
     """The access rules of a restricted directory (owner Administrators): RESTRICTED_DIR_SDDL, or the pods
     directory's."""
     return _DIR_SDDL.get(path.lower().rstrip("\\"), RESTRICTED_DIR_SDDL)
+
+
 # Owner of every restricted directory and of every file in one. The owner of an object always keeps
 # READ_CONTROL and WRITE_DAC on it (Microsoft Learn, "Ownership of objects" / DACLs and ACEs), so a user
 # who owns C:\k could give themselves access again whatever its DACL says: the owner is part of the
@@ -339,4 +341,3 @@ def state_query(directories, downloads, files, absent=(), prune=()):
             "Dirs": [d["path"] for d in directories] + _guarded_ancestors(directories),
             "Paths": list(absent) + list(prune),
             "Acls": installed}
-

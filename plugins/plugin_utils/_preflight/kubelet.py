@@ -32,6 +32,7 @@ _FLAG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 def _minor_key(minor):
     return tuple(int(x) for x in minor.split("."))
 
+
 _DATA = None
 
 
@@ -227,5 +228,3 @@ def check_kubespray_hardening(hardening, extra_args):
                   " (and approve the kubelet-serving CSRs of the Windows nodes: serverTLSBootstrap needs an "
                   "approver that covers their names and IPs)" if flag == "rotate-server-certificates" else ""))
     return f.result()
-
-

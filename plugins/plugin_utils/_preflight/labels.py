@@ -42,7 +42,6 @@ KUBELET_SELF_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
-
 def _namespace(key):
     return key.rpartition("/")[0]
 
@@ -164,7 +163,7 @@ def taint_flag_problems(value):
         if not sep:
             problems.append("%r has no ':<effect>'" % item)
             continue
-        key, _, val = head.partition("=")
+        key, dummy, val = head.partition("=")
         taint = {"key": key, "value": val or None, "effect": effect}
         if effect not in TAINT_EFFECTS:
             problems.append("%r: effect %r is not one of %s" % (item, effect, ", ".join(TAINT_EFFECTS)))
@@ -174,5 +173,3 @@ def taint_flag_problems(value):
         except node_state.NodeStateError as e:
             problems.append(str(e))
     return problems
-
-

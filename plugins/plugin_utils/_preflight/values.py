@@ -38,7 +38,7 @@ NUMBER_RANGES = {
     "kubewin_vswitch_settle_seconds": (0, None, True, "seconds to let a vSwitch change settle"),
     "kubewin_drain_timeout": (1, None, True, "seconds to wait for a drain"),
     "kubewin_node_token_expiration_seconds": (600, 2 ** 32, True, "seconds a node token lives (the TokenRequest "
-                                                                   "API takes 600 to 2^32)"),
+                                              "API takes 600 to 2^32)"),
     "kubewin_node_token_renew_fraction": (0, 1, False, "the fraction of a token's lifetime left when it is renewed, "
                                                        "between 0 and 1"),
     "kube_apiserver_port": (1, 65535, True, "a TCP port"),

@@ -329,7 +329,7 @@ def old_flanneld_layout(cluster, node="win-1"):
     name = "kubewin-flanneld-" + node
     meta = {"name": name, "labels": {"kubewin.nodes/managed": "true"}, "annotations": {"kubewin.nodes/node": node}}
     cluster.accounts[("kube-flannel", name)] = {"metadata": dict(meta, namespace="kube-flannel"),
-                                               "automountServiceAccountToken": False}
+                                                "automountServiceAccountToken": False}
     cluster.roles[name] = {"metadata": dict(meta), "rules": [
         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"], "resourceNames": [node]}]}

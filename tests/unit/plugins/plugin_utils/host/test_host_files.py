@@ -58,7 +58,7 @@ def test_resolved_checksums_keep_the_shape_win_host_files_takes():
 
 
 @pytest.mark.parametrize("given, extract_dir", [("C:\\Program Files\\cni\\", "C:\\Program Files\\cni"),
-                                               ("C:\\opt\\cni\\bin/", "C:\\opt\\cni\\bin"), ("D:\\", "D:\\")])
+                                                ("C:\\opt\\cni\\bin/", "C:\\opt\\cni\\bin"), ("D:\\", "D:\\")])
 def test_an_extract_dir_reaches_tar_without_a_trailing_backslash(given, extract_dir):
     """5.1 quotes 'C:\\Program Files\\cni\\' as "C:\\Program Files\\cni\\" for tar.exe -C, whose C runtime reads the
     closing quote as part of the path (lab/tests/test_psnative.py): the directory loses its trailing separator."""

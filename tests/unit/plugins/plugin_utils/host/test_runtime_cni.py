@@ -205,7 +205,7 @@ def test_preflight_stops_when_the_cni_directories_are_unknown():
 def test_reset_prunes_the_cni_directories_then_their_common_parent():
     assert rc.installed_dirs(PF_BIN, PF_CONF) == [PF_CONF, PF_BIN, "C:\\Program Files\\containerd\\cni"]
     assert rc.installed_dirs("C:\\opt\\cni\\bin", "C:\\etc\\cni\\net.d") == ["C:\\etc\\cni\\net.d", "C:\\opt\\cni\\bin",
-                                                                         "C:\\etc\\cni", "C:\\opt\\cni"]
+                                                                             "C:\\etc\\cni", "C:\\opt\\cni"]
     assert rc.installed_dirs("C:\\cni\\bin", "C:\\cni\\conf") == ["C:\\cni\\conf", "C:\\cni\\bin", "C:\\cni"]
     assert rc.installed_dirs("C:\\bin", "C:\\conf") == ["C:\\conf", "C:\\bin"]  # never C:\\
 
@@ -282,5 +282,5 @@ def test_the_message_names_the_file_why_and_the_fix():
 
 def test_max_conf_num_is_read_from_the_dump():
     assert rc.containerd_max_conf_num(DUMP_17.replace("max_conf_num = 1", "max_conf_num = 0")
-                                       % ("c:/b", "c:/c")) == 0
+                                      % ("c:/b", "c:/c")) == 0
     assert rc.containerd_max_conf_num("error: not toml") == 1
