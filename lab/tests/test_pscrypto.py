@@ -32,7 +32,8 @@ def _run(host, sid, parameters):
 
 
 def _key(host):
-    return _run(host, "node_facts", {})["transport_key"]
+    # as a run's first secret write asks for it (plugin_utils/_winremote.py)
+    return _run(host, "node_facts", {"MakeTransportKey": True})["transport_key"]
 
 
 def _files(content, path="C:\\etc\\kube-proxy\\token"):
@@ -44,6 +45,7 @@ def test_node_facts_makes_one_non_exportable_machine_key_and_returns_its_public_
     assert first.startswith("<RSAKeyValue><Modulus>") and "<D>" not in first and "<P>" not in first
     assert sealed.public_key(first).key_size == 2048
     assert _key(host) == first  # made once, then opened
+    assert _run(host, "node_facts", {})["transport_key"] == first  # every read returns it
     with host.open():
         record = host.state["machine_keys"][sealed.KEY_CONTAINER]
     assert record["exportable"] is False and record["sddl"] == "O:BAD:P(A;;GA;;;SY)(A;;GA;;;BA)"
@@ -244,3 +246,10 @@ def test_a_mac_that_differs_only_in_case_is_refused(host):
     with pytest.raises(SimError, match="does not verify"):
         _run(host, "node_sync", params)
     assert not os.path.exists(host.local_path("C:\\etc\\kube-proxy\\token"))
+
+
+def test_a_read_makes_no_key(host):
+    """A facts read (preflight, --check, a run preflight refuses) changes nothing on the host: no key is made."""
+    assert _run(host, "node_facts", {})["transport_key"] is None
+    with host.open():
+        assert sealed.KEY_CONTAINER not in (host.state.get("machine_keys") or {})

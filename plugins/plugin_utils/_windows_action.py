@@ -41,6 +41,9 @@ class WindowsAction(ActionBase):
             result.update(self.act(args))
         except (RemoteScriptError,) + tuple(self.ERRORS) as e:
             result.update(failed=True, msg=self.error(args, e))
+        # facts run_script learnt on the way (the transport key a first secret write had the host make)
+        if getattr(self, "kubewin_facts", None):
+            result["ansible_facts"] = dict(result.get("ansible_facts") or {}, **self.kubewin_facts)
         return result
 
     def act(self, args):

@@ -43,7 +43,9 @@ def run_script(action, task_vars, name, parameters=None, sensitive=False):
     ``parameters`` without no_log, so Ansible.Basic echoes them in ``invocation.module_args`` of the result
     whatever the task's no_log, and the exec wrapper parses them with cmdlets that PowerShell module logging
     (event 4103) records; only ciphertext may travel there. The key comes from the host's facts
-    (win_host_facts); a task run without them reads it first (one more remote operation).
+    (win_host_facts reads an existing one); without one, the first secret write of a run has the host make it (one
+    more remote operation, so that a read, a --check run or a run refused by preflight changes nothing there) and
+    keeps it as the fact kubewin_transport_key for the run's later writes.
     """
     problem = become_problem(action, task_vars)
     if problem:
@@ -51,7 +53,8 @@ def run_script(action, task_vars, name, parameters=None, sensitive=False):
     if sensitive and (parameters or {}).get("Files"):
         key = sealed.transport_key(task_vars)
         if not key:
-            key = run_script(action, task_vars, "node_facts", {}).get("transport_key")
+            key = run_script(action, task_vars, "node_facts", {"MakeTransportKey": True}).get("transport_key")
+            action.kubewin_facts = dict(getattr(action, "kubewin_facts", None) or {}, kubewin_transport_key=key)
         try:
             parameters = sealed.seal_files(parameters, key)
         except sealed.SealError as e:

@@ -18,10 +18,8 @@ def join_markers(ca_cert_path=None):
     return [wp.KUBELET_CONF, wp.BOOTSTRAP_CONF, ca_cert_path or wp.CA_CERT]
 
 
-def script_parameters(extra_paths=(), ca_cert_path=None, check_mode=False):
+def script_parameters(extra_paths=(), ca_cert_path=None):
     return {"Paths": join_markers(ca_cert_path) + list(extra_paths), "Services": NODE_SERVICES,
-            # the transport key is made outside check mode only: --check changes nothing on the host
-            "MakeTransportKey": not check_mode,
             "VersionOf": [r["service"] for r in runtimes.RUNTIMES.values()],
             # containerd's effective CNI directories (its config.toml may move them).
             "ConfigDumpOf": ["containerd"], "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG,

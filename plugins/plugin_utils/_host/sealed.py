@@ -3,7 +3,8 @@
 """Secrets sealed to one Windows host's transport key, so that module arguments, PowerShell module logging
 (event 4103), transcripts and -vvvvv carry only ciphertext.
 
-The host's node_facts read makes the key: an RSA key in the machine key store (container
+The host's node_facts script makes the key when the first secret write of a run asks for it (MakeTransportKey; every
+facts read returns an existing one): an RSA key in the machine key store (container
 ``kubewin.nodes-transport``, not exportable, SYSTEM and Administrators only) and returns its public half
 (``RSA.ToXmlString(false)``). The controller seals each secret with a hybrid scheme that Windows PowerShell
 5.1 on .NET Framework 4.x can open with members that framework has (Microsoft Learn, .NET Framework 4.8):
@@ -88,7 +89,10 @@ def seal_files(parameters, key_xml):
 
 
 def transport_key(task_vars):
-    """The host's transport key from its kubewin_host facts (win_host_facts), or None."""
+    """The host's transport key: the one a secret write of this run had the host make (kubewin_transport_key), or the
+    one its kubewin_host facts found (win_host_facts); None when neither."""
+    if (task_vars or {}).get("kubewin_transport_key"):
+        return task_vars["kubewin_transport_key"]
     for facts in ((task_vars or {}).get("kubewin_host"), ((task_vars or {}).get("ansible_facts") or {}).get(
             "kubewin_host")):
         if isinstance(facts, dict) and facts.get("transport_key"):

@@ -13,9 +13,10 @@
 # machine_path: the machine-scope Path, expanded (what a process started after a reboot or a new logon sees).
 # transport_key: RSA.ToXmlString($false) of the key secrets are sealed to (plugin_utils/_host/sealed.py): RSA
 # 2048 in the machine key store, container kubewin.nodes-transport, not exportable, owner Administrators and
-# access SYSTEM and Administrators only (CspParameters.CryptoKeySecurity); made on the first read outside check
-# mode (MakeTransportKey; in check mode it is null until a run made it, and nothing is sealed then). A container of
-# that name made by anyone else (another owner) or exportable is refused: its maker could open what is sealed to it.
+# access SYSTEM and Administrators only (CspParameters.CryptoKeySecurity); null until a run that sends a secret made
+# it (MakeTransportKey, asked for by that run's first secret write only: a read, a --check run or a run refused by
+# preflight changes nothing on the host). A container of that name made by anyone else (another owner) or exportable
+# is refused: its maker could open what is sealed to it.
 [CmdletBinding(SupportsShouldProcess)]
 param(
     [string[]]$Paths = @(),
@@ -26,7 +27,7 @@ param(
     [string[]]$CniConfDirs = @(),
     [string]$ConfDirPattern = '',
     [string]$DockerConfDirPattern = '',
-    [bool]$MakeTransportKey = $true
+    [bool]$MakeTransportKey = $false
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false

@@ -122,8 +122,19 @@ def test_without_the_hosts_facts_its_transport_key_is_read_first(make_action, ho
                          host)
     result = action.run(task_vars={})
     assert result["changed"] and host.names() == ["files_state", "node_facts", "node_sync"]
+    # the host makes the key only now, for a secret write (a read or a refused run makes none), and the run keeps it
+    assert calls[1] == {"MakeTransportKey": True}
+    assert result["ansible_facts"]["kubewin_transport_key"] == host_key[1]
     token = [f for f in calls[2]["Files"] if f["path"] == TOKENS["flanneld"]][0]
     assert SECRET not in repr(host.calls) and _open_sealed(host_key[0], token["content"]) == SECRET.encode()
+
+
+def test_a_key_made_by_an_earlier_write_of_the_run_is_used_without_a_read(make_action, host_key):
+    host, calls = _files_host({}, facts={"transport_key": host_key[1]})
+    action = make_action(FilesAction, {"credentials": _creds(tokens={"flanneld": SECRET}, state=_synced_state())},
+                         host)
+    result = action.run(task_vars={"kubewin_host": {"transport_key": None}, "kubewin_transport_key": host_key[1]})
+    assert result["changed"] and host.names() == ["files_state", "node_sync"]
 
 
 def test_a_host_without_a_usable_transport_key_gets_no_secret(make_action):

@@ -115,7 +115,6 @@ def test_the_transport_key_is_in_the_facts_for_sealing():
     assert sealed.transport_key({}) is None
 
 
-def test_check_mode_makes_no_transport_key():
-    """--check changes nothing on the host: the facts read makes the key secrets are sealed to only in a real run."""
-    assert nf.script_parameters()["MakeTransportKey"] is True
-    assert nf.script_parameters(check_mode=True)["MakeTransportKey"] is False
+def test_the_facts_read_never_makes_the_transport_key():
+    """A read changes nothing on the host: the key secrets are sealed to is made by the first secret write."""
+    assert "MakeTransportKey" not in nf.script_parameters()
