@@ -32,21 +32,24 @@ def write_file(sc, host, win_path, text):
         f.write(text)
 
 
-def test_a_cni_config_containerd_cannot_load_keeps_the_node_not_ready_and_the_wait_says_why(tmp_path, api):
+def test_a_cni_config_containerd_cannot_load_makes_the_node_not_ready_and_preflight_names_it(tmp_path, api):
     """containerd loads only the first file of its conf dir (go-cni, max_conf_num 1): a leftover that is not a
-    network config sorts before 10-flannel.conf, so no network loads and the kubelet reports NotReady."""
+    network config sorts before 10-flannel.conf, so no network loads and the kubelet reports NotReady; preflight
+    names the file before anything changes (realnode.md F4), and once it is gone the node is Ready again."""
     core_api, _ = api
     sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="nr-{{ inventory_hostname }}",
                            kubewin_ready_timeout=20)
-    write_file(sc, "win-1", CONF_DIR + "\\00-leftover.conf", "")
     rc, doc, text = sc.run("scale_up.yml")
-    messages = "\n".join(scenario.failures(doc))
-    assert rc != 0, text[-3000:]
-    assert "Node nr-win-1 did not become Ready" in messages and "cni plugin not initialized" in messages, messages
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    write_file(sc, "win-1", CONF_DIR + "\\00-leftover.conf", "")
+    operation(sc, "win-1")
     ready = ready_condition(core_api, "nr-win-1")
     assert (ready.status, ready.reason, ready.message) == ("False", "KubeletNotReady", CNI_NOT_INITIALIZED)
+    rc, doc, text = sc.run("scale_up.yml")
+    messages = "\n".join(scenario.failures(doc))
+    assert rc != 0 and "00-leftover.conf sorts before 10-flannel.conf" in messages, messages
 
-    # the leftover goes: the next operation on the host reports Ready, and a re-run finishes the join
+    # the leftover goes: the next operation on the host reports Ready, and a re-run passes
     os.remove(core.Host(sc.root, "win-1").local_path(CONF_DIR + "\\00-leftover.conf"))
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]

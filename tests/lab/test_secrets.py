@@ -543,7 +543,8 @@ def test_a_node_bound_token_dies_with_its_node(tmp_path, api):
     class Module(object):
         check_mode = False
         params = {"node_name": name, "namespaces": {}, "expiration_seconds": 3600, "renew_fraction": 0.5,
-                  "token_files_sha512": {}, "shared_secrets": [], "state": "present"}
+                  "token_files_sha512": {}, "shared_secrets": [], "state": "present",
+                  "allow_long_expiration": False, "require_binding": True}
         warnings = []
 
         def warn(self, text):
@@ -588,7 +589,8 @@ def test_a_token_file_others_could_read_is_revoked_on_renewal(tmp_path, api):
     class Module(object):
         check_mode = False
         params = {"node_name": name, "namespaces": {}, "expiration_seconds": 3600, "renew_fraction": 0.5,
-                  "token_files_sha512": {}, "shared_secrets": [], "state": "present"}
+                  "token_files_sha512": {}, "shared_secrets": [], "state": "present",
+                  "allow_long_expiration": False, "require_binding": True}
         warnings = []
 
         def warn(self, text):
