@@ -194,7 +194,7 @@ def test_node_tag_puts_back_the_kubelet_firewall_rule_and_runs_nothing_of_the_ne
     assert ran(doc) - NODE <= DISCOVER | PREFLIGHT | FINALIZE, ran(doc) - NODE
     assert "kubewin.nodes.control_plane : Wait for each Windows node to be Ready" in ran(doc)
     assert changed_names(doc) == {"kubewin.nodes.node : Allow inbound TCP 10250 to the kubelet (API server -> "
-                                  "kubelet, all profiles)"}, changed_names(doc)
+                                  "kubelet, all profiles, from kubewin_firewall_remote_addresses)"}, changed_names(doc)
     assert normalized(joined.dump("win-1")) == normalized(before)
     assert scenario_ready(core, "tag-win-1")
 

@@ -101,7 +101,8 @@ def test_node_facts_read_the_host_in_one_operation(lab):
     assert node["runtimes"]["containerd"] == {"service_exists": True, "service_status": "Running",
                                               "pipe_exists": True, "version": "2.3.5"}
     assert not node["runtimes"]["docker"]["service_exists"] and not node["runtimes"]["docker"]["pipe_exists"]
-    assert [(a["name"], a["ipv4"]) for a in node["adapters"]] == [("Ethernet", ["10.0.0.11"])]
+    # each address with its prefix length (the node's subnet: realnode F8)
+    assert [(a["name"], a["ipv4"]) for a in node["adapters"]] == [("Ethernet", ["10.0.0.11/24"])]
     assert node["join_state"] == "fresh" and node["services"]["kubelet"] == {"exists": False, "status": None}
     assert node["paths"]["C:\\Windows\\System32"] is True and node["paths"]["D:\\nothing"] is False
     # an interrupted join, and an HNS network that moved the address to the vSwitch's host vNIC
@@ -114,7 +115,7 @@ def test_node_facts_read_the_host_in_one_operation(lab):
     node = one(res, "facts")["ansible_facts"]["kubewin_host"]
     assert node["join_state"] == "partial"
     assert [(a["name"], a["ipv4"]) for a in node["adapters"]] == [("Ethernet", []),
-                                                                   ("vEthernet (Ethernet)", ["10.0.0.11"])]
+                                                                   ("vEthernet (Ethernet)", ["10.0.0.11/24"])]
 
 
 def test_node_facts_script_answer_matches_the_contract(tmp_path):
