@@ -1,7 +1,7 @@
 """Issue 20 item 2: every .NET member the lab interpreter implements exists in .NET Framework 4.x (what Windows
 PowerShell 5.1 runs on) with an argument count one of its overloads takes, so the lab never runs a script
 that calls a member or an overload only .NET (Core) has. The members come from tests/psgate/dotnet_surface.json
-(helper H3's extract of Debian's Mono 4.5 profile assemblies, the static gate's "dotnet" rule; see
+(the committed extract of Debian's Mono 4.5 profile assemblies, the static gate's "dotnet" rule; see
 tests/psgate/dotnet_surface.py); the lab's implementations are the statics of its types (TypeInfo) and the
 ``m_<name>`` methods and ``prop_<name>`` properties of its .NET objects (NetObject subclasses)."""
 
@@ -9,7 +9,6 @@ import inspect
 import json
 import os
 
-import pytest
 from winsim import core  # noqa: E402
 from winsim.ps import winhost  # noqa: E402
 from winsim.ps.builtins import _STR_METHODS  # noqa: E402
@@ -25,8 +24,6 @@ NOT_IN_SURFACE_ASSEMBLIES = ("System.Management.Automation.", "Microsoft.Managem
 
 
 def _surface():
-    if not os.path.exists(SURFACE):
-        pytest.skip("tests/psgate/dotnet_surface.json is not there (helper H3's .NET Framework extract)")
     with open(SURFACE) as f:
         return {k.lower(): v for k, v in json.load(f)["types"].items()}
 

@@ -526,12 +526,9 @@ def test_each_windows_node_has_its_own_least_privileged_renewable_credentials(tm
         assert not authenticated(token)
 
 
-def test_a_node_bound_token_dies_with_its_node(tmp_path, api):
-    """The lab's API server (v1.37) binds tokens to Node objects: deleting the Node revokes them."""
-    from ansible_collections.kubewin.nodes.plugins.modules import k8s_node_credentials as mod
-
-    core, _ = api
-    name = "nb-bound-node"
+def _credentials_module(core, mod, name):
+    """A fresh fake Node ``name`` and a stand-in AnsibleModule for k8s_node_credentials on it, with the module's own
+    defaults for every option the test does not set (kube-proxy only, one hour)."""
     try:
         core.delete_node(name)
     except ApiException as e:
@@ -542,15 +539,24 @@ def test_a_node_bound_token_dies_with_its_node(tmp_path, api):
 
     class Module(object):
         check_mode = False
-        params = {"node_name": name, "namespaces": {}, "expiration_seconds": 3600, "renew_fraction": 0.5,
-                  "token_files_sha512": {}, "shared_secrets": [], "state": "present",
-                  "allow_long_expiration": False, "require_binding": True}
+        params = dict({k: v.get("default") for k, v in mod.argument_spec().items()},
+                      node_name=name, namespaces={}, expiration_seconds=3600, renew_fraction=0.5,
+                      token_files_sha512={}, shared_secrets=[], state="present")
         warnings = []
 
         def warn(self, text):
             self.warnings.append(text)
 
-    module = Module()
+    return Module()
+
+
+def test_a_node_bound_token_dies_with_its_node(tmp_path, api):
+    """The lab's API server (v1.37) binds tokens to Node objects: deleting the Node revokes them."""
+    from ansible_collections.kubewin.nodes.plugins.modules import k8s_node_credentials as mod
+
+    core, _ = api
+    name = "nb-bound-node"
+    module = _credentials_module(core, mod, name)
     apis = mod.build_apis({"kubeconfig": scenario.ADMIN_CONF})
     try:
         result = mod.present(module, apis)
@@ -578,25 +584,7 @@ def test_a_token_file_others_could_read_is_revoked_on_renewal(tmp_path, api):
 
     core, _ = api
     name = "rv-revoke-node"
-    try:
-        core.delete_node(name)
-    except ApiException as e:
-        if e.status != 404:
-            raise
-    core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {
-        "name": name, "annotations": {"kwok.x-k8s.io/node": "fake"}}})
-
-    class Module(object):
-        check_mode = False
-        params = {"node_name": name, "namespaces": {}, "expiration_seconds": 3600, "renew_fraction": 0.5,
-                  "token_files_sha512": {}, "shared_secrets": [], "state": "present",
-                  "allow_long_expiration": False, "require_binding": True}
-        warnings = []
-
-        def warn(self, text):
-            self.warnings.append(text)
-
-    module = Module()
+    module = _credentials_module(core, mod, name)
     apis = mod.build_apis({"kubeconfig": scenario.ADMIN_CONF})
     try:
         old = mod.present(module, apis)["tokens"]["kube-proxy"]

@@ -291,7 +291,7 @@ def chosen_adapter(adapters, adapter_name, node_ips):
 
 # Windows Server 2025's overlay (vxlan) data path is fixed only by the October 2025 cumulative update: SIG Windows,
 # relayed in rancher/rancher issue #50915 (2025-09-03): "Windows Server 2025 networking fix ... only impacting overlay
-# networking mode. Targeted to release with 10B (oct 2025 patches)" (/work/shared/audits/realnode.md F5). 10B is
+# networking mode. Targeted to release with 10B (oct 2025 patches)" (the project's review realnode.md, F5). 10B is
 # KB5066835 of 2025-10-14, OS build 26100.6899 (Microsoft's release notes for that KB). host-gw is not affected.
 WS2025_BUILD = 26100
 WS2025_OVERLAY_KB = "KB5066835"
@@ -302,7 +302,7 @@ _BUILD_UBR = re.compile(r"^10\.0\.(\d+)\.(\d+)$")
 # Windows Server 2019 (17763) and vxlan: flannel v0.26.7 pkg/backend/vxlan/device_windows.go (lines 159-177) asks HNS
 # for the HostRoute policy, which needs Windows build 18321 or later, and on 17763 only logs "Could not apply
 # HostRoute policy ... requires Windows 18321" and goes on: the node joins, but pods cannot reach their own node
-# over the overlay (/work/shared/audits/realnode.md F7). host-gw does not use that policy.
+# over the overlay (the project's review realnode.md, F7). host-gw does not use that policy.
 WS2019_BUILD = 17763
 HOSTROUTE_MIN_BUILD = 18321
 
