@@ -60,9 +60,13 @@ def lab_vars(**overrides):
 class Scenario(object):
     """N simulated Windows hosts in an inventory with the lab control plane as kube_control_plane."""
 
-    def __init__(self, root, nodes=2, profile="ws2022-containerd", second_adapter=None, **variables):
+    def __init__(self, root, nodes=2, profile="ws2022-containerd", second_adapter=None, profiles=None,
+                 host_vars=None, **variables):
+        """profiles: {host: profile} for hosts that differ from ``profile``; host_vars: {host: {var: value}}
+        (inventory host variables, above the group_vars/all that ``variables`` go to); second_adapter: one
+        adapter name for every host or {host: name} (make_inventory.build)."""
         self.root = make_inventory.build(str(root), nodes=nodes, profile=profile, python=sys.executable,
-                                         second_adapter=second_adapter)
+                                         second_adapter=second_adapter, profiles=profiles, host_vars=host_vars)
         self.hosts = ["win-%d" % (i + 1) for i in range(nodes)]
         self.set_vars(**variables)
         if "{{ inventory_hostname }}" in variables.get("kubewin_node_name", ""):
@@ -85,6 +89,14 @@ class Scenario(object):
         os.makedirs(group_vars, exist_ok=True)
         with open(os.path.join(group_vars, "all.yml"), "w") as f:
             json.dump(lab_vars(**variables), f, indent=2)  # JSON is YAML
+
+    def set_host_vars(self, host, **variables):
+        """Replace a host's variables file (inventory host_vars/<host>.yml, above group_vars and the
+        inventory's host entries); a value None leaves the variable out."""
+        host_vars = os.path.join(self.root, "host_vars")
+        os.makedirs(host_vars, exist_ok=True)
+        with open(os.path.join(host_vars, host + ".yml"), "w") as f:
+            json.dump({k: v for k, v in variables.items() if v is not None}, f, indent=2)
 
     def run(self, playbook="scale_up.yml", *args, timeout=900, callback="ansible.builtin.json"):
         """ansible-playbook with the JSON callback (or another: doc is then None); returns (rc, doc, text of

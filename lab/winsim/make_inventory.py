@@ -28,24 +28,49 @@ def write_settings(root, lab_cache=None):
         json.dump({"lab_cache": lab_cache, "discovery_timeout": 60, "csr_timeout": 60}, f, indent=1)
 
 
+def _per_host(name, value, hosts):
+    """A per-host setting: a dict {host: value} (hosts left out get nothing), or one value for every host."""
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(hosts))
+        if unknown:
+            raise ValueError("%s names hosts the inventory does not have: %s (hosts: %s)"
+                             % (name, ", ".join(unknown), ", ".join(hosts)))
+        return dict(value)
+    return {h: value for h in hosts} if value else {}
+
+
 def build(root, nodes=1, profile="ws2022-containerd", python=None, prefix="win", lab_cache=None,
-          extra_vars=None, second_adapter=None):
+          extra_vars=None, second_adapter=None, profiles=None, host_vars=None):
+    """profile: every host's profile, unless ``profiles`` ({host: profile}) names another for a host.
+    second_adapter: the name of a second adapter on every host, or {host: name} for some hosts only.
+    host_vars: {host: {variable: value}} written into the inventory's host entries (above group_vars/all);
+    "localhost" (kube_control_plane) may be named too."""
     root = os.path.abspath(root)
     os.makedirs(root, exist_ok=True)
     python = python or sys.executable
+    if nodes > 245:  # 10.0.0.(10+i) and the MAC's last byte %02X of 10+i
+        raise ValueError("at most 245 simulated hosts (addresses 10.0.0.11-255), not %d" % nodes)
+    names = ["%s-%d" % (prefix, i) for i in range(1, nodes + 1)]
+    profiles = _per_host("profiles", profiles, names)
+    adapters2 = _per_host("second_adapter", second_adapter, names)
+    host_vars = _per_host("host_vars", host_vars, names + ["localhost"])
+    unknown = sorted((set(profiles.values()) | {profile}) - set(core.winsim_host.PROFILES))
+    if unknown:
+        raise ValueError("unknown profile %s (winsim_host.PROFILES: %s)"
+                         % (", ".join(unknown), ", ".join(sorted(core.winsim_host.PROFILES))))
     write_settings(root, lab_cache)
     win_hosts = {}
-    for i in range(1, nodes + 1):
-        name = "%s-%d" % (prefix, i)
+    for i, name in enumerate(names, 1):
         adapters = [{"name": "Ethernet", "ip": "10.0.0.%d" % (10 + i), "prefix": 24,
                      "mac": "00-15-5D-00-00-%02X" % (10 + i), "gateway": "10.0.0.1"}]
-        if second_adapter:  # a second network (e.g. storage) whose adapter carries the node's traffic
-            adapters.append({"name": second_adapter, "ip": "10.50.0.%d" % (10 + i), "prefix": 24,
+        if adapters2.get(name):  # a second network (e.g. storage) whose adapter carries the node's traffic
+            adapters.append({"name": adapters2[name], "ip": "10.50.0.%d" % (10 + i), "prefix": 24,
                              "mac": "00-15-5D-00-01-%02X" % (10 + i)})
-        core.create_host(root, name, profile=profile, adapters=adapters)
-        win_hosts[name] = {"ansible_host": adapters[0]["ip"]}
+        core.create_host(root, name, profile=profiles.get(name, profile), adapters=adapters)
+        win_hosts[name] = dict(host_vars.get(name) or {}, ansible_host=adapters[0]["ip"])
     # ip: kubespray's per-host address (its main_ip), where the lab's API server listens.
-    control = {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": python, "ip": "127.0.0.1"}}
+    control = {"localhost": dict(host_vars.get("localhost") or {}, ansible_connection="local",
+                                 ansible_python_interpreter=python, ip="127.0.0.1")}
     inventory = {"all": {
         "vars": dict(extra_vars or {}),
         "children": {
