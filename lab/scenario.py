@@ -120,6 +120,10 @@ class Scenario(object):
         """Module executions on the host (remote operations), in order."""
         return core.ops(self.root, host)
 
+    def ops_detailed(self, host):
+        """(time, module, script id or None) per module execution on the host, in order (core.ops_detailed)."""
+        return core.ops_detailed(self.root, host)
+
     def reset_ops(self, host):
         core.reset_ops(self.root, host)
 

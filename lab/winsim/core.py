@@ -128,6 +128,21 @@ def ops(root, name):
         return [line.split()[1] for line in f if line.strip()]
 
 
+def ops_detailed(root, name):
+    """Module executions on a host, in order, as (time, module, script id or None): the script id is that of the
+    kubewin.nodes script a win_powershell (or batch) execution ran (the connection's ops.log third column)."""
+    path = os.path.join(root, "hosts", name, "ops.log")
+    if not os.path.exists(path):
+        return []
+    out = []
+    with open(path) as f:
+        for line in f:
+            cols = line.split()
+            if cols:
+                out.append((float(cols[0]), cols[1], cols[2] if len(cols) > 2 else None))
+    return out
+
+
 def command_lines(root, name):
     """Every process command line the host started (winsim's stand-in for event 4688 with command lines)."""
     path = os.path.join(root, "hosts", name, "processes.log")

@@ -44,5 +44,8 @@ class Lab(object):
     def ops(self, host="win-1"):
         return core.ops(self.root, host)
 
+    def ops_detailed(self, host="win-1"):
+        return core.ops_detailed(self.root, host)
+
     def reset_ops(self, host="win-1"):
         core.reset_ops(self.root, host)

@@ -8,7 +8,10 @@ description:
   - A local connection that resolves modules like a Windows connection does (C(.ps1) first, so
     C(setup), C(slurp), C(stat) map to their C(ansible.windows) counterparts), always pipelines them,
     and runs them on the controller with the simulated host's identity and state directory.
-  - Every module execution is appended to C(<root>/hosts/<host>/ops.log). Modules that are not
+  - Every module execution is appended to C(<root>/hosts/<host>/ops.log) as C(<time> <module> [<script id>]),
+    the script id being that of the kubewin.nodes script the module runs (the id in its header line), e.g.
+    C(win_powershell node_facts); several distinct ids in one payload are logged as C(batch:<id>,<id>).
+  - Modules that are not
     C(ansible.windows) or C(community.windows) stand-ins, and raw commands, fail as they would not run on
     Windows either.
 options:
@@ -35,12 +38,23 @@ from ansible.plugins.connection.local import Connection as LocalConnection  # no
 # The AnsiballZ wrapper names the module it runs in plain text.
 _MODULE_FQN = re.compile(r"ansible_collections\.([a-z0-9_]+)\.([a-z0-9_]+)\.plugins\.modules\.([a-z0-9_]+)"
                          r"|ansible\.(?:modules|legacy)\.([a-z0-9_]+)")
+# A kubewin.nodes script's header line (winsim_scripts.HEADER_PREFIX) inside the payload: the module arguments are
+# embedded as repr(json.dumps(...)) by ansible-core 2.18 and 2.19 alike, which leaves this text as it is.
+_SCRIPT_ID = re.compile(r"# kubewin\.nodes script: ([A-Za-z0-9_]+)")
 ALLOWED_COLLECTIONS = {("ansible", "windows"), ("community", "windows")}
 # What Ansible itself runs through the shell around modules (temporary directories, home lookup).
 # lab/winsim: the lab's PowerShell interpreter (package ``ps``) that the win_powershell stand-in runs.
 _LAB_LIB = os.path.abspath(os.path.join(os.path.dirname(__file__), *[".."] * 6))
 _HOUSEKEEPING = re.compile(r"^\s*(?:/bin/sh -c )?'?\s*"
                            r"(?:\( umask 77 && mkdir -p|echo ~|rm -f -r |chmod |test -e |setfacl |chown )")
+
+
+def _script_column(text):
+    """' <id>' of the kubewin.nodes script a payload carries, ' batch:<id>,<id>' for several, '' for none."""
+    ids = list(dict.fromkeys(_SCRIPT_ID.findall(text)))
+    if not ids:
+        return ""
+    return " " + (ids[0] if len(ids) == 1 else "batch:" + ",".join(ids))
 
 
 class Connection(LocalConnection):
@@ -100,7 +114,7 @@ class Connection(LocalConnection):
             raise AnsibleConnectionFailure("winsim: no simulated host state in %s (run make_inventory)" % hostdir)
         self._check_network(root, host, m.group(3))
         with open(os.path.join(hostdir, "ops.log"), "a") as log:
-            log.write("%.3f %s\n" % (time.time(), m.group(3)))
+            log.write("%.3f %s%s\n" % (time.time(), m.group(3), _script_column(text)))
         env = "KUBEWIN_SIM_HOST=%s KUBEWIN_SIM_ROOT=%s KUBEWIN_SIM_LIB=%s " % (
             shlex.quote(host), shlex.quote(root), shlex.quote(_LAB_LIB))
         return super(Connection, self).exec_command(env + cmd, in_data=in_data, sudoable=sudoable)
