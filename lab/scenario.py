@@ -127,6 +127,13 @@ class Scenario(object):
     def reset_ops(self, host):
         core.reset_ops(self.root, host)
 
+    def control_plane_ops(self):
+        """(time, module) per module execution on kube_control_plane (core.control_plane_ops)."""
+        return core.control_plane_ops(self.root)
+
+    def reset_control_plane_ops(self):
+        core.reset_control_plane_ops(self.root)
+
 
 def failures(doc):
     """'host: task: msg' for every failed task result (with a loop's failed items), for assertion messages."""

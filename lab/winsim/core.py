@@ -143,6 +143,22 @@ def ops_detailed(root, name):
     return out
 
 
+def control_plane_ops(root):
+    """(time, module) per module execution on the control-plane host, in order (the counted_local connection's
+    ROOT/control-plane.log): every Python start there, delegated tasks and loop items included."""
+    path = os.path.join(root, "control-plane.log")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [(float(t), m) for t, m in (line.split() for line in f if line.strip())]
+
+
+def reset_control_plane_ops(root):
+    path = os.path.join(root, "control-plane.log")
+    if os.path.exists(path):
+        os.remove(path)
+
+
 def command_lines(root, name):
     """Every process command line the host started (winsim's stand-in for event 4688 with command lines)."""
     path = os.path.join(root, "hosts", name, "processes.log")

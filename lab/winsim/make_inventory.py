@@ -69,8 +69,11 @@ def build(root, nodes=1, profile="ws2022-containerd", python=None, prefix="win",
         core.create_host(root, name, profile=profiles.get(name, profile), adapters=adapters)
         win_hosts[name] = dict(host_vars.get(name) or {}, ansible_host=adapters[0]["ip"])
     # ip: kubespray's per-host address (its main_ip), where the lab's API server listens.
-    control = {"localhost": dict(host_vars.get("localhost") or {}, ansible_connection="local",
-                                 ansible_python_interpreter=python, ip="127.0.0.1")}
+    # counted_local: ansible's local connection that also logs each module execution to ROOT/control-plane.log
+    # (core.control_plane_ops; the control-plane budgets of `make bench` and test_scale_up).
+    control = {"localhost": dict(host_vars.get("localhost") or {},
+                                 ansible_connection="kubewin_lab.winsim.counted_local",
+                                 ansible_python_interpreter=python, ip="127.0.0.1", winsim_root=root)}
     inventory = {"all": {
         "vars": dict(extra_vars or {}),
         "children": {
