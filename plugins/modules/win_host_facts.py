@@ -65,7 +65,8 @@ ansible_facts:
         - The node as seen by kubewin.nodes.
         - C(machine_path) is the machine-scope Path; C(kubeadm_path) the Path C(kubeadm join) and
           C(kubeadm upgrade node) run with (the install directory first, since their preflight runs C(kubelet --version)
-          through a Path lookup); C(cri_endpoints) where the kubelet and kubeadm reach each runtime.
+          through a Path lookup); C(install_dir_on_path) whether C(C:\k) is on that machine Path (compared as
+          M(ansible.windows.win_path) compares); C(cri_endpoints) where the kubelet and kubeadm reach each runtime.
         - C(cni) holds, per runtime, the directories it reads CNI configuration (C(conf_dir)) and plugins
           (C(bin_dir)) from, with C(source), or C(error) when unknown (containerd's from
           C(containerd.exe config dump), cri-dockerd's from its service command line), C(conf_files) (the file
@@ -77,7 +78,7 @@ ansible_facts:
                "runtimes": {"containerd": {"service_exists": true, "service_status": "Running", "pipe_exists": true,
                                            "version": "1.7.20"}},
                "adapters": [{"name": "Ethernet0", "ipv4": ["192.0.2.10/24"]}],
-               "machine_path": "C:\\Windows\\system32;C:\\Windows;C:\\k",
+               "machine_path": "C:\\Windows\\system32;C:\\Windows;C:\\k", "install_dir_on_path": true,
                "kubeadm_path": "C:\\k;C:\\Windows\\system32;C:\\Windows",
                "cri_endpoints": {"containerd": "npipe:////./pipe/containerd-containerd",
                                  "docker": "npipe:////./pipe/cri-dockerd"},

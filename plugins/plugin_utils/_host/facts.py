@@ -51,6 +51,15 @@ def kubeadm_process_path(machine_path, install_dir=wp.INSTALL_DIR):
     return ";".join([install_dir] + rest)
 
 
+def path_has(machine_path, element=wp.INSTALL_DIR):
+    """Whether ``element`` is on the Path, compared as ansible.windows.win_path compares (its
+    Get-IndexOfPathElement: quotes and backslashes trimmed at both ends, then -ieq). The roles skip win_path when
+    this already answers what they want (issue 22: no remote operation for a Path in its desired state)."""
+    def key(text):
+        return text.strip('"').strip("\\").lower()
+    return any(key(p) == key(element) for p in (machine_path or "").split(";") if p)
+
+
 def join_state(paths, ca_cert_path=None):
     """joined: kubelet.conf exists (TLS bootstrap finished). partial: an interrupted join left
     bootstrap files behind, which kubeadm's preflight refuses; reset before joining again."""
@@ -103,6 +112,8 @@ def node_facts(answer, ca_cert_path=None):
         "paths": dict(answer.get("paths") or {}),
         "join_state": join_state(answer.get("paths") or {}, ca_cert_path),
         "machine_path": answer.get("machine_path") or "",
+        # the install directory is on the machine Path (what the node role's win_path puts there, reset removes)
+        "install_dir_on_path": path_has(answer.get("machine_path") or ""),
         # the Path kubeadm join / upgrade node run with (the install directory first)
         "kubeadm_path": kubeadm_process_path(answer.get("machine_path") or ""),
         # Where each runtime reads CNI configuration and plugins: {bin_dir, conf_dir, source} or {error}.

@@ -118,3 +118,11 @@ def test_the_transport_key_is_in_the_facts_for_sealing():
 def test_the_facts_read_never_makes_the_transport_key():
     """A read changes nothing on the host: the key secrets are sealed to is made by the first secret write."""
     assert "MakeTransportKey" not in nf.script_parameters()
+
+
+def test_install_dir_on_path_compares_as_win_path_does():
+    # ansible.windows win_path.ps1 Get-IndexOfPathElement: Trim('"').Trim('\') at both ends, then -ieq
+    for machine in ("C:\\Windows;C:\\k", "C:\\Windows;c:\\K\\", 'C:\\Windows;"C:\\k"', "C:\\k;C:\\Windows"):
+        assert nf.node_facts({"machine_path": machine})["install_dir_on_path"] is True, machine
+    for machine in ("", "C:\\Windows", "C:\\k\\bin;C:\\kube", " C:\\k;C:\\Windows", "%SystemDrive%\\k"):
+        assert nf.node_facts({"machine_path": machine})["install_dir_on_path"] is False, machine
