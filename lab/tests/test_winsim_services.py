@@ -1,7 +1,7 @@
 """The simulated Service Control Manager, NSSM and the service cmdlets as Windows has them (issue 20, findings
 N5 and N6 of shared/audits/powershell-2.md): Set-Service / New-Service parameter validation from PowerShell's
 Service.cs, and NSSM's restart and throttle behaviour from its source (service.cpp), seen by the collection's own
-service_apply and service_watch scripts run through the lab's interpreter. No control plane needed."""
+service_apply script (and the last service_watch script) run through the lab's interpreter. No control plane needed."""
 
 import os
 import subprocess
@@ -110,11 +110,17 @@ def _nssm_service(host, name="demo", exit_after=None, **settings):
     return reply
 
 
+# The last text of the service_watch script: its loop now runs inside service_apply, in the call that starts the
+# service (issue 22; lab/tests/test_service_apply_watch.py runs that one), so the NSSM model is watched with this.
+WATCH_REV = "b11b539"
+
+
 def _watch(host, text=None, child="kube-proxy.exe", name="demo", seconds=20):
     params = {"Name": name, "Seconds": seconds, "IntervalMs": 1000, "Child": child, "LogFiles": [], "TailLines": 5}
     with host.open():
         if text is None:
-            answer = run_ps(host, "service_watch", params, False)
+            answer = execute(host, _script_at(WATCH_REV, "service_watch"), "service_watch", params,
+                             error_action="Stop")
         else:  # an older text has no Child parameter
             params.pop("Child")
             answer = execute(host, text, "service_watch", params, error_action="Stop")

@@ -37,16 +37,15 @@ class FakeScm:
     def __init__(self, flags_env=None):
         self.services = {}
         self.flags_env = flags_env
-        # what service_watch reports after a start (None: the service stays Running, one process)
+        # what the watch of a start reports (None: the service stays Running, one process)
         self.watch_answer = None
-        self.host = RemoteHost({"service_state": self.state, "service_apply": self.apply,
-                                "service_watch": self.watch})
+        self.host = RemoteHost({"service_state": self.state, "service_apply": self.apply})
 
     def watch(self, params):
         if self.watch_answer is not None:
             return self.watch_answer
         status = (self.services.get(params["Name"]) or {}).get("status")
-        # the wrapped program the watch samples too (service_watch's Child): one process all along
+        # the wrapped program the watch samples too (service_apply's WatchChild): one process all along
         child = 4300 if params.get("Child") else 0
         return {"samples": [{"ms": ms, "status": status, "pid": 4242, "child": child}
                             for ms in range(0, params["Seconds"] * 1000 + 1, params["IntervalMs"])],
@@ -86,4 +85,10 @@ class FakeScm:
             svc["restarts"] = svc.get("restarts", 0) + 1
         elif p["Run"] == "stop":
             svc["status"] = "Stopped"
-        return {"status": svc["status"]}
+        reply = {"status": svc["status"]}
+        if p["Run"] in ("start", "restart") and p.get("WatchSeconds", 0) > 0:
+            # service_apply watches what it started in the same call (its Watch* parameters)
+            reply["watch"] = self.watch({"Name": p["Name"], "Seconds": p["WatchSeconds"],
+                                         "IntervalMs": p["WatchIntervalMs"], "Child": p["WatchChild"],
+                                         "LogFiles": p["WatchLogFiles"], "TailLines": p["WatchTailLines"]})
+        return reply

@@ -18,7 +18,8 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
     """Read the service, let ``build_desired(answer)`` return (desired, warnings), apply the plan.
 
     A service the task starts is then watched for ``watch_seconds`` (service_logs: the programs
-    report Running before they check their inputs); ``log_files`` are where its own words are.
+    report Running before they check their inputs), in the same service_apply call that starts it;
+    ``log_files`` are where its own words are.
     Returns the task result fields. Raises whatever build_desired or the remote calls raise.
     """
     answer = run_script(action, task_vars, "service_state", {"Name": name, "FlagsFile": flags_file})
@@ -27,25 +28,23 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
     status = answer.get("status") if answer.get("exists") else "Absent"
     if plan["changed"] and not action._task.check_mode:
         log_files = [p for p in log_files if p]
+        started = plan["run"] in ("start", "restart")
+        # A service this task starts is watched in the same call (service_apply): also when it is not Running
+        # then (NSSM pauses a service whose program keeps exiting), the watch's samples and log tails say why.
+        watch = int(watch_seconds) if started and watch_seconds > 0 else 0
+        child = sl.wrapped_program(ws.split_windows_command_line(desired.get("command_line") or ""),
+                                   desired.get("parameters")) if watch else ""
         try:
-            reply = _apply(action, task_vars, name, plan, desired)
+            reply = _apply(action, task_vars, name, plan, desired, (watch, child, log_files))
         except RemoteScriptError as e:
-            if plan["run"] not in ("start", "restart"):
+            if not started:
                 raise
             # Start-Service throws when the program exits before reporting Running (1053, 1067)
             hint = sl.log_hint(name, log_files[0] if log_files else None)
             raise RemoteScriptError("%s. %s." % (str(e).rstrip(". "), hint)) from None
         status = reply.get("status", status)
-        started = plan["run"] in ("start", "restart")
-        if started and watch_seconds > 0:
-            # Also when it is not Running now (NSSM pauses a service whose program keeps exiting): the
-            # watch's samples and log tails say why.
-            child = sl.wrapped_program(ws.split_windows_command_line(desired.get("command_line") or ""),
-                                       desired.get("parameters"))
-            watched = run_script(action, task_vars, "service_watch", {
-                "Name": name, "Seconds": int(watch_seconds), "IntervalMs": sl.WATCH_INTERVAL_MS, "Child": child,
-                "LogFiles": list(log_files), "TailLines": sl.LOG_TAIL_LINES})
-            failure = sl.judge_watch(name, watched, list(log_files), child)
+        if watch:
+            failure = sl.judge_watch(name, reply.get("watch") or {}, list(log_files), child)
             if failure:
                 raise ServiceNotRunning(failure)
         if started and status != "Running":
@@ -62,8 +61,10 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
     return result
 
 
-def _apply(action, task_vars, name, plan, desired):
-    """One service_apply call carrying the plan (one remote write)."""
+def _apply(action, task_vars, name, plan, desired, watch):
+    """One service_apply call carrying the plan and, with watch = (seconds > 0, child, log files), the watch of
+    the service it starts (one remote operation)."""
+    seconds, child, log_files = watch
     return run_script(action, task_vars, "service_apply", {
         "Name": name,
         "Action": plan["action"],
@@ -77,4 +78,9 @@ def _apply(action, task_vars, name, plan, desired):
         "Parameters": desired.get("parameters", {}),
         "ParameterTypes": ws.parameter_types(desired.get("parameters", {})),
         "Run": plan["run"],
+        "WatchSeconds": seconds,
+        "WatchIntervalMs": sl.WATCH_INTERVAL_MS,
+        "WatchChild": child,
+        "WatchLogFiles": list(log_files),
+        "WatchTailLines": sl.LOG_TAIL_LINES,
     })

@@ -101,7 +101,7 @@ def wrapped_program(command_line_argv, parameters):
 
 
 def judge_watch(name, answer, log_paths, child=""):
-    """Decide from what the service_watch script saw whether the started service stayed up.
+    """Decide from what the start-up watch (service_apply's watch) saw whether the started service stayed up.
 
     ``answer``: {samples: [{ms, status, pid, child}], exit_code, service_exit_code, log_tail: {path:
     text}}; ``child``: the wrapped program's file name the watch sampled too (wrapped_program).

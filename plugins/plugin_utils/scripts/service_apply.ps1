@@ -4,7 +4,14 @@
 # "restart/10000/..."), Environment (list of NAME=value: the service's own environment), Parameters
 # (name -> text or list: values of the service's Parameters key, as NSSM reads them), Run
 # (none|start|restart|stop). create/update set start mode automatic, then recovery actions (also on
-# non-crash failures); remove stops and deletes the service. Result: {status}.
+# non-crash failures); remove stops and deletes the service. Result: {status, restarted_dependents, watch (below)}.
+# With WatchSeconds > 0, a service this call started (Run start|restart) is then watched in the same call (issue 22:
+# the start and its watch are one remote operation; this was the script service_watch): its status and process id,
+# and the id of WatchChild (file name of the program a wrapper such as NSSM runs as a child of the service process,
+# e.g. flanneld.exe; empty: none), every WatchIntervalMs until WatchSeconds have passed. watch = {samples: [{ms,
+# status, pid, child (0: none running)}], exit_code (Win32ExitCode of the last exit), service_exit_code, log_tail:
+# {path: the last WatchTailLines lines of each of WatchLogFiles, or null when missing}}. Whether the service stayed
+# up is decided on the controller (service_logs.judge_watch).
 param(
     [Parameter(Mandatory)][string]$Name,
     [Parameter(Mandatory)][ValidateSet('create', 'update', 'remove', 'none')][string]$Action,
@@ -17,7 +24,12 @@ param(
     [string[]]$Environment = @(),
     [hashtable]$Parameters = @{},
     [hashtable]$ParameterTypes = @{},
-    [ValidateSet('none', 'start', 'restart', 'stop')][string]$Run = 'none'
+    [ValidateSet('none', 'start', 'restart', 'stop')][string]$Run = 'none',
+    [int]$WatchSeconds = 0,
+    [int]$WatchIntervalMs = 1000,
+    [string]$WatchChild = '',
+    [string[]]$WatchLogFiles = @(),
+    [int]$WatchTailLines = 20
 )
 $ErrorActionPreference = 'Stop'
 
@@ -31,13 +43,16 @@ function Invoke-Sc([string[]]$Arguments) {
     if ($code -ne 0) { throw "sc.exe $($Arguments[0]) failed with exit code ${code}: $out" }
 }
 
+# WQL strings are single-quoted with backslash escapes (Microsoft Learn, "WHERE Clause (WMI)"): the watch below.
+function ConvertTo-WqlString([string]$Text) { "'" + $Text.Replace('\', '\\').Replace("'", "\'") + "'" }
+
 if ($Action -eq 'remove') {
     $service = Get-Service -Name $Name -ErrorAction SilentlyContinue | Select-Object -First 1
     if ($service) {
         if ($service.Status -ne 'Stopped') { Stop-Service -Name $Name -Force }
         Invoke-Sc @('delete', $Name)
     }
-    $Ansible.Result = @{ status = 'Absent' }
+    $Ansible.Result = @{ status = 'Absent'; restarted_dependents = @(); watch = @{} }
     return
 }
 
@@ -104,4 +119,38 @@ if ($Run -in @('start', 'restart')) {
     Start-Service -Name $Name
     foreach ($dependent in $dependentsToStart) { Start-Service -Name $dependent }
 }
-$Ansible.Result = @{ status = (Get-Service -Name $Name).Status.ToString(); restarted_dependents = $dependentsToStart }
+$result = @{ status = (Get-Service -Name $Name).Status.ToString(); restarted_dependents = $dependentsToStart
+    watch = @{} }
+if ($Run -in @('start', 'restart') -and $WatchSeconds -gt 0) {
+    # One service is queried, not all of them enumerated at every sample.
+    $serviceFilter = 'Name=' + (ConvertTo-WqlString $Name)
+    $clock = [System.Diagnostics.Stopwatch]::StartNew()
+    $samples = [System.Collections.Generic.List[object]]::new()
+    $wmi = $null
+    while ($true) {
+        $wmi = Get-CimInstance -ClassName Win32_Service -Filter $serviceFilter
+        $childId = 0
+        if ($WatchChild -and $wmi -and $wmi.ProcessId) {
+            $childFilter = 'ParentProcessId=' + [int]$wmi.ProcessId + ' AND Name=' + (ConvertTo-WqlString $WatchChild)
+            $childProcess = @(Get-CimInstance -ClassName Win32_Process -Filter $childFilter)
+            if ($childProcess.Count -gt 0) { $childId = [int]$childProcess[0].ProcessId }
+        }
+        $samples.Add(@{ ms = [int]$clock.ElapsedMilliseconds; status = [string]$wmi.State; pid = [int]$wmi.ProcessId
+            child = $childId })
+        if ($clock.ElapsedMilliseconds -ge ($WatchSeconds * 1000)) { break }
+        Start-Sleep -Milliseconds $WatchIntervalMs
+    }
+    $tails = @{}
+    foreach ($log in $WatchLogFiles) {
+        $tails[$log] = if (Test-Path -LiteralPath $log -PathType Leaf) {
+            (Get-Content -LiteralPath $log -Tail $WatchTailLines) -join "`n"
+        } else { $null }
+    }
+    $result.watch = @{
+        samples = $samples.ToArray()
+        exit_code = $wmi.ExitCode
+        service_exit_code = $wmi.ServiceSpecificExitCode
+        log_tail = $tails
+    }
+}
+$Ansible.Result = $result

@@ -24,9 +24,10 @@ def test_a_started_service_that_stays_running_passes_after_one_watch(make_action
     scm = FakeScm()
     result = make_action(HostServiceAction, dict(PROXY), scm.host).run(task_vars={})
     assert not result.get("failed") and result["status"] == "Running"
-    assert scm.host.names() == ["service_state", "service_apply", "service_watch"]
+    # the start and its watch are one remote operation (issue 22)
+    assert scm.host.names() == ["service_state", "service_apply"]
     watch = scm.host.calls[-1][1]
-    assert watch["Seconds"] == 20 and watch["LogFiles"] == [PROXY_LOG]  # two restart periods of 10 s
+    assert watch["WatchSeconds"] == 20 and watch["WatchLogFiles"] == [PROXY_LOG]  # two restart periods of 10 s
 
 
 def test_running_then_stopped_fails_with_the_services_last_words_and_its_log(make_action):
@@ -56,15 +57,15 @@ def test_nssm_paused_names_appstderr_and_the_service_specific_code(make_action):
     result = make_action(HostServiceAction, flanneld, scm.host).run(task_vars={})
     assert result["failed"] and "went Paused" in result["msg"] and "service-specific error 3" in result["msg"]
     assert "C:\\var\\log\\kubelet\\flanneld.log is empty or missing" in result["msg"]
-    assert scm.host.calls[-1][1]["LogFiles"] == ["C:\\var\\log\\kubelet\\flanneld.log"]
+    assert scm.host.calls[-1][1]["WatchLogFiles"] == ["C:\\var\\log\\kubelet\\flanneld.log"]
 
 
 def test_watch_can_be_turned_off_and_is_skipped_without_a_start(make_action):
     scm = FakeScm()
     make_action(HostServiceAction, dict(PROXY, watch_seconds=0), scm.host).run(task_vars={})
-    assert "service_watch" not in scm.host.names()
+    assert "service_watch" not in scm.host.names() and scm.host.calls[-1][1]["WatchSeconds"] == 0
     make_action(HostServiceAction, dict(PROXY, state="present", name="other"), scm.host).run(task_vars={})
-    assert "service_watch" not in scm.host.names()
+    assert "service_watch" not in scm.host.names() and scm.host.calls[-1][1]["WatchSeconds"] == 0
 
 
 def test_kubelet_runs_under_kube_log_runner_and_a_crash_after_running_names_its_log(make_action):
@@ -111,13 +112,13 @@ def test_nssm_restarting_its_application_inside_a_running_service_is_a_failed_st
     assert result["failed"], result
     assert "its program flanneld.exe exited and NSSM started it again (process 31, then 35)" in result["msg"]
     # the watch was told which child to sample: the application's file name
-    assert scm.host.calls[-1][1]["Child"] == "flanneld.exe"
+    assert scm.host.calls[-1][1]["WatchChild"] == "flanneld.exe"
 
 
 def test_the_child_is_sampled_only_for_nssm_services(make_action):
     scm = FakeScm()
     make_action(HostServiceAction, dict(PROXY), scm.host).run(task_vars={})
-    assert scm.host.calls[-1][1]["Child"] == ""
+    assert scm.host.calls[-1][1]["WatchChild"] == ""
     assert sl.wrapped_program(["C:\\k\\NSSM.EXE"], {"application": "C:\\k\\flanneld.exe"}) == "flanneld.exe"
     assert sl.wrapped_program(["C:\\k\\kube-log-runner.exe", "C:\\k\\kube-proxy.exe"], {}) == ""
     # review R13: CreateProcess appends .exe to a name without an extension, and Win32_Process.Name carries it

@@ -65,7 +65,8 @@ def test_a_service_that_does_not_stay_running_fails_the_task(make_action):
     result = make_action(ActionModule, dict(PROXY), scm.host).run(task_vars={"inventory_hostname": "win-1"})
     assert result["failed"] and result["msg"].startswith("win_host_service on win-1: service kube-proxy was started")
     # the watch still runs: its samples and log tails say why
-    assert "then went Paused" in result["msg"] and scm.host.names()[-1] == "service_watch"
+    assert "then went Paused" in result["msg"] and scm.host.names()[-1] == "service_apply"
+    assert scm.host.calls[-1][1]["WatchSeconds"] > 0
 
 
 NSSM = {"name": "flanneld", "path": "C:\\k\\nssm.exe",
@@ -138,3 +139,4 @@ def test_an_empty_description_is_refused_before_anything_is_read_or_changed(make
     assert scm.host.calls == [] and scm.services == {}
     # a text of blanks is not empty: Windows takes it
     assert not make_action(ActionModule, dict(PROXY, description=" "), scm.host).run(task_vars={}).get("failed")
+
