@@ -60,8 +60,7 @@ class FakeScm:
 
     def apply(self, p):
         if p["Action"] == "remove":
-            self.services.pop(p["Name"], None)
-            return {"status": "Absent"}
+            return {"status": "Absent", "removed": self.services.pop(p["Name"], None) is not None}
         svc = self.services.setdefault(p["Name"], {"status": "Stopped"})
         if p["Action"] in ("create", "update"):
             actions = [(1, int(d)) for d in p["FailureActions"].split("/")[1::2]]

@@ -22,6 +22,13 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
     ``log_files`` are where its own words are.
     Returns the task result fields. Raises whatever build_desired or the remote calls raise.
     """
+    if state == "absent" and not action._task.check_mode and not action._task.diff:
+        # service_apply removes a service only if there is one and says whether there was: no read first (one
+        # remote operation; check and diff mode read, to report what would change)
+        reply = _apply(action, task_vars, name, {"action": "remove", "run": "none"}, {}, (0, "", []))
+        removed = bool(reply.get("removed"))
+        return dict(changed=removed, command_line=None, status="Absent", differences=[],
+                    definition="remove" if removed else "none", run="none")
     answer = run_script(action, task_vars, "service_state", {"Name": name, "FlagsFile": flags_file})
     desired, warnings = ({}, []) if state == "absent" else build_desired(answer)
     plan = ws.plan_service(state, desired, answer)

@@ -4,7 +4,8 @@
 # "restart/10000/..."), Environment (list of NAME=value: the service's own environment), Parameters
 # (name -> text or list: values of the service's Parameters key, as NSSM reads them), Run
 # (none|start|restart|stop). create/update set start mode automatic, then recovery actions (also on
-# non-crash failures); remove stops and deletes the service. Result: {status, restarted_dependents, watch (below)}.
+# non-crash failures); remove stops and deletes the service, if there is one. Result: {status, restarted_dependents,
+# removed (remove: whether there was a service to remove, so a removal needs no read first) and watch (below).
 # With WatchSeconds > 0, a service this call started (Run start|restart) is then watched in the same call (issue 22:
 # the start and its watch are one remote operation; this was the script service_watch): its status and process id,
 # and the id of WatchChild (file name of the program a wrapper such as NSSM runs as a child of the service process,
@@ -52,7 +53,7 @@ if ($Action -eq 'remove') {
         if ($service.Status -ne 'Stopped') { Stop-Service -Name $Name -Force }
         Invoke-Sc @('delete', $Name)
     }
-    $Ansible.Result = @{ status = 'Absent'; restarted_dependents = @(); watch = @{} }
+    $Ansible.Result = @{ status = 'Absent'; removed = [bool]$service; restarted_dependents = @(); watch = @{} }
     return
 }
 
@@ -120,7 +121,7 @@ if ($Run -in @('start', 'restart')) {
     foreach ($dependent in $dependentsToStart) { Start-Service -Name $dependent }
 }
 $result = @{ status = (Get-Service -Name $Name).Status.ToString(); restarted_dependents = $dependentsToStart
-    watch = @{} }
+    removed = $false; watch = @{} }
 if ($Run -in @('start', 'restart') -and $WatchSeconds -gt 0) {
     # One service is queried, not all of them enumerated at every sample.
     $serviceFilter = 'Name=' + (ConvertTo-WqlString $Name)

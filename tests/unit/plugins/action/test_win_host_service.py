@@ -140,3 +140,19 @@ def test_an_empty_description_is_refused_before_anything_is_read_or_changed(make
     # a text of blanks is not empty: Windows takes it
     assert not make_action(ActionModule, dict(PROXY, description=" "), scm.host).run(task_vars={}).get("failed")
 
+
+def test_removal_is_one_remote_operation_and_check_mode_only_reads(make_action):
+    """Issue 22: reset removes each service with one service_apply call (it says whether there was one to remove);
+    check and diff mode read the service instead, to report what would change without changing it."""
+    scm = FakeScm()
+    make_action(ActionModule, dict(PROXY), scm.host).run(task_vars={})
+    check = make_action(ActionModule, {"name": "kube-proxy", "state": "absent"}, scm.host, check_mode=True)
+    del scm.host.calls[:]
+    assert check.run(task_vars={})["changed"] and "kube-proxy" in scm.services
+    assert scm.host.names() == ["service_state"]
+    del scm.host.calls[:]
+    first = make_action(ActionModule, {"name": "kube-proxy", "state": "absent"}, scm.host).run(task_vars={})
+    assert first["changed"] and first["definition"] == "remove" and first["status"] == "Absent"
+    assert scm.services == {} and scm.host.names() == ["service_apply"]
+    again = make_action(ActionModule, {"name": "kube-proxy", "state": "absent"}, scm.host).run(task_vars={})
+    assert again["changed"] is False and again["definition"] == "none" and scm.host.names() == ["service_apply"] * 2
