@@ -18,6 +18,10 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.service import
 # flannel's vxlan UDP port in the network role) add 1 each to both, as win_firewall_rule always runs: 29 and 11
 # (measured 28 and 11).
 BUDGET_FRESH, BUDGET_RERUN = 29, 11
+# Control-plane module calls of this two-node run (Python starts on kube_control_plane, counted by the lab's
+# counted_local connection): a ratchet at the value measured on 2026-11-27, lowered as issue 22 lands; the issue's
+# targets are fresh <= 4 and no-op <= 2 for any number of nodes.
+BUDGET_CP_FRESH, BUDGET_CP_RERUN = 6, 3
 
 
 def node_ready(core, name):
@@ -74,6 +78,7 @@ def vxlan(tmp_path_factory, api, unpinned_daemonset):
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     sc.before_scale_up = before
     sc.fresh_ops = {h: ops_count(sc, h) for h in sc.hosts}
+    sc.fresh_cp = [m for _, m in sc.control_plane_ops()]
     return sc
 
 
@@ -210,17 +215,22 @@ def test_a_pod_running_as_container_user_can_use_its_volumes(vxlan):
 def test_fresh_scale_up_stays_within_the_remote_operation_budget(vxlan):
     for host, count in vxlan.fresh_ops.items():
         assert count <= BUDGET_FRESH, "%s took %d remote operations" % (host, count)
+    assert len(vxlan.fresh_cp) <= BUDGET_CP_FRESH, "%d control-plane module calls: %s" % (
+        len(vxlan.fresh_cp), vxlan.fresh_cp)
 
 
 def test_rerun_changes_nothing(vxlan):
     for h in vxlan.hosts:
         vxlan.reset_ops(h)
+    vxlan.reset_control_plane_ops()
     rc, doc, text = vxlan.run("scale_up.yml")
     assert rc == 0, "\n".join(scenario.failures(doc))
     assert scenario.changed_tasks(doc) == {}
     assert all(s["changed"] == 0 for s in doc["stats"].values()), doc["stats"]
     for h in vxlan.hosts:
         assert ops_count(vxlan, h) <= BUDGET_RERUN, vxlan.ops(h)
+    cp = [m for _, m in vxlan.control_plane_ops()]
+    assert len(cp) <= BUDGET_CP_RERUN, "%d control-plane module calls: %s" % (len(cp), cp)
 
 
 def test_reset_leaves_the_hosts_as_before_and_scale_up_works_again(vxlan, api):
