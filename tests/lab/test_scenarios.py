@@ -3,6 +3,7 @@ host-gw, HostProcess deployment, Docker with cri-dockerd, and an upgrade to the 
 
 import json
 import os
+import time
 
 import pytest
 import scenario
@@ -321,16 +322,23 @@ def test_docker_with_cri_dockerd_gets_the_host_nat_network(tmp_path, api):
 
 def test_a_join_interrupted_half_way_is_resumed_by_the_next_run(tmp_path, api):
     """The kubelet fails to start during kubeadm join (bootstrap files written, no kubelet.conf):
-    the run fails with kubeadm's reason and the token masked; the next run resets the half-done join
-    and finishes."""
+    the run fails with kubeadm's reason and the token masked, and still deletes the bootstrap token it made
+    and the join configuration; the next run resets the half-done join and finishes.
+    (test_secrets' former test_a_failed_join_still_deletes_its_bootstrap_token is this scenario's first run.)"""
+    from test_secrets import TokenWatcher
     from winsim import core
 
     core_api, _ = api
     sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="rs-{{ inventory_hostname }}")
     core.set_fault(sc.root, "win-1", "service:kubelet", "fail_once")
-    rc, doc, text = sc.run("scale_up.yml")
+    with TokenWatcher(core_api) as watch:
+        before = watch.names()
+        rc, doc, text = sc.run("scale_up.yml")
+        time.sleep(1)
     messages = "\n".join(scenario.failures(doc))
     assert rc != 0 and "kubeadm join failed on win-1" in messages, messages or text[-3000:]
+    made = watch.names() - before
+    assert len(made) == 1 and not (watch.current & made), "the token of the failed join was left behind"
     assert "C:\\var\\log\\kubelet\\kubelet.log" in messages  # where the kubelet's own words are
     files = sc.dump("win-1")["files"]
     # the CA where the cluster's kubelet-config reads it (the lab's certificatesDir is its own, as kubespray's is)
@@ -340,6 +348,7 @@ def test_a_join_interrupted_half_way_is_resumed_by_the_next_run(tmp_path, api):
     # kubeadm v1.37 removes the bootstrap kubeconfig (the token) also when the wait for the kubelet fails
     # (cmd/kubeadm/app/cmd/phases/join/kubelet.go runKubeletWaitBootstrapPhase, deferred os.Remove)
     assert "C:\\etc\\kubernetes\\bootstrap-kubelet.conf" not in files
+    assert "C:\\k\\kubewin-join.yaml" not in files
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     assert "kubewin.nodes.node : Clear what an interrupted join left behind" in scenario.changed_tasks(doc)["win-1"]
