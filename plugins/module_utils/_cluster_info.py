@@ -3,10 +3,11 @@
 
 """What a joining node reads from ``kube-public/cluster-info``: the API server, CA pins and JWS signatures.
 
-Plain functions with no Kubernetes API access, used by ``kubewin.nodes.k8s_join_token`` and unit-tested on
-their own: the kubeconfig kubeadm publishes there (server and CA), ``host:port`` for ``kubeadm join``, the
-CA public key pins (``--discovery-token-ca-cert-hash``) and the detached JWS that kube-controller-manager's
-bootstrapsigner writes there for each signing token.
+Plain functions with no Kubernetes API access but ``read_details`` (the one read of that ConfigMap), used by
+``kubewin.nodes.k8s_join_token`` and ``kubewin.nodes.k8s_join_info`` and unit-tested on their own: the
+kubeconfig kubeadm publishes there (server and CA), ``host:port`` for ``kubeadm join``, the CA public key pins
+(``--discovery-token-ca-cert-hash``) and the detached JWS that kube-controller-manager's bootstrapsigner writes
+there for each signing token.
 PRIVATE to the collection: no compatibility promise outside it.
 
 Sources: kubernetes/kubernetes staging/src/k8s.io/cluster-bootstrap (token/api, token/jws) and
@@ -23,6 +24,7 @@ import json
 import re
 
 from ansible_collections.kubewin.nodes.plugins.module_utils._bootstrap_token import BootstrapTokenError
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
 
 try:
     from cryptography import x509
@@ -225,3 +227,34 @@ def verify_detached_jws(detached, content, token_id, token_secret):
 def jws_key(token_id):
     """cluster-info data key that holds the signature for ``token_id``."""
     return JWS_KEY_PREFIX + token_id
+
+
+def read_details(apis, endpoint_override=None):
+    """``(endpoint, ca_pins)`` read from kube-public/cluster-info (the one read of the Kubernetes API here, shared
+    by k8s_join_token and k8s_join_info); ``endpoint_override`` replaces its server."""
+    cm = kc.call(apis, "get", "configmaps", CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME,
+                 apis.core.read_namespaced_config_map, CLUSTER_INFO_NAME, CLUSTER_INFO_NAMESPACE)
+    if cm is None:
+        raise kc.K8sError(
+            "ConfigMap kube-public/cluster-info does not exist, so nodes cannot discover this cluster with "
+            "a token. It is created by 'kubeadm init' (phase bootstrap-token); run "
+            "'kubeadm init phase bootstrap-token' on a control-plane node to create it."
+        )
+    kubeconfig_text = (cm.get("data") or {}).get(CLUSTER_INFO_KUBECONFIG_KEY)
+    if not kubeconfig_text:
+        raise kc.K8sError("ConfigMap kube-public/cluster-info has no 'kubeconfig' key; recreate it with "
+                          "'kubeadm init phase bootstrap-token' on a control-plane node.")
+    try:
+        server, ca_pem = cluster_info_details(kubeconfig_text)
+        if not ca_pem:
+            raise BootstrapTokenError(
+                "its kubeconfig has no certificate-authority-data, so no CA pin can be computed"
+            )
+        pins = ca_cert_hashes(ca_pem)
+        endpoint = endpoint_from_server(server) or endpoint_from_server(apis.host)
+    except BootstrapTokenError as exc:
+        raise kc.K8sError("ConfigMap kube-public/cluster-info is not usable: %s" % exc) from None
+    endpoint = endpoint_override or endpoint
+    if not endpoint:
+        raise kc.K8sError("The API server endpoint is unknown: cluster-info has no server and no host is configured.")
+    return endpoint, pins

@@ -3,15 +3,18 @@
 
 """Keeping Linux DaemonSets off Windows nodes: decide which DaemonSets need ``kubernetes.io/os: linux``.
 
-Plain functions with no Kubernetes API access, used by ``kubewin.nodes.k8s_daemonset_os_pin`` and
-unit-tested on their own. kube-proxy and flannel tolerate every taint, so only a nodeSelector or a
-required node affinity on ``kubernetes.io/os`` keeps them off Windows nodes. A DaemonSet already kept
-off Windows either way is left untouched (changing its pod template would roll all its pods).
+Plain functions with no Kubernetes API access but ``survey`` (the reads), used by
+``kubewin.nodes.k8s_daemonset_os_pin`` and ``kubewin.nodes.k8s_join_info`` and unit-tested on their own.
+kube-proxy and flannel tolerate every taint, so only a nodeSelector or a required node affinity on
+``kubernetes.io/os`` keeps them off Windows nodes. A DaemonSet already kept off Windows either way is left
+untouched (changing its pod template would roll all its pods).
 """
 
 from __future__ import annotations
 
 import copy
+
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
 
 OS_LABEL = "kubernetes.io/os"
 LINUX = "linux"
@@ -173,6 +176,18 @@ def plan(refs, found):
             result["diff"]["before"][key] = {"nodeSelector": before}
             result["diff"]["after"][key] = {"nodeSelector": after}
     return result
+
+
+def survey(apis, daemonsets):
+    """``(plan, landing on Windows)`` of the DaemonSets named (``ns/name``), read through ``apis``: what
+    k8s_daemonset_os_pin decides and k8s_join_info reports (the only Kubernetes API reads here)."""
+    refs = parse_refs(daemonsets)
+    found = {}
+    for namespace, name in refs:
+        found[(namespace, name)] = kc.call(apis, "get", "daemonsets", namespace, name,
+                                           apis.apps.read_namespaced_daemon_set, name, namespace)
+    listed = kc.call(apis, "list", "daemonsets", None, None, apis.apps.list_daemon_set_for_all_namespaces) or {}
+    return plan(refs, found), landing_on_windows(listed.get("items"), refs)
 
 
 def missing_message(missing):

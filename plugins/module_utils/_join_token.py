@@ -68,31 +68,7 @@ def delete_secret(apis, name):
 
 def _cluster_details(module, apis):
     """``(endpoint, ca_pins)`` from kube-public/cluster-info; O(api_server_endpoint) overrides its server."""
-    cm = get_cluster_info(apis)
-    if cm is None:
-        raise kc.K8sError(
-            "ConfigMap kube-public/cluster-info does not exist, so nodes cannot discover this cluster with "
-            "a token. It is created by 'kubeadm init' (phase bootstrap-token); run "
-            "'kubeadm init phase bootstrap-token' on a control-plane node to create it."
-        )
-    kubeconfig_text = (cm.get("data") or {}).get(ci.CLUSTER_INFO_KUBECONFIG_KEY)
-    if not kubeconfig_text:
-        raise kc.K8sError("ConfigMap kube-public/cluster-info has no 'kubeconfig' key; recreate it with "
-                          "'kubeadm init phase bootstrap-token' on a control-plane node.")
-    try:
-        server, ca_pem = ci.cluster_info_details(kubeconfig_text)
-        if not ca_pem:
-            raise bt.BootstrapTokenError(
-                "its kubeconfig has no certificate-authority-data, so no CA pin can be computed"
-            )
-        pins = ci.ca_cert_hashes(ca_pem)
-        endpoint = ci.endpoint_from_server(server) or ci.endpoint_from_server(apis.host)
-    except bt.BootstrapTokenError as exc:
-        raise kc.K8sError("ConfigMap kube-public/cluster-info is not usable: %s" % exc) from None
-    endpoint = module.params["api_server_endpoint"] or endpoint
-    if not endpoint:
-        raise kc.K8sError("The API server endpoint is unknown: cluster-info has no server and no host is configured.")
-    return endpoint, pins
+    return ci.read_details(apis, module.params["api_server_endpoint"])
 
 
 # --- state=present: resolve the parameters, choose the token, write it, report -----------------------

@@ -91,6 +91,8 @@ def flanneld_subject(node_name):
 
 
 COMPONENTS = ("kube-proxy", "flanneld")
+# The namespace of each component's ServiceAccount unless the task names another.
+DEFAULT_NAMESPACES = {"kube-proxy": "kube-system", "flanneld": "kube-flannel"}
 # The components that get a ServiceAccount and a token (flanneld uses the kubelet's credential).
 TOKEN_COMPONENTS = ("kube-proxy",)
 

@@ -20,13 +20,13 @@ PATCH_ATTEMPTS = 5
 
 
 class NodeTask(object):
-    def __init__(self, module, apis):
+    def __init__(self, module, apis, params=None, deadline=None):
         self.module = module
         self.apis = apis
-        self.params = module.params
-        self.name = module.params["name"]
+        self.params = params or module.params
+        self.name = self.params["name"]
         self.check = module.check_mode
-        self.deadline = waiter.Deadline(module.params["wait_timeout"])
+        self.deadline = deadline or waiter.Deadline(self.params["wait_timeout"])
         self.timeout = self.deadline.timeout
         self.changed = False
         self.diff_before = {}
@@ -256,8 +256,16 @@ class NodeTask(object):
         return result
 
 
-def run(module, apis):
-    task = NodeTask(module, apis)
+def node_params(params, entry):
+    """The parameters of one entry of ``nodes``: its name, the entry's labels with the task's over them, and the
+    entry's taints followed by the task's."""
+    labels = dict(entry.get("labels") or {}, **(params["labels"] or {}))
+    taints = list(entry.get("taints") or []) + list(params["taints"] or [])
+    return dict(params, name=entry["name"], labels=labels or None, taints=taints or None, nodes=None)
+
+
+def run_one(module, apis, params=None, deadline=None):
+    task = NodeTask(module, apis, params, deadline)
     try:
         result = task.run()
     except kc.K8sError as exc:
@@ -266,4 +274,37 @@ def run(module, apis):
     result["changed"] = task.changed
     if task.changed:
         result["diff"] = dict(before=task.diff_before, after=task.diff_after)
+    return result
+
+
+def run(module, apis):
+    params = module.params
+    if not params.get("nodes"):
+        return run_one(module, apis)
+    # One task for every Node (one Python start on the control-plane host, whatever their number): each in
+    # turn, within one wait_timeout for all; a Node that fails does not stop the others, and the task fails
+    # at the end naming each that did.
+    deadline = waiter.Deadline(params["wait_timeout"])
+    names = [entry["name"] for entry in params["nodes"]]
+    if len(set(names)) != len(names):
+        raise kc.K8sError("nodes: each Node may be named once (%s)." % ", ".join(sorted(
+            n for n in set(names) if names.count(n) > 1)))
+    results, errors, before, after = {}, [], {}, {}
+    for entry in params["nodes"]:
+        try:
+            one = run_one(module, apis, node_params(params, entry), deadline)
+        except kc.K8sError as exc:
+            errors.append(exc.msg)
+            one = dict(exc.extra, failed=True, msg=exc.msg)
+        diff = one.pop("diff", None)
+        if diff:
+            before[entry["name"]], after[entry["name"]] = diff["before"], diff["after"]
+        results[entry["name"]] = one
+    changed = any(r.get("changed") for r in results.values())
+    if errors:
+        raise kc.K8sError(" ".join(errors), changed=changed, nodes=results)
+    result = dict(changed=changed, nodes=results, owned=all(r.get("owned", True) for r in results.values()),
+                  msg=" ".join(r["msg"] for r in results.values() if r.get("msg")))
+    if changed:
+        result["diff"] = dict(before=before, after=after)
     return result

@@ -129,16 +129,9 @@ from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.runner import r
 
 def run(module, apis):
     try:
-        refs = dso.parse_refs(module.params["daemonsets"])
+        plan, landing = dso.survey(apis, module.params["daemonsets"])
     except dso.DaemonSetPinError as exc:
         raise kc.K8sError(str(exc)) from None
-    found = {}
-    for namespace, name in refs:
-        found[(namespace, name)] = kc.call(apis, "get", "daemonsets", namespace, name,
-                                           apis.apps.read_namespaced_daemon_set, name, namespace)
-    plan = dso.plan(refs, found)
-    listed = kc.call(apis, "list", "daemonsets", None, None, apis.apps.list_daemon_set_for_all_namespaces) or {}
-    landing = dso.landing_on_windows(listed.get("items"), refs)
     if landing:
         module.warn(dso.landing_message(landing))
     if plan["conflicts"]:

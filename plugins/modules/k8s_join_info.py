@@ -45,6 +45,22 @@ options:
     type: list
     elements: str
     default: [kube-flannel/kube-flannel-cfg, kube-system/kube-flannel-cfg]
+  discovery:
+    description:
+      - Also read C(kube-public/cluster-info) and return RV(discovery), what
+        M(kubewin.nodes.k8s_join_token) returns with C(state=discovery), in the same module run. Needs the
+        C(cryptography) and C(PyYAML) Python libraries.
+    type: bool
+    default: false
+    version_added: 0.3.0
+  pin_daemonsets:
+    description:
+      - Also return in RV(daemonset_pins) what M(kubewin.nodes.k8s_daemonset_os_pin) would do with these
+        DaemonSets (its O(kubewin.nodes.k8s_daemonset_os_pin#module:daemonsets)), changing nothing; unset, they
+        are not read.
+    type: list
+    elements: str
+    version_added: 0.3.0
 notes:
   - The kubeconfig's user must be allowed to list Nodes and get ConfigMaps in C(kube-system) and the flannel
     namespace; C(/etc/kubernetes/admin.conf) can.
@@ -77,6 +93,19 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+daemonset_pins:
+  description:
+    - With O(pin_daemonsets), the DaemonSets M(kubewin.nodes.k8s_daemonset_os_pin) would pin (C(to_pin)), refuse
+      (C(conflicts), messages), not find (C(missing)), and the other DaemonSets whose Linux pods would land on
+      Windows nodes (C(landing_on_windows)), each as C(namespace/name).
+  returned: O(pin_daemonsets) is set
+  type: dict
+  sample: {to_pin: [kube-system/kube-proxy], conflicts: [], missing: [kube-system/kube-flannel], landing_on_windows: []}
+discovery:
+  description: With O(discovery), the C(api_server_endpoint) and C(ca_cert_hashes) of C(kube-public/cluster-info).
+  returned: O(discovery=true)
+  type: dict
+  sample: {api_server_endpoint: 192.0.2.10:6443, ca_cert_hashes: ["sha256:5c4a8ee6d5e8..."]}
 server_version:
   description: The API server's version (C(/version)).
   returned: always
@@ -280,91 +309,17 @@ dns:
 """
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _cluster_facts as cf
+from ansible_collections.kubewin.nodes.plugins.module_utils._join_info import gather
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.client import build_apis
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.runner import run_module
 
 
-def gather(module, apis):
-    def get_configmap(namespace, name):
-        return kc.call(apis, "get", "configmaps", namespace, name,
-                       apis.core.read_namespaced_config_map, name, namespace)
-
-    version = cf.parse_server_version(kc.call(apis, "get", "the server version", None, None, apis.version.get_code))
-
-    try:
-        refs = [(ref,) + cf.split_ref(ref, "flannel_configmaps entry") for ref in module.params["flannel_configmaps"]]
-    except cf.ClusterFactsError as exc:
-        raise kc.K8sError(str(exc)) from None
-    flannel = cf.flannel_not_found()
-    for ref, namespace, name in refs:
-        cm = get_configmap(namespace, name)
-        if cm is not None:
-            try:
-                flannel = cf.flannel_facts(cm, ref)
-            except cf.ClusterFactsError as exc:
-                raise kc.K8sError("flannel's ConfigMap %s cannot be used: %s. Fix its %s (flannel on the Linux "
-                                  "nodes reads the same file)." % (ref, exc, cf.FLANNEL_NET_CONF_KEY)) from None
-            break
-
-    calico = cf.calico_not_found()
-    for ref in cf.CALICO_DAEMONSETS:
-        namespace, name = cf.split_ref(ref)
-        daemonset = kc.call(apis, "get", "daemonsets", namespace, name,
-                            apis.apps.read_namespaced_daemon_set, name, namespace)
-        if daemonset is not None:
-            calico = cf.calico_facts(daemonset, ref)
-            break
-
-    nodes = cf.nodes_facts(kc.call(apis, "list", "nodes", None, None, apis.core.list_node))
-
-    try:
-        kubeadm_config = cf.parse_kubeadm_config(get_configmap(*cf.KUBEADM_CONFIG))
-    except cf.ClusterFactsError as exc:
-        raise kc.K8sError("%s. It is written by 'kubeadm init' (phase upload-config); re-upload it with "
-                          "'kubeadm init phase upload-config kubeadm' on a control-plane node." % exc) from None
-
-    kubelet_config_name = client_ca_file = None
-    security = {}
-    dns = cf.parse_kubelet_config(None)
-    for name in cf.kubelet_config_names(version["major"], version["minor"]):
-        kubelet_cm = get_configmap(cf.KUBELET_CONFIG_NAMESPACE, name)
-        if kubelet_cm is not None:
-            kubelet_config_name = name
-            try:
-                dns = cf.parse_kubelet_config(kubelet_cm)
-                client_ca_file = cf.kubelet_client_ca_file(kubelet_cm)
-                security = cf.kubelet_security(kubelet_cm)
-            except cf.ClusterFactsError as exc:
-                raise kc.K8sError("%s (kube-system/%s); kubeadm join hands the same file to every new node, so "
-                                  "fix it first." % (exc, name)) from None
-            break
-    dns["service"] = None
-    for ref in cf.DNS_SERVICES:
-        namespace, name = cf.split_ref(ref)
-        service = kc.call(apis, "get", "services", namespace, name, apis.core.read_namespaced_service, name, namespace)
-        if service is not None:
-            dns["service"] = cf.dns_service_facts(service, ref)
-            break
-
-    return dict(
-        changed=False,
-        server_version=version,
-        flannel=flannel,
-        calico=calico,
-        nodes=nodes,
-        kubeadm_config=kubeadm_config,
-        kubelet_config_present=kubelet_config_name is not None,
-        kubelet_config_name=kubelet_config_name,
-        kubelet_client_ca_file=client_ca_file,
-        kubelet_security=security,
-        dns=dns,
-    )
-
-
 def argument_spec():
     spec = dict(
         flannel_configmaps=dict(type="list", elements="str", default=list(cf.FLANNEL_CONFIGMAPS)),
+        discovery=dict(type="bool", default=False),
+        pin_daemonsets=dict(type="list", elements="str"),
     )
     spec.update(kc.auth_argument_spec())
     return spec

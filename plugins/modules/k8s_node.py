@@ -50,8 +50,30 @@ options:
   name:
     description:
       - Name of the Node, as the kubelet registers it (on Windows usually the lower-case host name).
+      - Required unless O(nodes) is given.
     type: str
-    required: true
+  nodes:
+    description:
+      - Several Nodes in one task (one module run, whatever their number), instead of O(name). Each is handled
+        as O(name) would be, in turn, within one O(wait_timeout) for all of them.
+      - O(labels) and O(taints) of the task apply to every Node, over the entry's own (a label named in both
+        takes the task's value; the task's taints follow the entry's).
+      - A Node that fails does not stop the others; the task then fails, naming each Node that did.
+    type: list
+    elements: dict
+    version_added: 0.3.0
+    suboptions:
+      name:
+        description: Name of the Node.
+        type: str
+        required: true
+      labels:
+        description: Labels of this Node, as O(labels).
+        type: dict
+      taints:
+        description: Taints of this Node, as O(taints) (each a dict with C(key), C(value), C(effect), C(state)).
+        type: list
+        elements: dict
   state:
     description:
       - V(present) requires the Node to exist and applies O(labels) and O(taints).
@@ -192,9 +214,16 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+nodes:
+  description:
+    - With O(nodes), the result of each Node by name (the keys RV(node), RV(owned), RV(evicted_pods) and
+      RV(skipped_pods) of one Node, its C(msg), and C(changed) and C(failed)).
+  returned: O(nodes) is given
+  type: dict
+  sample: {win-1: {changed: false, owned: true, node: {name: win-1, ready: true}, msg: Node win-1 is Ready.}}
 node:
   description: The Node after the task (before it, in check mode); for O(state=absent) the Node that was deleted.
-  returned: always
+  returned: O(name) is given
   type: dict
   contains:
     exists:
@@ -269,7 +298,12 @@ from ansible_collections.kubewin.nodes.plugins.module_utils._node_task import ru
 
 def argument_spec():
     spec = dict(
-        name=dict(type="str", required=True),
+        name=dict(type="str"),
+        nodes=dict(type="list", elements="dict", options=dict(
+            name=dict(type="str", required=True),
+            labels=dict(type="dict"),
+            taints=dict(type="list", elements="dict"),
+        )),
         state=dict(type="str", default="present",
                    choices=["present", "ready", "cordoned", "uncordoned", "drained", "absent"]),
         labels=dict(type="dict"),
@@ -291,7 +325,8 @@ def argument_spec():
 
 
 def main():
-    run_module(argument_spec(), run, build_apis=build_apis)
+    run_module(argument_spec(), run, build_apis=build_apis, mutually_exclusive=[("name", "nodes")],
+               required_one_of=[("name", "nodes")])
 
 
 if __name__ == "__main__":

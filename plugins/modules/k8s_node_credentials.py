@@ -49,9 +49,39 @@ extends_documentation_fragment:
   - kubewin.nodes.k8s_auth
 options:
   node_name:
-    description: The Kubernetes Node name of the Windows node.
+    description: The Kubernetes Node name of the Windows node. Required unless O(nodes) is given.
     type: str
-    required: true
+  nodes:
+    description:
+      - Several nodes in one task (one module run, whatever their number), instead of O(node_name). Each node is
+        handled as O(node_name) would be, with the task's options unless its entry sets them; one node's renewal
+        never issues another's token again. The result is in RV(nodes), by node name.
+      - A node that fails does not stop the others; the task then fails, naming each node that did, and RV(nodes)
+        still holds the others' results (their tokens included).
+      - O(shared_secrets) are deleted once, after the nodes.
+    type: list
+    elements: dict
+    version_added: 0.3.0
+    suboptions:
+      name:
+        description: The Kubernetes Node name.
+        type: str
+        required: true
+      token_files_sha512:
+        description: This node's O(token_files_sha512).
+        type: dict
+      expiration_seconds:
+        description: This node's O(expiration_seconds), if not the task's.
+        type: int
+      allow_long_expiration:
+        description: This node's O(allow_long_expiration), if not the task's.
+        type: bool
+      require_binding:
+        description: This node's O(require_binding), if not the task's.
+        type: bool
+      renew_fraction:
+        description: This node's O(renew_fraction), if not the task's.
+        type: float
   namespaces:
     description: Namespace of each component's ServiceAccount (flanneld's is the one older releases made, deleted now).
     type: dict
@@ -98,6 +128,18 @@ notes:
 """
 
 EXAMPLES = r"""
+- name: The credentials of every Windows node of the play, in one task
+  kubewin.nodes.k8s_node_credentials:
+    kubeconfig: /etc/kubernetes/admin.conf
+    nodes:
+      - name: win-1
+        token_files_sha512: {kube-proxy: null}
+      - name: win-2
+  run_once: true
+  delegate_to: "{{ groups['kube_control_plane'][0] }}"
+  register: creds
+  no_log: true
+
 - name: kube-proxy's token and flanneld's node RBAC of win-1
   kubewin.nodes.k8s_node_credentials:
     kubeconfig: /etc/kubernetes/admin.conf
@@ -140,83 +182,48 @@ ca_data:
   description: The cluster CA (base64 PEM, ConfigMap kube-system/kube-root-ca.crt) for the kubeconfigs.
   returned: O(state=present)
   type: str
+pod_cidr:
+  description: The Node's pod subnet (C(spec.podCIDR)), read with the Node (V(null) before it has one).
+  returned: O(state=present) and O(node_name)
+  type: str
+  sample: 10.244.3.0/24
+nodes:
+  description:
+    - With O(nodes), each node's result by name, with the keys a task with O(node_name) returns (RV(tokens),
+      RV(renewed), RV(expires), RV(bound), RV(accounts), RV(changes), RV(ca_data), RV(pod_cidr)), or C(failed)
+      and C(msg) for a node that failed. Secret (the tokens).
+  returned: O(nodes) is given
+  type: dict
 """
 
 import base64
 import datetime
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as nc
+from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials_api as api
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.client import build_apis
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.runner import run_module
+
+absent = api.absent
+delete_shared_secrets = api.delete_shared_secrets
 
 
 def now():
     return datetime.datetime.now(datetime.timezone.utc)
 
 
-def _ensure(module, apis, desired, kind, changes, fields):
-    """Create ``desired`` or bring its ``fields`` (and managed label, node annotation) in line: ``(what was read,
-    the object as it is now)`` (``None`` for what does not exist, or is not known in check mode)."""
-    meta = desired["metadata"]
-    name, namespace = meta["name"], meta.get("namespace")
-    if kind == "ServiceAccount":
-        read = (apis.core.read_namespaced_service_account, (name, namespace))
-        create = (apis.core.create_namespaced_service_account, (namespace, desired))
-        patch = apis.core.patch_namespaced_service_account
-        resource = "serviceaccounts"
-    elif kind == "ClusterRole":
-        read = (apis.rbac.read_cluster_role, (name,))
-        create = (apis.rbac.create_cluster_role, (desired,))
-        patch = apis.rbac.patch_cluster_role
-        resource = "clusterroles"
-    else:
-        read = (apis.rbac.read_cluster_role_binding, (name,))
-        create = (apis.rbac.create_cluster_role_binding, (desired,))
-        patch = apis.rbac.patch_cluster_role_binding
-        resource = "clusterrolebindings"
-    current = kc.call(apis, "get", resource, namespace, name, read[0], *read[1])
-    if current is None:
-        changes.append("created %s %s" % (kind, name))
-        latest = None
-        if not module.check_mode:
-            latest = kc.call(apis, "create", resource, namespace, name, create[0], *create[1], not_found_ok=False)
-        return None, latest
-    labels = (current.get("metadata") or {}).get("labels") or {}
-    if labels.get(nc.MANAGED_LABEL) != "true":
-        raise kc.K8sError("%s %s%s exists but was not made by kubewin.nodes (no label %s=true): rename or "
-                          "delete it, or set kubewin_node_name so the node gets another name"
-                          % (kind, name, " in namespace %s" % namespace if namespace else "", nc.MANAGED_LABEL))
-    if kind == "ClusterRoleBinding" and current.get("roleRef") != desired["roleRef"]:
-        # roleRef cannot change: delete and create again.
-        changes.append("replaced %s %s" % (kind, name))
-        if not module.check_mode:
-            kc.call(apis, "delete", resource, None, name, apis.rbac.delete_cluster_role_binding, name)
-            kc.call(apis, "create", resource, None, name, create[0], *create[1], not_found_ok=False)
-        return None, None
-    different = nc.drift(current, desired, fields)
-    if different:
-        changes.append("updated %s %s (%s)" % (kind, name, ", ".join(different)))
-        if not module.check_mode:
-            body = {"metadata": {"labels": meta["labels"], "annotations": meta["annotations"]}}
-            body.update({f: desired[f] for f in fields})
-            args = (name, namespace, body) if namespace else (name, body)
-            return current, kc.call(apis, "patch", resource, namespace, name, patch, *args, not_found_ok=False,
-                                    _content_type=kc.MERGE_PATCH)
-    return current, current
-
-
-def present(module, apis):
-    p = module.params
+def present(module, apis, p=None):
+    p = p or module.params
     node_name = p["node_name"]
     nc.check_settings(p["expiration_seconds"], p["renew_fraction"], p["allow_long_expiration"])
-    namespaces = dict(nc_defaults(), **(p["namespaces"] or {}))
+    namespaces = dict(nc.DEFAULT_NAMESPACES, **(p["namespaces"] or {}))
     objects = nc.desired_objects(node_name, namespaces)
     accounts = {c: "%s/%s" % (namespaces[c], objects[c]["account"]["metadata"]["name"]) for c in nc.TOKEN_COMPONENTS}
     node = kc.call(apis, "get", "nodes", None, node_name, apis.core.read_node, node_name)
     if node is None:
         if module.check_mode:
-            return dict(changed=True, tokens={}, accounts=accounts, bound=None, ca_data=None,
+            return dict(changed=True, tokens={}, accounts=accounts, bound=None, ca_data=None, pod_cidr=None,
                         changes=["would make the credentials of %s once it has joined" % node_name],
                         expires={c: None for c in nc.TOKEN_COMPONENTS},
                         renewed={c: "the node has not joined yet" for c in nc.TOKEN_COMPONENTS},
@@ -241,18 +248,18 @@ def present(module, apis):
         if obj["account"] is None:
             # flanneld: the kubelet's identity, given read access to every Node; the ServiceAccount an older
             # release made for it is deleted (its token stops working).
-            _ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"])
-            _ensure(module, apis, obj["binding"], "ClusterRoleBinding", changes, ["subjects"])
+            api.ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"])
+            api.ensure(module, apis, obj["binding"], "ClusterRoleBinding", changes, ["subjects"])
             namespace, name = obj["retired_account"]
-            changes += _delete_managed(module, apis, "serviceaccounts", namespace, name,
-                                       apis.core.read_namespaced_service_account,
-                                       apis.core.delete_namespaced_service_account, (name, namespace))
+            changes += api.delete_managed(module, apis, "serviceaccounts", namespace, name,
+                                          apis.core.read_namespaced_service_account,
+                                          apis.core.delete_namespaced_service_account, (name, namespace))
             continue
-        account, latest = _ensure(module, apis, obj["account"], "ServiceAccount", changes,
-                                  ["automountServiceAccountToken"])
+        account, latest = api.ensure(module, apis, obj["account"], "ServiceAccount", changes,
+                                     ["automountServiceAccountToken"])
         if obj["role"] is not None:
-            _ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"])
-        _ensure(module, apis, obj["binding"], "ClusterRoleBinding", changes, ["subjects"])
+            api.ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"])
+        api.ensure(module, apis, obj["binding"], "ClusterRoleBinding", changes, ["subjects"])
         annotations = ((account or {}).get("metadata") or {}).get("annotations") or {}
         files = p["token_files_sha512"] or {}
         file_sha = files.get(component) if component in files else annotations.get(nc.SHA512_ANNOTATION)
@@ -275,8 +282,8 @@ def present(module, apis):
         changes.append("issued a token for %s (%s)" % (component, reason))
         if module.check_mode:
             continue
-        answer, bound_now = _request_token(apis, name, namespace, node_name, node_uid, p["expiration_seconds"],
-                                           p["require_binding"])
+        answer, bound_now = api.request_token(apis, name, namespace, node_name, node_uid, p["expiration_seconds"],
+                                              p["require_binding"])
         bound = bound and bound_now
         token = (answer.get("status") or {}).get("token")
         if not token:
@@ -298,7 +305,8 @@ def present(module, apis):
         tokens[component] = token
         expires[component] = notes[nc.EXPIRES_ANNOTATION]
     result = dict(changed=bool(changes), tokens=tokens, renewed=renewed, expires=expires, bound=bound,
-                  accounts=accounts, ca_data=ca_data, changes=changes)
+                  accounts=accounts, ca_data=ca_data, changes=changes,
+                  pod_cidr=(node.get("spec") or {}).get("podCIDR"))
     if not bound:
         module.warn("The API server cannot bind tokens to Node objects (ServiceAccountTokenNodeBinding: Kubernetes "
                     "1.31 or newer, GA in 1.33): node %s got unbound tokens that still expire; deleting the Node "
@@ -306,67 +314,18 @@ def present(module, apis):
     return result
 
 
-def nc_defaults():
-    return {"kube-proxy": "kube-system", "flanneld": "kube-flannel"}
-
-
-def _request_token(apis, name, namespace, node_name, node_uid, seconds, require_binding=True):
-    try:
-        return kc.call(apis, "create", "serviceaccounts/token", namespace, name,
-                       apis.core.create_namespaced_service_account_token, name, namespace,
-                       nc.token_request(node_name, node_uid, seconds), not_found_ok=False), True
-    except kc.K8sError as exc:
-        if not nc.binding_unsupported(exc.status, exc.detail):
-            raise
-        if require_binding:
-            raise kc.K8sError(nc.binding_required_message(node_name, exc.detail)) from None
-    return kc.call(apis, "create", "serviceaccounts/token", namespace, name,
-                   apis.core.create_namespaced_service_account_token, name, namespace,
-                   nc.token_request(node_name, node_uid, seconds, bind=False), not_found_ok=False), False
-
-
-def absent(module, apis):
-    p = module.params
-    namespaces = dict(nc_defaults(), **(p["namespaces"] or {}))
-    objects = nc.desired_objects(p["node_name"], namespaces)
-    changes = []
-    for component in nc.COMPONENTS:
-        obj = objects[component]
-        # flanneld has no ServiceAccount any more; the one an older release made has the binding's name.
-        name = obj["binding"]["metadata"]["name"]
-        targets = [("clusterrolebindings", None, apis.rbac.read_cluster_role_binding,
-                    apis.rbac.delete_cluster_role_binding, (name,))]
-        if obj["role"] is not None:
-            targets.append(("clusterroles", None, apis.rbac.read_cluster_role, apis.rbac.delete_cluster_role, (name,)))
-        targets.append(("serviceaccounts", namespaces[component], apis.core.read_namespaced_service_account,
-                        apis.core.delete_namespaced_service_account, (name, namespaces[component])))
-        for resource, namespace, read, delete, args in targets:
-            changes += _delete_managed(module, apis, resource, namespace, name, read, delete, args)
-    for ref in p["shared_secrets"]:
-        namespace, _sep, name = ref.partition("/")
-        changes += _delete_managed(module, apis, "secrets", namespace, name, apis.core.read_namespaced_secret,
-                                   apis.core.delete_namespaced_secret, (name, namespace))
-    return dict(changed=bool(changes), changes=changes, accounts={
-        c: "%s/%s" % (namespaces[c], objects[c]["account"]["metadata"]["name"]) for c in nc.TOKEN_COMPONENTS})
-
-
-def _delete_managed(module, apis, resource, namespace, name, read, delete, args):
-    current = kc.call(apis, "get", resource, namespace, name, read, *args)
-    if current is None:
-        return []
-    if ((current.get("metadata") or {}).get("labels") or {}).get(nc.MANAGED_LABEL) != "true":
-        module.warn("%s %s was left alone: it does not carry the label %s=true, so kubewin.nodes did not make it."
-                    % (resource, name, nc.MANAGED_LABEL))
-        return []
-    if not module.check_mode:
-        kc.call(apis, "delete", resource, namespace, name, delete, *args)
-    return ["deleted %s %s%s" % (resource, name, " in namespace %s" % namespace if namespace else "")]
-
-
 def argument_spec():
     spec = dict(
-        node_name=dict(type="str", required=True),
-        namespaces=dict(type="dict", default=nc_defaults()),
+        node_name=dict(type="str"),
+        nodes=dict(type="list", elements="dict", options=dict(
+            name=dict(type="str", required=True),
+            token_files_sha512=dict(type="dict", no_log=False),
+            expiration_seconds=dict(type="int"),
+            allow_long_expiration=dict(type="bool"),
+            require_binding=dict(type="bool"),
+            renew_fraction=dict(type="float"),
+        )),
+        namespaces=dict(type="dict", default=dict(nc.DEFAULT_NAMESPACES)),
         expiration_seconds=dict(type="int", default=604800),
         allow_long_expiration=dict(type="bool", default=False),
         require_binding=dict(type="bool", default=True),
@@ -379,15 +338,46 @@ def argument_spec():
     return spec
 
 
-def run(module, apis):
+def run_one(module, apis, p=None):
+    p = p or module.params
     try:
-        return present(module, apis) if module.params["state"] == "present" else absent(module, apis)
+        return present(module, apis, p) if p["state"] == "present" else absent(module, apis, p)
     except nc.NodeCredentialsError as exc:
-        raise kc.K8sError("k8s_node_credentials for node %s: %s" % (module.params["node_name"], exc)) from None
+        raise kc.K8sError("k8s_node_credentials for node %s: %s" % (p["node_name"], exc)) from None
+
+
+def run(module, apis):
+    p = module.params
+    if not p["nodes"]:
+        return run_one(module, apis)
+    # Every node of the run in one module run (one Python start on the control-plane host): each node's
+    # objects and token decided on its own (one node's renewal never re-issues another's); a node that fails
+    # does not stop the others, and the task fails at the end naming each that did.
+    names = [entry["name"] for entry in p["nodes"]]
+    if len(set(names)) != len(names):
+        raise kc.K8sError("nodes: each node may be named once (%s)." % ", ".join(sorted(
+            n for n in set(names) if names.count(n) > 1)))
+    results, errors = {}, []
+    for entry in p["nodes"]:
+        params = dict(p, node_name=entry["name"], shared_secrets=[], nodes=None)
+        params.update((k, v) for k, v in entry.items() if k != "name" and v is not None)
+        try:
+            results[entry["name"]] = run_one(module, apis, params)
+        except kc.K8sError as exc:
+            errors.append(exc.msg)
+            results[entry["name"]] = dict(changed=False, failed=True, msg=exc.msg)
+    shared = delete_shared_secrets(module, apis, p["shared_secrets"]) if p["state"] == "absent" else []
+    changed = bool(shared) or any(r["changed"] for r in results.values())
+    ca_data = next((r.get("ca_data") for r in results.values() if r.get("ca_data")), None)
+    if errors:
+        raise kc.K8sError(" ".join(errors), changed=changed, nodes=results, ca_data=ca_data)
+    return dict(changed=changed, nodes=results, ca_data=ca_data,
+                changes=["%s: %s" % (n, c) for n, r in results.items() for c in r.get("changes", [])] + shared)
 
 
 def main():
-    run_module(argument_spec(), run, build_apis=build_apis)
+    run_module(argument_spec(), run, build_apis=build_apis, mutually_exclusive=[("node_name", "nodes")],
+               required_one_of=[("node_name", "nodes")])
 
 
 if __name__ == "__main__":

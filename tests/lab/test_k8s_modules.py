@@ -287,3 +287,54 @@ def test_node_absent(core, kwok_node):
     assert gone["changed"] is True and gone["node"]["name"] == kwok_node
     wait(lambda: kwok_node not in [n.metadata.name for n in core.list_node().items], what="node deleted")
     assert ansible("k8s_node", {"name": kwok_node, "state": "absent"})["changed"] is False
+
+
+# --- one module run for every node (issue 22) -----------------------------------------------------------
+
+def test_join_info_discovery_and_pin_survey_equal_what_their_own_modules_answer():
+    """discover reads the endpoint, CA pins and what the pin would do in its one k8s_join_info run."""
+    both = ansible("k8s_join_info", {"discovery": True, "pin_daemonsets": ["kube-system/kube-proxy",
+                                                                          "kube-flannel/kube-flannel-ds"]})
+    assert both.get("failed") is not True, both
+    alone = ansible("k8s_join_token", {"state": "discovery"})
+    assert both["discovery"] == {"api_server_endpoint": alone["api_server_endpoint"],
+                                 "ca_cert_hashes": alone["ca_cert_hashes"]}
+    pin = ansible("k8s_daemonset_os_pin", {"daemonsets": ["kube-system/kube-proxy", "kube-flannel/kube-flannel-ds"]},
+                  check=True)
+    assert both["daemonset_pins"]["to_pin"] == pin["pinned"] == []
+    assert both["daemonset_pins"]["landing_on_windows"] == pin["landing_on_windows"]
+
+
+def test_node_and_credentials_of_several_nodes_in_one_run_each(core, suffix):
+    names = ["kubewin-many-%s-%d" % (suffix, i) for i in (1, 2)]
+    for name in names:
+        core.create_node({"metadata": {"name": name, "annotations": {"kwok.x-k8s.io/node": "fake"},
+                                       "labels": {"kubernetes.io/os": "linux"}},
+                          "spec": {"taints": [{"key": OWN_TAINT, "value": suffix, "effect": "NoSchedule"}]}})
+    try:
+        ready = ansible("k8s_node", {"nodes": [{"name": names[0], "labels": {"kubewin.test/n": "1"}},
+                                               {"name": names[1]}],
+                                     "labels": {"kubewin.test/all": "yes"}, "state": "ready", "wait_timeout": 60})
+        assert ready.get("failed") is not True, ready
+        assert core.read_node(names[0]).metadata.labels["kubewin.test/n"] == "1"
+        assert all(core.read_node(n).metadata.labels["kubewin.test/all"] == "yes" for n in names)
+        creds = ansible("k8s_node_credentials", {"nodes": [{"name": n} for n in names], "expiration_seconds": 3600})
+        assert creds.get("failed") is not True, creds.get("msg")
+        first = {n: creds["nodes"][n]["tokens"]["kube-proxy"] for n in names}
+        assert first[names[0]] != first[names[1]]
+        # the second node's file is gone: only its token is issued again
+        from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as nc
+        again = ansible("k8s_node_credentials", {"nodes": [
+            {"name": names[0], "token_files_sha512": {"kube-proxy": nc.token_sha512(first[names[0]])}},
+            {"name": names[1], "token_files_sha512": {"kube-proxy": None}}], "expiration_seconds": 3600})
+        assert again["nodes"][names[0]]["tokens"] == {} and set(again["nodes"][names[1]]["tokens"]) == {"kube-proxy"}
+        gone = ansible("k8s_node", {"nodes": [{"name": n} for n in names], "state": "absent"})
+        assert gone["changed"] is True and set(gone["nodes"]) == set(names)
+    finally:
+        ansible("k8s_node_credentials", {"nodes": [{"name": n} for n in names], "state": "absent"})
+        for name in names:
+            try:
+                core.delete_node(name)
+            except client.exceptions.ApiException as exc:
+                if exc.status != 404:
+                    raise

@@ -42,5 +42,8 @@ def test_finalize_sets_the_ownership_label_on_every_node_it_joins():
     tasks = load("tasks", "finalize.yml")
     text = yaml.safe_dump(tasks)
     assert "_kubewin_owned_node_labels" in text
-    # set last, so no user label (kubewin_node_labels) overrides it
-    assert "combine(_kubewin_legacy_owned_node_labels, _kubewin_owned_node_labels)" in text
+    # set last, so no user label (kubewin_node_labels) overrides it: the task's labels, which k8s_node applies over
+    # each entry of nodes (test_k8s_node: test_nodes_ready_labels_each_with_the_tasks_labels_over_its_own)
+    task = tasks[0]["block"][0]["kubewin.nodes.k8s_node"]
+    assert task["labels"] == "{{ _kubewin_legacy_owned_node_labels | combine(_kubewin_owned_node_labels) }}"
+    assert "'labels'" in task["nodes"]

@@ -178,3 +178,17 @@ def test_the_operators_calico_and_a_digest_only_image(run, cluster):
 
 def test_no_calico(run, cluster):
     assert run({}, cluster)["calico"]["found"] is False
+
+
+def test_pin_daemonsets_reports_what_the_pin_would_do_and_changes_nothing(run, cluster):
+    """issue 22: discover reads what prepare's pin would change, so a run with nothing to pin skips it."""
+    cluster.add_daemonset("kube-system", "kube-proxy", node_selector={"kubernetes.io/os": "linux"})
+    cluster.add_daemonset("kube-flannel", "kube-flannel-ds")
+    result = run({"pin_daemonsets": ["kube-system/kube-proxy", "kube-flannel/kube-flannel-ds",
+                                     "kube-system/kube-flannel"]}, cluster)
+    assert result["_rc"] == 0, result
+    assert result["daemonset_pins"] == {"to_pin": ["kube-flannel/kube-flannel-ds"], "conflicts": [],
+                                        "missing": ["kube-system/kube-flannel"], "landing_on_windows": []}
+    assert cluster.writes() == []
+    assert "daemonset_pins" not in run({}, cluster)
+    assert run({"pin_daemonsets": ["no-slash"]}, cluster)["_rc"] == 1

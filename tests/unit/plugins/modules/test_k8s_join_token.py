@@ -569,3 +569,18 @@ def test_api_server_endpoint_replaces_the_one_cluster_info_publishes(run, api, c
     assert result["api_server_endpoint"] == "lb.example.com:8443"
     assert result["join_args"][:2] == ["lb.example.com:8443", "--token"]
     assert result["join_args"][3:] == ["--discovery-token-ca-cert-hash", ca[1]]
+
+
+def test_join_info_with_discovery_returns_what_state_discovery_returns(run, api, monkeypatch, capsys):
+    """issue 22: the discover step reads the cluster and its endpoint and CA pins in one module run."""
+    from test_k8s_join_info import CLUSTER_CONFIGURATION
+
+    from ansible_collections.kubewin.nodes.plugins.modules import k8s_join_info as info
+
+    api.configmaps[("kube-system", "kubeadm-config")] = {"data": {"ClusterConfiguration": CLUSTER_CONFIGURATION}}
+    expected = run({"state": "discovery"}, api)
+    both = make_runner(info, monkeypatch, capsys)({"discovery": True}, api)
+    assert both["_rc"] == 0, both
+    assert both["discovery"] == {"api_server_endpoint": expected["api_server_endpoint"],
+                                 "ca_cert_hashes": expected["ca_cert_hashes"]}
+    assert "discovery" not in make_runner(info, monkeypatch, capsys)({}, api) and api.writes() == []

@@ -342,3 +342,38 @@ def test_a_linux_node_with_the_legacy_labels_stays_alone(run):
 def test_accept_legacy_labels_needs_require_labels(run, cluster):
     result = run({"name": "win-1", "state": "absent", "accept_legacy_labels": OWNED}, cluster)
     assert result["failed"] is True and "require_labels" in result["msg"]
+
+
+# --- several Nodes in one task (issue 22: one control-plane call for every node of the run) ---------------------
+
+def test_nodes_ready_labels_each_with_the_tasks_labels_over_its_own(run, cluster):
+    cluster.add_node("win-2", labels={"kubernetes.io/os": "windows"})
+    result = run({"nodes": [{"name": "win-1", "labels": {"role": "a", "owner": "me"}},
+                            {"name": "win-2", "taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]}],
+                  "labels": {"owner": "kubewin"}, "state": "ready"}, cluster)
+    assert result["_rc"] == 0 and result["changed"] is True and result["owned"] is True
+    assert cluster.nodes["win-1"]["metadata"]["labels"]["role"] == "a"
+    assert cluster.nodes["win-1"]["metadata"]["labels"]["owner"] == "kubewin"
+    assert cluster.nodes["win-2"]["metadata"]["labels"]["owner"] == "kubewin"
+    assert [t["key"] for t in cluster.nodes["win-2"]["spec"]["taints"]] == ["os"]
+    assert set(result["nodes"]) == {"win-1", "win-2"} and result["nodes"]["win-2"]["node"]["ready"] is True
+    assert run({"nodes": [{"name": "win-1"}, {"name": "win-2"}], "state": "ready"}, cluster)["changed"] is False
+
+
+def test_nodes_one_not_ready_fails_the_task_naming_it_after_the_others_are_done(run, cluster):
+    cluster.add_node("win-2", conditions=NOT_READY)
+    cluster.add_node("win-3", ready=True)
+    result = run({"nodes": [{"name": "win-2"}, {"name": "win-3", "labels": {"role": "b"}}], "state": "ready",
+                  "wait_timeout": 30}, cluster)
+    assert result["failed"] is True and "win-2" in result["msg"] and "did not become Ready" in result["msg"]
+    assert result["nodes"]["win-2"]["failed"] is True
+    assert cluster.nodes["win-3"]["metadata"]["labels"]["role"] == "b"
+
+
+def test_nodes_absent_deletes_only_the_owned_ones(run, cluster):
+    cluster.add_node("win-2", labels={"kubernetes.io/os": "windows", "owned": "yes"})
+    result = run({"nodes": [{"name": "win-1"}, {"name": "win-2"}, {"name": "win-9"}], "state": "absent",
+                  "require_labels": {"owned": "yes"}}, cluster)
+    assert result["_rc"] == 0 and result["changed"] is True and result["owned"] is False
+    assert set(cluster.nodes) == {"win-1"}
+    assert result["nodes"]["win-1"]["owned"] is False and result["nodes"]["win-9"]["changed"] is False

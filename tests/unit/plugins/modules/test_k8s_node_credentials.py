@@ -153,7 +153,8 @@ def run(monkeypatch, capsys, cluster):
         cluster.clock = at or T0
         monkeypatch.setattr(mod, "now", lambda: cluster.clock)
         cluster.calls = []
-        return runner(dict({"node_name": "win-1"}, **args), cluster, check=check)
+        base = {} if "nodes" in args and "node_name" not in args else {"node_name": "win-1"}
+        return runner(dict(base, **args), cluster, check=check)
 
     return _run
 
@@ -411,3 +412,57 @@ def test_a_concurrent_run_is_detected_and_reported(run, cluster, monkeypatch):
     assert "kube-system/kubewin-kube-proxy-win-1" in r["msg"]
     assert cluster.accounts[key]["metadata"]["annotations"][nc.SHA512_ANNOTATION] == "other run"
     assert "jwt-" not in r["msg"]
+
+
+# --- several nodes in one task (issue 22: one control-plane call for every node of the run) -----------------------
+
+def test_one_task_serves_every_node_and_returns_each_its_own_tokens_and_pod_subnet(run, cluster):
+    cluster.nodes["win-1"]["spec"]["podCIDR"] = "10.244.1.0/24"
+    r = run({"nodes": [{"name": "win-1"}, {"name": "win-2"}]})
+    assert r["_rc"] == 0 and r["changed"] is True and set(r["nodes"]) == {"win-1", "win-2"}, r["msg"]
+    one, two = r["nodes"]["win-1"], r["nodes"]["win-2"]
+    assert one["pod_cidr"] == "10.244.1.0/24" and two["pod_cidr"] is None
+    assert one["accounts"] == {"kube-proxy": "kube-system/kubewin-kube-proxy-win-1"}
+    assert set(one["tokens"].values()).isdisjoint(two["tokens"].values())
+    assert one["ca_data"] and r["ca_data"] == one["ca_data"]
+    # a renewal for one node issues no token for the other
+    again = run({"nodes": [
+        {"name": "win-1", "token_files_sha512": {"kube-proxy": None}},
+        {"name": "win-2", "token_files_sha512": files_holding(two)}]}, at=T0 + datetime.timedelta(days=1))
+    assert again["nodes"]["win-2"]["tokens"] == {} and again["nodes"]["win-2"]["changed"] is False
+    assert set(again["nodes"]["win-1"]["tokens"]) == {"kube-proxy"}
+    assert [b["spec"]["boundObjectRef"]["name"] for _n, _a, b in cluster.token_requests[-1:]] == ["win-1"]
+
+
+def test_a_node_that_fails_does_not_stop_the_others(run, cluster):
+    r = run({"nodes": [{"name": "win-9"}, {"name": "win-2"}]})
+    assert r["_rc"] == 1 and "Node win-9 does not exist" in r["msg"]
+    assert r["nodes"]["win-9"]["failed"] is True
+    assert set(r["nodes"]["win-2"]["tokens"]) == {"kube-proxy"} and r["ca_data"]
+
+
+def test_an_entry_may_set_its_own_lifetime(run, cluster):
+    r = run({"nodes": [{"name": "win-1", "expiration_seconds": 3600}, {"name": "win-2"}]})
+    assert [b["spec"]["expirationSeconds"] for _n, _a, b in cluster.token_requests] == [3600, 604800]
+    assert r["nodes"]["win-1"]["expires"]["kube-proxy"] == "2026-11-26T10:00:00Z"
+
+
+def test_check_mode_with_nodes_changes_nothing_and_names_one_not_joined(run, cluster):
+    r = run({"nodes": [{"name": "win-1"}, {"name": "win-3"}]}, check=True)
+    assert r["_rc"] == 0 and cluster.writes() == []
+    assert r["nodes"]["win-3"]["ca_data"] is None and r["nodes"]["win-3"]["pod_cidr"] is None
+
+
+def test_reset_of_several_nodes_in_one_task(run, cluster):
+    run({"nodes": [{"name": "win-1"}, {"name": "win-2"}]})
+    cluster.secrets[("kube-system", "kubewin-kube-proxy-token")] = {"metadata": {"labels": {nc.MANAGED_LABEL: "true"}}}
+    r = run({"state": "absent", "nodes": [{"name": "win-1"}, {"name": "win-2"}],
+             "shared_secrets": ["kube-system/kubewin-kube-proxy-token"]})
+    assert r["_rc"] == 0 and r["changed"] is True
+    assert cluster.accounts == {} and cluster.bindings == {} and cluster.roles == {} and cluster.secrets == {}
+    assert "deleted secrets kubewin-kube-proxy-token in namespace kube-system" in r["changes"]
+
+
+def test_name_and_nodes_together_are_refused(run, cluster):
+    r = run({"node_name": "win-1", "nodes": [{"name": "win-2"}]})
+    assert r["_rc"] == 1 and "mutually exclusive" in r["msg"]

@@ -1,0 +1,105 @@
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""What ``kubewin.nodes.k8s_join_info`` reads: ``gather(module, apis)``, with the decisions from ``_cluster_facts``
+(and ``_cluster_info``, ``_daemonset_os`` for its options ``discovery`` and ``pin_daemonsets``). The module file
+keeps its documentation, argument spec and ``main()``. PRIVATE to the collection: no compatibility promise outside it.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import _cluster_facts as cf
+from ansible_collections.kubewin.nodes.plugins.module_utils import _cluster_info as ci
+from ansible_collections.kubewin.nodes.plugins.module_utils import _daemonset_os as dso
+from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
+
+
+def gather(module, apis):
+    def get_configmap(namespace, name):
+        return kc.call(apis, "get", "configmaps", namespace, name,
+                       apis.core.read_namespaced_config_map, name, namespace)
+
+    version = cf.parse_server_version(kc.call(apis, "get", "the server version", None, None, apis.version.get_code))
+
+    try:
+        refs = [(ref,) + cf.split_ref(ref, "flannel_configmaps entry") for ref in module.params["flannel_configmaps"]]
+    except cf.ClusterFactsError as exc:
+        raise kc.K8sError(str(exc)) from None
+    flannel = cf.flannel_not_found()
+    for ref, namespace, name in refs:
+        cm = get_configmap(namespace, name)
+        if cm is not None:
+            try:
+                flannel = cf.flannel_facts(cm, ref)
+            except cf.ClusterFactsError as exc:
+                raise kc.K8sError("flannel's ConfigMap %s cannot be used: %s. Fix its %s (flannel on the Linux "
+                                  "nodes reads the same file)." % (ref, exc, cf.FLANNEL_NET_CONF_KEY)) from None
+            break
+
+    calico = cf.calico_not_found()
+    for ref in cf.CALICO_DAEMONSETS:
+        namespace, name = cf.split_ref(ref)
+        daemonset = kc.call(apis, "get", "daemonsets", namespace, name,
+                            apis.apps.read_namespaced_daemon_set, name, namespace)
+        if daemonset is not None:
+            calico = cf.calico_facts(daemonset, ref)
+            break
+
+    nodes = cf.nodes_facts(kc.call(apis, "list", "nodes", None, None, apis.core.list_node))
+
+    try:
+        kubeadm_config = cf.parse_kubeadm_config(get_configmap(*cf.KUBEADM_CONFIG))
+    except cf.ClusterFactsError as exc:
+        raise kc.K8sError("%s. It is written by 'kubeadm init' (phase upload-config); re-upload it with "
+                          "'kubeadm init phase upload-config kubeadm' on a control-plane node." % exc) from None
+
+    kubelet_config_name = client_ca_file = None
+    security = {}
+    dns = cf.parse_kubelet_config(None)
+    for name in cf.kubelet_config_names(version["major"], version["minor"]):
+        kubelet_cm = get_configmap(cf.KUBELET_CONFIG_NAMESPACE, name)
+        if kubelet_cm is not None:
+            kubelet_config_name = name
+            try:
+                dns = cf.parse_kubelet_config(kubelet_cm)
+                client_ca_file = cf.kubelet_client_ca_file(kubelet_cm)
+                security = cf.kubelet_security(kubelet_cm)
+            except cf.ClusterFactsError as exc:
+                raise kc.K8sError("%s (kube-system/%s); kubeadm join hands the same file to every new node, so "
+                                  "fix it first." % (exc, name)) from None
+            break
+    dns["service"] = None
+    for ref in cf.DNS_SERVICES:
+        namespace, name = cf.split_ref(ref)
+        service = kc.call(apis, "get", "services", namespace, name, apis.core.read_namespaced_service, name, namespace)
+        if service is not None:
+            dns["service"] = cf.dns_service_facts(service, ref)
+            break
+
+    result = {}
+    if module.params["discovery"]:
+        endpoint, pins = ci.read_details(apis)
+        result["discovery"] = dict(api_server_endpoint=endpoint, ca_cert_hashes=pins)
+    if module.params["pin_daemonsets"] is not None:
+        # what k8s_daemonset_os_pin would do with these daemonsets, read here so that a run with nothing to pin
+        # needs no module run of its own
+        try:
+            plan, landing = dso.survey(apis, module.params["pin_daemonsets"])
+        except dso.DaemonSetPinError as exc:
+            raise kc.K8sError("pin_daemonsets: %s" % exc) from None
+        result["daemonset_pins"] = dict(to_pin=plan["to_pin"], conflicts=plan["conflicts"], missing=plan["missing"],
+                                        landing_on_windows=landing)
+    return dict(
+        result,
+        changed=False,
+        server_version=version,
+        flannel=flannel,
+        calico=calico,
+        nodes=nodes,
+        kubeadm_config=kubeadm_config,
+        kubelet_config_present=kubelet_config_name is not None,
+        kubelet_config_name=kubelet_config_name,
+        kubelet_client_ca_file=client_ca_file,
+        kubelet_security=security,
+        dns=dns,
+    )
