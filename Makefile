@@ -182,9 +182,12 @@ lab-test-kubespray: lab-build
 	  echo "the kubespray flavour, $$net: $$(( $$(date +%s) - start )) s"; \
 	done; exit $$status
 
-# Remote operations per Windows node (counts, not timings); not part of `make test`.
+# Remote operations per Windows node and control-plane module calls (counts, asserted against the ratchet in
+# bench/remote_ops.py) and wall-time ratios, for BENCH_NODES nodes (e.g. make bench BENCH_NODES=1,10); not part of
+# `make test`.
+BENCH_NODES ?= 1,10,50
 bench: lab-up
-	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python bench/remote_ops.py
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python bench/remote_ops.py --nodes $(BENCH_NODES)
 
 # The newcomer's first run: the lab, then two simulated Windows nodes scaled up with the playbook.
 demo: lab-up
