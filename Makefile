@@ -13,7 +13,7 @@ VENV_ROOT := .venv
 COLL_ROOT := .build/collections
 COLL_LINK := $(COLL_ROOT)/ansible_collections/kubewin/nodes
 
-.PHONY: help setup check test units sanity lint changelog-lint lab-build lab-up lab-down lab-test lab-test-kubespray demo clean collection importer bench docs
+.PHONY: help setup setup-parts setup-lab-build check test units sanity lint changelog-lint lab-build lab-up lab-down lab-test lab-test-kubespray demo clean collection importer bench docs
 
 help:
 	@echo "make setup   - install everything a fresh machine needs (Python venvs per ansible-core and for the docs, lab build)"
@@ -47,15 +47,29 @@ $(VENV_ROOT)/importer/.done: tests/importer/requirements.txt
 	$(VENV_ROOT)/importer/bin/pip install -q -r tests/importer/requirements.txt
 	touch $@
 
-setup: $(COLL_LINK) $(foreach c,$(CORES),$(VENV_ROOT)/core-$(c)/.done) $(VENV_ROOT)/importer/.done $(VENV_ROOT)/docs/.done \
-  .build/psgate-mono/.done lab-build
+# The parts of `make setup` run at once (SETUP_JOBS): pip and apt wait on the network while lab-build's Go builds
+# (two lanes of their own, lab/bin/lab-build) keep the cores busy. lab-build's lines are prefixed [lab-build]. A part
+# that fails stops setup with an error (make lets the parts already running finish first).
+SETUP_JOBS ?= 6
+SETUP_PARTS := $(COLL_LINK) $(foreach c,$(CORES),$(VENV_ROOT)/core-$(c)/.done) $(VENV_ROOT)/importer/.done \
+  $(VENV_ROOT)/docs/.done .build/psgate-mono/.done setup-lab-build
+# apt-get runs one at a time (the Mono download here, Wine in lab-build): both take this lock.
+APT_LOCK := /tmp/kubewin-apt.lock
+setup:
+	@start=$$(date +%s); $(MAKE) --no-print-directory -j$(SETUP_JOBS) setup-parts || exit $$?; \
+	echo "make setup: done in $$(( $$(date +%s) - start )) s"
+
+setup-parts: $(SETUP_PARTS)
+
+setup-lab-build:
+	@set -o pipefail; LAB_APT_LOCK=$(APT_LOCK) lab/bin/lab-build 2>&1 | sed -u 's/^/[lab-build] /'
 
 # The Mono assemblies the PowerShell gate's .NET extract (tests/psgate/dotnet_surface.json) is made from, pinned
 # by version and SHA-256: tests/unit/psgate/test_dotnet_surface.py regenerates the extract from them. Debian's
 # mirror keeps only the newest point release: when the pinned one is gone, setup goes on and that test skips
 # saying so (bump VERSION and the SHA-256s in dotnet_surface.py, regenerate, review the diff).
 .build/psgate-mono/.done: tests/psgate/dotnet_surface.py
-	if $(PYTHON) tests/psgate/dotnet_surface.py --fetch .build/psgate-mono; then touch $@; else \
+	if flock $(APT_LOCK) $(PYTHON) tests/psgate/dotnet_surface.py --fetch .build/psgate-mono; then touch $@; else \
 	  echo "psgate: the pinned Mono packages could not be downloaded; test_dotnet_surface will skip"; fi
 
 units: $(COLL_LINK)
@@ -146,7 +160,7 @@ lab-down:
 	lab/bin/lab-down
 
 lab-test: lab-up
-	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python -m pytest -q --durations=15 tests/lab lab/tests
+	$(VENV_ROOT)/core-$(LINT_CORE)/bin/python -m pytest -q --durations=40 tests/lab lab/tests
 	PATH=$(CURDIR)/$(VENV_ROOT)/core-$(LINT_CORE)/bin:$$PATH molecule test
 	$(MAKE) --no-print-directory lab-test-kubespray
 
