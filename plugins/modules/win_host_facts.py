@@ -72,6 +72,9 @@ ansible_facts:
           C(containerd.exe config dump), cri-dockerd's from its service command line), C(conf_files) (the file
           names in C(conf_dir), null when that directory was not listed) and, for containerd, C(max_conf_num).
         - C(adapters) lists each up adapter's IPv4 addresses with their prefix length (C(192.0.2.10/24)).
+        - C(firewall_rules) maps the lower-case name of each firewall rule named C(kubewin-*) to its options in
+          M(community.windows.win_firewall_rule)'s terms (C(description), C(direction), C(action), C(protocol),
+          C(localport), C(remoteip), C(profiles), C(enabled)), or null when two rules share that name.
       type: dict
       returned: success
       sample: {"hostname": "win-1", "windows_build": "10.0.20348", "join_state": "fresh",

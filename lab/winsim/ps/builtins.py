@@ -1008,7 +1008,9 @@ PARAMETER_METADATA = {m.name.lower(): m for m in (
         "Milliseconds": Param("int", mandatory=("Milliseconds",), sets=("Milliseconds",),
                               validate_range=(0, _INT_MAX))}, default_set="Seconds"),
     # New-Object: -TypeName Required (Position 0) in the Net set; -ArgumentList object[] (Position 1)
+    # -ComObject Required (Position 0) in the Com set (a ProgID such as HNetCfg.FwPolicy2)
     CmdletMetadata("New-Object", _UTIL, {"TypeName": Param("string", mandatory=("Net",), sets=("Net",)),
+                                         "ComObject": Param("string", mandatory=("Com",), sets=("Com",)),
                                          "ArgumentList": Param("object")}, default_set="Net"),
     # Select-Object -First: [ValidateRange(0, int.MaxValue)]
     CmdletMetadata("Select-Object", _UTIL, {"First": Param("int", validate_range=(0, _INT_MAX))}),

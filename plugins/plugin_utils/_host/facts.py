@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni, runtimes
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import firewall, runtime_cni, runtimes
 
 NODE_SERVICES = ["containerd", "docker", "cri-dockerd", "kubelet", "kube-proxy", "flanneld"]
 
@@ -26,7 +26,9 @@ def script_parameters(extra_paths=(), ca_cert_path=None):
             # the file names in the runtimes' CNI configuration directories (another configuration would be
             # loaded instead of 10-flannel.conf: runtime_cni.conf_dir_conflicts), in the same read
             "CniConfDirs": runtime_cni.DEFAULT_CONF_DIRS, "ConfDirPattern": runtime_cni.CONTAINERD_CONF_DIR_PATTERN,
-            "DockerConfDirPattern": runtime_cni.CRI_DOCKERD_CONF_DIR_PATTERN}
+            "DockerConfDirPattern": runtime_cni.CRI_DOCKERD_CONF_DIR_PATTERN,
+            # the inbound rules the roles make, so that one already as wanted costs no remote operation
+            "FirewallRulePattern": firewall.RULE_PATTERN}
 
 
 def parse_runtime_version(output):
@@ -121,6 +123,8 @@ def node_facts(answer, ca_cert_path=None):
         "cni": {runtime: runtime_cni.with_conf_files(runtime_cni.runtime_cni_dirs(runtime, services), runtime, services,
                                                      answer.get("cni_conf_files"))
                 for runtime in runtimes.NAMES},
+        # {lower-case rule name: its options as win_firewall_rule takes them, None for a name two rules share}
+        "firewall_rules": firewall.rule_facts(answer.get("firewall_rules")),
         # the public half of the key secrets are sealed to (plugin_utils/_host/sealed.py); not a secret
         "transport_key": answer.get("transport_key"),
     }

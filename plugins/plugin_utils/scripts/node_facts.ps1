@@ -10,6 +10,8 @@
 # finds in containerd's config dump (group 1 a TOML literal string, group 2 a basic one, whose \\ is one \) and
 # DockerConfDirPattern in cri-dockerd's ImagePath (group 1, maybe quoted);
 # a missing directory lists as empty. What a runtime would load besides 10-flannel.conf is judged on the controller.
+# firewall_rules: [{name, description, direction, action, protocol, local_ports, remote_addresses, profiles, enabled}]
+# of the rules whose names match FirewallRulePattern (none when it is empty), as INetFwRule holds them.
 # machine_path: the machine-scope Path, expanded (what a process started after a reboot or a new logon sees).
 # transport_key: RSA.ToXmlString($false) of the key secrets are sealed to (plugin_utils/_host/sealed.py): RSA
 # 2048 in the machine key store, container kubewin.nodes-transport, not exportable, owner Administrators and
@@ -27,7 +29,8 @@ param(
     [string[]]$CniConfDirs = @(),
     [string]$ConfDirPattern = '',
     [string]$DockerConfDirPattern = '',
-    [bool]$MakeTransportKey = $false
+    [bool]$MakeTransportKey = $false,
+    [string]$FirewallRulePattern = ''
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
@@ -98,6 +101,20 @@ foreach ($dir in $confDirs) {
             ForEach-Object Name)
     }
 }
+# The firewall rules whose names match FirewallRulePattern (-like): INetFwPolicy2's Rules, each with the INetFwRule
+# properties community.windows' win_firewall_rule compares (Microsoft Learn, "INetFwPolicy2 interface", "INetFwRule
+# interface"); what they mean is decided on the controller (plugin_utils/_host/firewall.py).
+$firewallRules = @()
+if ($FirewallRulePattern) {
+    $policy = New-Object -ComObject HNetCfg.FwPolicy2
+    foreach ($rule in $policy.Rules) {
+        if ($rule.Name -like $FirewallRulePattern) {
+            $firewallRules += @{ name = $rule.Name; description = $rule.Description; direction = [int]$rule.Direction
+                action = [int]$rule.Action; protocol = [int]$rule.Protocol; local_ports = $rule.LocalPorts
+                remote_addresses = $rule.RemoteAddresses; profiles = [int]$rule.Profiles; enabled = [bool]$rule.Enabled }
+        }
+    }
+}
 $pathFacts = @{}
 foreach ($path in $Paths) { $pathFacts[$path] = Test-Path -LiteralPath $path }
 # An existing container is opened first without CryptoKeySecurity: .NET Framework applies the parameters'
@@ -150,4 +167,5 @@ $Ansible.Result = @{
     cni_conf_files = $confFiles
     machine_path = [Environment]::GetEnvironmentVariable('Path', 'Machine')
     transport_key = if ($transport) { $transport.ToXmlString($false) } else { $null }
+    firewall_rules = @($firewallRules)
 }

@@ -1,0 +1,75 @@
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The inbound rules this collection owns, as the node_facts script reads them (INetFwRule), in the terms of
+community.windows.win_firewall_rule's options, so a role can skip that module for a rule already as it wants it.
+
+Each rule becomes {description, direction, action, protocol, localport, remoteip, profiles, enabled}: the options the
+roles pass, which are all the module compares (its ``$fwPropertiesToCompare``, restricted to the options given). Only
+what the module itself would produce from those options maps back to them; anything else maps to a value no option
+can have (the raw number, the text as read), so the role's equality fails and the module runs and decides:
+- Direction 1/2 -> in/out, Action 1/0 -> allow/block, Protocol 6/17/256 -> tcp/udp/any (ConvertTo-ProtocolType);
+- Profiles: 0x7FFFFFFF -> [domain, private, public] (ConvertTo-Profile gives that for all three), 1..6 -> the
+  profiles of those bits (in that order);
+- RemoteAddresses: "*" -> any; every token an IP network -> each as address (a single host) or address/prefix
+  length, whichever form INetFwRule returns (Windows writes a subnet back as address/mask);
+- LocalPorts as read.
+Names are matched as win_firewall_rule matches them (-eq: case-insensitive): keys are lower case, and a name two
+rules share maps to None (the module would change each).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+# The node_facts script reads the rules whose names match this (-like): the ones the roles make.
+RULE_PATTERN = "kubewin-*"
+_DIRECTIONS = {1: "in", 2: "out"}
+_ACTIONS = {0: "block", 1: "allow"}
+_PROTOCOLS = {6: "tcp", 17: "udp", 256: "any"}
+_PROFILES = (("domain", 1), ("private", 2), ("public", 4))
+PROFILE_ALL = 0x7FFFFFFF
+
+
+def _addresses(value):
+    if value in (None, "", "*"):
+        return "any"
+    out = []
+    for token in str(value).split(","):
+        try:
+            net = ipaddress.ip_network(token.strip(), strict=True)
+        except ValueError:
+            return str(value)  # a keyword, a range: only the same text compares equal
+        out.append(str(net.network_address) if net.prefixlen == net.max_prefixlen
+                   else "%s/%d" % (net.network_address, net.prefixlen))
+    return ",".join(out)
+
+
+def _profiles(mask):
+    if mask == PROFILE_ALL:
+        return [name for name, _bit in _PROFILES]
+    if isinstance(mask, int) and 0 < mask < 7:
+        return [name for name, bit in _PROFILES if mask & bit]
+    return mask
+
+
+def as_options(rule):
+    """One rule of the script's answer in win_firewall_rule's option terms."""
+    return {
+        "description": rule.get("description"),
+        "direction": _DIRECTIONS.get(rule.get("direction"), rule.get("direction")),
+        "action": _ACTIONS.get(rule.get("action"), rule.get("action")),
+        "protocol": _PROTOCOLS.get(rule.get("protocol"), rule.get("protocol")),
+        "localport": rule.get("local_ports"),
+        "remoteip": _addresses(rule.get("remote_addresses")),
+        "profiles": _profiles(rule.get("profiles")),
+        "enabled": rule.get("enabled"),
+    }
+
+
+def rule_facts(rules):
+    """{lower-case name: options, or None when several rules have that name} of the script's firewall_rules."""
+    out = {}
+    for rule in rules or []:
+        key = str(rule.get("name") or "").lower()
+        out[key] = None if key in out else as_options(rule)
+    return out

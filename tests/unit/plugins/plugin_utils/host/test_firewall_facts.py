@@ -1,0 +1,70 @@
+"""The facts read's firewall rules in win_firewall_rule's option terms (plugin_utils/_host/firewall.py): equal to the
+options a role passes only when win_firewall_rule would change nothing (issue 22)."""
+
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import facts as nf
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import firewall as fwf
+
+WANTED = {"description": "d", "direction": "in", "action": "allow", "protocol": "tcp", "localport": "10250",
+          "remoteip": "10.0.0.0/24,192.0.2.10", "profiles": ["domain", "private", "public"], "enabled": True}
+
+
+def raw(**over):
+    rule = {"name": "kubewin-kubelet-10250-tcp", "description": "d", "direction": 1, "action": 1, "protocol": 6,
+            "local_ports": "10250", "remote_addresses": "10.0.0.0/255.255.255.0,192.0.2.10/255.255.255.255",
+            "profiles": 0x7FFFFFFF, "enabled": True}
+    rule.update(over)
+    return rule
+
+
+def test_what_windows_reads_back_for_win_firewall_rules_options_equals_them():
+    # INetFwRule gives a subnet back as address/mask and a host with its /255.255.255.255 mask
+    assert fwf.rule_facts([raw()]) == {"kubewin-kubelet-10250-tcp": WANTED}
+    assert fwf.rule_facts([raw(remote_addresses="10.0.0.0/24,192.0.2.10")])["kubewin-kubelet-10250-tcp"] == WANTED
+    assert fwf.rule_facts([raw(remote_addresses="*")])["kubewin-kubelet-10250-tcp"]["remoteip"] == "any"
+
+
+def test_anything_win_firewall_rule_would_change_reads_as_different():
+    for over in ({"description": "other"}, {"direction": 2}, {"action": 0}, {"protocol": 17},
+                 {"local_ports": "10250,10255"}, {"remote_addresses": "10.0.0.0/255.255.0.0,192.0.2.10"},
+                 {"remote_addresses": "LocalSubnet"}, {"remote_addresses": "10.0.0.1-10.0.0.9"},
+                 {"profiles": 7},  # ConvertTo-Profile never makes 7: the module sets 0x7FFFFFFF
+                 {"profiles": 3}, {"enabled": False}):
+        assert fwf.rule_facts([raw(**over)])["kubewin-kubelet-10250-tcp"] != WANTED, over
+
+
+def test_names_match_case_insensitively_and_a_shared_name_is_ambiguous():
+    got = fwf.rule_facts([raw(name="KUBEWIN-Kubelet-10250-tcp")])
+    assert got == {"kubewin-kubelet-10250-tcp": WANTED}
+    assert fwf.rule_facts([raw(), raw(name="kubewin-KUBELET-10250-tcp")]) == {"kubewin-kubelet-10250-tcp": None}
+
+
+def test_the_facts_read_asks_for_the_collections_rules_and_reports_them():
+    assert nf.script_parameters()["FirewallRulePattern"] == "kubewin-*"
+    assert nf.node_facts({"firewall_rules": [raw()]})["firewall_rules"] == {"kubewin-kubelet-10250-tcp": WANTED}
+    assert nf.node_facts({})["firewall_rules"] == {}
+
+
+def test_each_firewall_task_compares_the_facts_with_the_options_it_passes():
+    """The roles skip win_firewall_rule when the facts equal _kubewin_rule: it must repeat the task's options."""
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[5]
+    tasks = []
+
+    def walk(items):
+        for t in items or []:
+            walk(t.get("block"))
+            if t.get("community.windows.win_firewall_rule", {}).get("state") == "present":
+                tasks.append(t)
+
+    for role in ("node", "network"):
+        walk(yaml.safe_load((root / "roles" / role / "tasks" / "main.yml").read_text()))
+    assert len(tasks) == 2
+    for task in tasks:
+        args = {k: v for k, v in task["community.windows.win_firewall_rule"].items() if k not in ("name", "state")}
+        wanted = {k: str(v).replace(" | string", "") if k == "localport" else v
+                  for k, v in task["vars"]["_kubewin_rule"].items()}
+        assert {k: str(v) if k == "localport" else v for k, v in args.items()} == wanted, task["name"]
+        assert "_kubewin_facts_current" in task["when"] and "!= _kubewin_rule" in task["when"]
