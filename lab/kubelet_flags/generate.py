@@ -63,9 +63,9 @@ def write_module(version, workdir):
     shutil.copy(os.path.join(HERE, "dump.go"), os.path.join(workdir, "dump.go"))
 
 
-def wine(exe, args):
+def wine(exe, args, cache=CACHE):
     """Run exe under Wine in a throw-away prefix that shares the lab prefix's C:\\Windows (as winsim_wine does)."""
-    lab_prefix = os.path.join(CACHE, "wine", "prefix")
+    lab_prefix = os.path.join(cache, "wine", "prefix")
     prefix = tempfile.mkdtemp(prefix="kubelet-flags-")
     try:
         for name in (".update-timestamp", "system.reg", "user.reg", "userdef.reg"):
