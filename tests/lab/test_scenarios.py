@@ -96,21 +96,76 @@ BAD_INPUTS = [
 ]
 
 
-@pytest.mark.parametrize("case, profile, variables, variable, fix", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
-def test_bad_input_fails_before_any_change(tmp_path, api, case, profile, variables, variable, fix):
+# Every case is one Windows host of a single run (its variables as that host's host_vars, its profile): preflight
+# checks each host on its own and reports every host's failures in one task (any_errors_fatal after it). The cases
+# whose values the first control-plane host's variables give (kubespray's values the cluster also knows, as
+# group_vars/all give them to localhost; the bootstrap token, read there) are also all set at once in group_vars of a
+# second, one-host run: the message then names localhost's values (the control_plane role's check), each on a line.
+CP_ONLY = {"service-cidr-not-the-clusters", "dns-domain-not-the-clusters", "bootstrap-token-malformed"}
+ONE_RUN = [c for c in BAD_INPUTS if c[0] not in CP_ONLY]
+CP_RUN = [c for c in BAD_INPUTS if c[0] in CP_ONLY or c[0] in {
+    "direct-routing", "pods-cidr-not-the-clusters", "vni-below-4096", "vxlan-port", "backend-not-the-clusters"}]
+
+
+class BadInputRun(object):
+    """scale_up.yml once over one host per case of ONE_RUN: what each host was before and after, the tokens."""
+
+    def __init__(self, root, core):
+        self.host = {c[0]: "win-%d" % (i + 1) for i, c in enumerate(ONE_RUN)}
+        self.sc = scenario.Scenario(root, nodes=len(ONE_RUN), profiles={self.host[c[0]]: c[1] for c in ONE_RUN},
+                                    host_vars={self.host[c[0]]: c[2] for c in ONE_RUN},
+                                    kubewin_node_name="bad-{{ inventory_hostname }}")
+        self.before = {h: self.sc.dump(h) for h in self.sc.hosts}
+        self.tokens_before = bootstrap_tokens(core)
+        self.rc, self.doc, self.text = self.sc.run("scale_up.yml")
+        with open(os.path.join(self.sc.root, "scale_up.json"), "w") as f:  # the run's results, to read when one fails
+            json.dump({"rc": self.rc, "doc": self.doc, "text": self.text}, f)
+        self.after = {h: self.sc.dump(h) for h in self.sc.hosts}
+        self.tokens_after = bootstrap_tokens(core)
+
+
+@pytest.fixture(scope="module")
+def bad_input_run(tmp_path_factory, api):
+    return BadInputRun(tmp_path_factory.mktemp("bad-inputs"), api[0])
+
+
+@pytest.fixture(scope="module")
+def cp_bad_input_run(tmp_path_factory, api):
+    """scale_up.yml once over one host with every case of CP_RUN in group_vars/all (localhost's variables too)."""
     core, _ = api
-    variables = dict({"kubewin_node_name": "bad-{{ inventory_hostname }}"}, **variables)
-    sc = scenario.Scenario(tmp_path, nodes=1, profile=profile, **variables)
+    variables = {k: v for c in CP_RUN for k, v in c[2].items()}
+    sc = scenario.Scenario(tmp_path_factory.mktemp("cp-bad-inputs"), nodes=1,
+                           kubewin_node_name="bad-{{ inventory_hostname }}", **variables)
     before, tokens = sc.dump("win-1"), bootstrap_tokens(core)
     rc, doc, text = sc.run("scale_up.yml")
+    with open(os.path.join(sc.root, "scale_up.json"), "w") as f:
+        json.dump({"rc": rc, "doc": doc, "text": text}, f)
+    return rc, doc, text, before, sc.dump("win-1"), tokens, bootstrap_tokens(core)
+
+
+def check_refused(case, host, variables, variable, fix, rc, doc, text, before, after, tokens_before, tokens_after):
     assert rc != 0, "%s was not refused" % case
-    messages = "\n".join(scenario.failures(doc))
-    assert "Preflight failed on win-1" in messages, messages or text[-2000:]
+    messages = "\n".join(m for m in scenario.failures(doc) if m.startswith(host + ": "))
+    assert "Preflight failed on %s" % host in messages, messages or text[-2000:]
     assert variable in messages and fix in messages, messages
     assert "template" not in messages.lower() and "Traceback" not in text, messages
     if "kubeadm_token" in variables:  # a secret, even a malformed one, is never shown
         assert variables["kubeadm_token"].split(".")[1] not in text
-    assert sc.dump("win-1") == before and bootstrap_tokens(core) == tokens
+    assert after == before and tokens_after == tokens_before
+
+
+@pytest.mark.parametrize("case, profile, variables, variable, fix", ONE_RUN, ids=[c[0] for c in ONE_RUN])
+def test_bad_input_fails_before_any_change(bad_input_run, case, profile, variables, variable, fix):
+    r, host = bad_input_run, bad_input_run.host[case]
+    check_refused(case, host, variables, variable, fix, r.rc, r.doc, r.text, r.before[host], r.after[host],
+                  r.tokens_before, r.tokens_after)
+
+
+@pytest.mark.parametrize("case, profile, variables, variable, fix", CP_RUN, ids=[c[0] for c in CP_RUN])
+def test_bad_input_of_the_control_plane_host_fails_before_any_change(cp_bad_input_run, case, profile, variables,
+                                                                    variable, fix):
+    rc, doc, text, before, after, tokens_before, tokens_after = cp_bad_input_run
+    check_refused(case, "win-1", variables, variable, fix, rc, doc, text, before, after, tokens_before, tokens_after)
 
 
 # A value outside an option's choices stops at the kubewin role's argument spec (which reset.yml runs too).
