@@ -65,7 +65,7 @@ def task_starts(doc):
     for play in (doc or {}).get("plays", []):
         for task in play["tasks"]:
             name = task["task"]["name"]
-            role, _, short = name.rpartition(" : ")
+            role, _sep, short = name.rpartition(" : ")
             out.append((iso_to_epoch(task["task"]["duration"]["start"]), role.rsplit(".", 1)[-1] or "-", short))
     out.sort(key=lambda x: x[0])
     return out
@@ -106,9 +106,9 @@ def measure(sc, run, playbook, args, forks):
         "ops": {h: len(v) for h, v in per_host.items()},
         "worst": worst,
         "worst_by_task": [[r, t, labels] for (r, t), labels in attribute(per_host[worst], starts).items()],
-        "by_label": dict(collections.Counter(lab for _, lab in per_host[worst])),
+        "by_label": dict(collections.Counter(lab for _time, lab in per_host[worst])),
         "cp": len(cp),
-        "cp_by_module": dict(collections.Counter(m for _, m in cp)),
+        "cp_by_module": dict(collections.Counter(m for _time, m in cp)),
         "cp_by_task": [[r, t, labels] for (r, t), labels in attribute(cp, starts).items()],
     }
 
@@ -119,7 +119,7 @@ def bench(nodes, forks, keep):
     template = "bench%d-{{ inventory_hostname }}" % nodes
     sc = scenario.Scenario(root, nodes=nodes, kubewin_node_name=template)
     try:
-        return {run: measure(sc, run, playbook, args, forks) for run, _, playbook, args in RUNS}
+        return {run: measure(sc, run, playbook, args, forks) for run, _label, playbook, args in RUNS}
     finally:
         sc.forget_nodes(template)
         if not keep:
@@ -135,7 +135,7 @@ def by_role(by_task):
 
 def print_breakdown(by_task, indent="    "):
     for role, tasks in by_role(by_task).items():
-        total = sum(len(labels) for _, labels in tasks)
+        total = sum(len(labels) for _task, labels in tasks)
         print("%s%s %d" % (indent, role, total))
         for task, labels in tasks:
             counts = collections.Counter(labels)
@@ -151,7 +151,7 @@ def report(results, forks):
           "forks %d)" % forks)
     print("%-6s %-15s %5s %8s %7s   by module:script" % ("nodes", "run", "ops", "ratchet", "target"))
     for n in sizes:
-        for run, label, _, _ in RUNS:
+        for run, label, _playbook, _args in RUNS:
             r = results[n][run]
             ops = max(r["ops"].values())
             ratchet, target = RATCHET["ops"][run], TARGET["ops"][run]
@@ -163,7 +163,7 @@ def report(results, forks):
                 ", ".join("%s %d" % kv for kv in sorted(r["by_label"].items())), flag))
     previous = None
     for n in sizes:
-        for run, label, _, _ in RUNS:
+        for run, label, _playbook, _args in RUNS:
             r = results[n][run]
             shape = [[role, task, labels] for role, task, labels in r["worst_by_task"]]
             if previous is not None and previous.get(run) == shape:
@@ -171,11 +171,11 @@ def report(results, forks):
             print("\n%s, %d node(s), per role and task (%s, %d operations):"
                   % (label, n, r["worst"], max(r["ops"].values())))
             print_breakdown(r["worst_by_task"])
-        previous = {run: results[n][run]["worst_by_task"] for run, _, _, _ in RUNS}
+        previous = {run: results[n][run]["worst_by_task"] for run, _label, _playbook, _args in RUNS}
     print("\nControl-plane module calls per run (Python starts on kube_control_plane[0])")
     print("%-6s %-15s %5s %8s %7s   by module" % ("nodes", "run", "calls", "ratchet", "target"))
     for n in sizes:
-        for run, label, _, _ in RUNS:
+        for run, label, _playbook, _args in RUNS:
             r = results[n][run]
             ratchet, target = cp_ratchet(run, n), TARGET["cp"][run]
             if r["cp"] > ratchet:
@@ -186,17 +186,17 @@ def report(results, forks):
                 " OVER RATCHET" if r["cp"] > ratchet else (" over target" if target is not None and r["cp"] > target
                                                            else "")))
     if len(sizes) > 1:
-        for run, label, _, _ in RUNS:
+        for run, label, _playbook, _args in RUNS:
             counts = [results[n][run]["cp"] for n in sizes]
             growth = (counts[-1] - counts[0]) / float(sizes[-1] - sizes[0])
             points = " -> ".join("%d at %d" % (c, n) for c, n in zip(counts, sizes, strict=True))
             print("  %-15s %s per added node (%s)" % (label, "%+.1f" % growth if growth else "does not grow,", points))
     first = results[sizes[0]]
-    for run, label, _, _ in RUNS[:2]:
+    for run, label, _playbook, _args in RUNS[:2]:
         print("\n%s control-plane calls, %d node(s), per role and task:" % (label, sizes[0]))
         print_breakdown(first[run]["cp_by_task"])
     print("\nWall time (s), this invocation, forks %d:" % forks)
-    for run, label, _, _ in RUNS:
+    for run, label, _playbook, _args in RUNS:
         base = first[run]["wall"]
         cells = ["%d: %.0f" % (n, results[n][run]["wall"]) + (" (x%.1f)" % (results[n][run]["wall"] / base)
                                                               if n != sizes[0] else "") for n in sizes]
