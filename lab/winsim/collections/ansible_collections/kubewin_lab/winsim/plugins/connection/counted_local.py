@@ -12,12 +12,26 @@ description:
   - Tasks that start no module (set_fact, debug, assert, action plugins that never run one) are not logged, as the log
     counts the Python starts the control-plane host pays for.
   - Without a root (neither variable nor environment set) nothing is logged.
+  - Its options are C(ansible.builtin.local)'s (those of ansible-core 2.19, which 2.18 never reads) and
+    O(winsim_root); without them a task with become fails asking for C(become_success_timeout).
 options:
   winsim_root:
     description: Directory that receives C(control-plane.log).
     type: str
     vars: [{name: winsim_root}]
     env: [{name: KUBEWIN_SIM_ROOT}]
+  become_success_timeout:
+    description: As C(ansible.builtin.local)'s.
+    type: int
+    default: 10
+    vars: [{name: ansible_local_become_success_timeout}]
+  become_strip_preamble:
+    description: As C(ansible.builtin.local)'s.
+    type: bool
+    default: true
+    vars: [{name: ansible_local_become_strip_preamble}]
+extends_documentation_fragment:
+  - connection_pipelining
 """
 
 import os  # noqa: E402 (DOCUMENTATION first, as in every Ansible plugin)
