@@ -136,7 +136,8 @@ class Scenario(object):
 
 
 def failures(doc):
-    """'host: task: msg' for every failed task result (with a loop's failed items), for assertion messages."""
+    """'host: task: msg' for every failed task result (with a loop's failed items and a failed command's output
+    tail), for assertion messages."""
     out = []
     for play in (doc or {}).get("plays", []):
         for task in play["tasks"]:
@@ -146,6 +147,9 @@ def failures(doc):
                     items = [str(r.get("msg")) for r in res.get("results") or [] if r.get("failed")]
                     if items:  # a loop's result says only "One or more items failed"
                         msg = "%s: %s" % (msg, "; ".join(items))
+                    if res.get("rc") not in (None, 0):  # a command's "non-zero return code" says nothing more
+                        tail = (res.get("stderr") or res.get("stdout") or "")[-1500:]
+                        msg = "%s (rc %s): %s" % (msg, res["rc"], tail)
                     out.append("%s: %s: %s" % (host, task["task"]["name"], msg))
     return out
 

@@ -341,6 +341,29 @@ def flanneld_validate(cache, version, argv, files, env, cwd):
 CRI_PIPE = "\\\\.\\pipe\\containerd-containerd"
 
 
+def _start_cripipe(cripipe, prefix, drive_c, env):
+    """The stand-in CRI server, serving on containerd's pipe; a start that does not get that far (seen once on a
+    loaded CI machine: kubeadm then failed without a runtime) is tried once more, then raised with its output,
+    so that a lab failure is not taken for the collection's."""
+    for attempt in (1, 2):
+        log = open(os.path.join(prefix, "cripipe-%d.log" % attempt), "w+")
+        server = subprocess.Popen(["wine", cripipe, "-pipe", CRI_PIPE], cwd=drive_c, env=env,
+                                  stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+        for _ in range(240):
+            log.seek(0)
+            text = log.read()
+            if "serving CRI v1" in text:
+                return server
+            if server.poll() is not None:
+                break
+            time.sleep(0.5)
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+    raise WineUnavailable("the stand-in CRI server (cripipe.exe) did not start under Wine twice; its output: %s"
+                          % text[-1500:])
+
+
 def kubeadm_with_cri(cache, version, argv, cri=True, timeout=300, trees=None, kubelet_version=None):
     """Run the real kubeadm.exe of version under Wine with kubelet.exe on PATH (C:\\k, for its
     KubeletVersion check) and, when cri, the stand-in CRI server (_cache/bin/cripipe.exe,
@@ -367,15 +390,7 @@ def kubeadm_with_cri(cache, version, argv, cri=True, timeout=300, trees=None, ku
         os.makedirs(k, exist_ok=True)
         os.symlink(kubelet, os.path.join(k, "kubelet.exe"))
         if cri:
-            log = open(os.path.join(prefix, "cripipe.log"), "w+")
-            server = subprocess.Popen(["wine", cripipe, "-pipe", CRI_PIPE], cwd=drive_c, env=env,
-                                      stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                      start_new_session=True)
-            for _ in range(120):
-                log.seek(0)
-                if "serving CRI v1" in log.read() or server.poll() is not None:
-                    break
-                time.sleep(0.5)
+            server = _start_cripipe(cripipe, prefix, drive_c, env)
         proc = subprocess.run(["wine", exe] + list(argv), cwd=drive_c, env=env, stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, check=False)
         gone, changed = [], {}
