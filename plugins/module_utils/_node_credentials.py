@@ -1,27 +1,27 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Per-node credentials of kube-proxy and flanneld on a Windows node (services mode).
+"""Per-node RBAC of kube-proxy and flanneld on a Windows node (services mode): both run as the node.
 
-kube-proxy gets, per node, its own ServiceAccount, its own RBAC binding and a token from the
-TokenRequest API (``serviceaccounts/token``) bound to the Node object, with a finite lifetime.
-Nothing here is shared by two nodes, so one node's credential can be revoked alone (delete its
-ServiceAccount, or its Node: a Node-bound token dies with the Node).
+kube-proxy and flanneld have no token of their own: they run with the kubelet's kubeconfig
+(C:\\etc\\kubernetes\\kubelet.conf), the node's own identity ``system:node:<node>``, whose client
+certificate the kubelet rotates itself. Nothing a playbook run issued can expire under them; the
+kubelet's certificate is the only limit, and it is the node's own (``kube_proxy_subject``).
 
-flanneld has no token: it runs with the kubelet's own kubeconfig (the node identity
-``system:node:<node>``), so the NodeRestriction admission plugin limits what it may change on its
-Node (no ``node-restriction.kubernetes.io/`` or other protected labels, no taints), which it does
-not for a ServiceAccount (``flanneld_rules``).
+What that identity lacks is given by one ClusterRoleBinding per node and component, each bound to
+the user ``system:node:<node>`` only, so one node's extra rights are revoked alone by deleting its
+bindings (the Node authorizer's own rights stay with the node, as for any kubeadm node):
 
-The decisions are plain functions, unit-tested without a cluster:
+* kube-proxy: ``kubewin-kube-proxy-<node>`` -> ClusterRole ``system:node-proxier`` (kubeadm's role
+  for kube-proxy);
+* flanneld: ``kubewin-flanneld-<node>`` -> ClusterRole ``kubewin-flanneld-<node>`` (``flanneld_rules``).
 
-* ``account_name``: the ServiceAccount (and RBAC object) name for a component on a node;
-* ``desired_objects``: the ServiceAccounts, ClusterRole and ClusterRoleBindings a node needs;
-* ``renewal``: whether the token on the node must be replaced, from what the last run recorded
-  in the ServiceAccount's annotations (never from the token itself);
-* ``record``: those annotations for a token just issued.
+Older releases gave each a ServiceAccount of that name with a token file on the node: a run deletes
+those accounts (``retired_account``), which revokes every token they issued (a token carries its
+ServiceAccount's UID: kubernetes pkg/serviceaccount/claims.go), and the files go (roles/network).
 
-The files on the Windows host that carry these tokens are the controller's business
-(``plugin_utils/_host/credential_files.py``).
+The decisions are plain functions, unit-tested without a cluster: ``account_name``,
+``desired_objects``, ``drift``. ``renewal`` and ``record`` only read what older releases recorded
+(plugin_utils/_host/credential_files.py still judges token files with ``OPEN_ACL``).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import re
 
 MANAGED_LABEL = "kubewin.nodes/managed"
 NODE_ANNOTATION = "kubewin.nodes/node"
+# What older releases recorded on kube-proxy's ServiceAccount about its token (read only by ``renewal``).
 EXPIRES_ANNOTATION = "kubewin.nodes/token-expires"
 ISSUED_ANNOTATION = "kubewin.nodes/token-issued"
 SHA512_ANNOTATION = "kubewin.nodes/token-sha512"
@@ -40,17 +41,11 @@ BOUND_UID_ANNOTATION = "kubewin.nodes/token-bound-node-uid"
 # What token_file_hashes reports for a token file others than Administrators and SYSTEM may read.
 OPEN_ACL = "open-access-rules"
 
-# TokenRequest refuses less than 10 minutes (pkg/apis/authentication/validation: "may not specify
-# a duration less than 10 minutes").
-MIN_EXPIRATION_SECONDS = 600
-# The longest lifetime accepted without allow_long_expiration (security-2 N6): kubeadm leaves the API server's
-# --service-account-max-token-expiration unset, so nothing else bounds a copied token's life.
-MAX_EXPIRATION_SECONDS = 30 * 24 * 3600
-
 # kube-proxy: the rights kubeadm gives its kube-proxy ServiceAccount (ClusterRoleBinding
-# kubeadm:node-proxier -> ClusterRole system:node-proxier, kubernetes
-# plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go: services, endpoints, endpointslices
-# list/watch, nodes get/list/watch, events create/patch/update). Read-only topology, no Secrets.
+# kubeadm:node-proxier -> ClusterRole system:node-proxier, kubernetes v1.37.2
+# plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go L615-630: services, endpoints list/watch, nodes
+# get/list/watch, events create/patch/update, servicecidrs list/watch with MultiCIDRServiceAllocator, endpointslices
+# list/watch). Read-only topology, no Secrets. See kube_proxy_subject for why the node's identity needs it.
 KUBE_PROXY_CLUSTER_ROLE = "system:node-proxier"
 
 
@@ -74,7 +69,7 @@ def flanneld_rules(node_name):
     (plugin/pkg/admission/noderestriction/admission.go, ``admitNode``) limits to its own Node, without
     changes to taints, ownerReferences or protected labels. The informer's list and watch of every
     Node is the one thing missing: this ClusterRole gives exactly that (read only), bound to the
-    node's own user ``system:node:<node>`` (``flanneld_subject``). Before 1.32 the Node authorizer
+    node's own user ``system:node:<node>`` (``node_subject``). Before 1.32 the Node authorizer
     allowed it already (bootstrappolicy NodeRules: nodes get/list/watch)."""
     return [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]
 
@@ -85,16 +80,39 @@ def node_user(node_name):
     return "system:node:%s" % node_name
 
 
-def flanneld_subject(node_name):
-    """The RBAC subject flanneld acts as: the node's own identity (the kubelet's client certificate)."""
+def node_subject(node_name):
+    """The RBAC subject flanneld and kube-proxy act as: the node's own identity (the kubelet's client certificate)."""
     return {"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": node_user(node_name)}
+
+
+def kube_proxy_subject(node_name):
+    """The subject of kube-proxy's binding to ``system:node-proxier``: the node's own identity.
+
+    kube-proxy runs with the kubelet's kubeconfig. What it asks the API server for (kubernetes v1.37.2
+    cmd/kube-proxy/app/server.go L591-620 and pkg/proxy/node.go), and who allows it for ``system:node:<node>``:
+
+    * Services list/watch (label selector ``!service.kubernetes.io/service-proxy-name``, field selector
+      ``spec.clusterIP!=None``): the Node authorizer's static NodeRules (bootstrappolicy/policy.go L221, services
+      get/list/watch);
+    * its own Node get/list/watch (``fieldSelector=metadata.name=<node>``): the Node authorizer (``authorizeNode``,
+      plugin/pkg/auth/authorizer/node/node_authorizer.go; requestinfo takes the name from that selector);
+    * Events create/patch/update (core and events.k8s.io): NodeRules (policy.go L230);
+    * EndpointSlices list/watch (label selector ``!service.kubernetes.io/headless``) and ServiceCIDRs list/watch
+      (MultiCIDRServiceAllocator): not in NodeRules, so the Node authorizer has no opinion and RBAC decides
+      (apiserver pkg/authorization/union/union.go: NoOpinion moves on; kubeadm and kubespray run
+      ``--authorization-mode=Node,RBAC``). ``system:node-proxier`` grants both (policy.go L622-626).
+
+    The node gains read-only topology (Endpoints, EndpointSlices, ServiceCIDRs, every Node, which flanneld's
+    binding already gives) and no write. NodeRestriction (plugin/pkg/admission/noderestriction/admission.go)
+    admits nothing kube-proxy writes but Events, which it does not restrict: nothing changes there."""
+    return node_subject(node_name)
 
 
 COMPONENTS = ("kube-proxy", "flanneld")
 # The namespace of each component's ServiceAccount unless the task names another.
 DEFAULT_NAMESPACES = {"kube-proxy": "kube-system", "flanneld": "kube-flannel"}
-# The components that get a ServiceAccount and a token (flanneld uses the kubelet's credential).
-TOKEN_COMPONENTS = ("kube-proxy",)
+# The components that get a ServiceAccount and a token: none since both run with the kubelet's credential.
+TOKEN_COMPONENTS = ()
 
 _NAME_MAX = 63
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -122,39 +140,36 @@ def account_name(component, node_name):
 
 
 def desired_objects(node_name, namespaces):
-    """The RBAC objects and ServiceAccounts for one node, keyed by component.
+    """The RBAC objects for one node, keyed by component.
 
-    ``namespaces``: {component: namespace of its ServiceAccount}. Returns
-    {component: {"account": ServiceAccount or None, "role": ClusterRole or None, "binding": ClusterRoleBinding,
-    "retired_account": (namespace, name) of a ServiceAccount an older release made and a run deletes, or None}}.
-    flanneld has no ServiceAccount (it uses the kubelet's credential): its binding names the node's user, and
-    the ServiceAccount ``kubewin-flanneld-<node>`` older releases made (whose token was in
-    C:\\etc\\kube-flannel\\token) is retired: deleting it revokes that token.
+    ``namespaces``: {component: namespace of the ServiceAccount an older release made for it}. Returns
+    {component: {"account": None, "role": ClusterRole or None, "binding": ClusterRoleBinding,
+    "retired_account": (namespace, name) of the ServiceAccount an older release made, which a run deletes}}.
+    Both components run with the kubelet's credential, so both bindings name the node's user. The
+    ServiceAccounts ``kubewin-kube-proxy-<node>`` (token in C:\\etc\\kube-proxy\\token) and
+    ``kubewin-flanneld-<node>`` (C:\\etc\\kube-flannel\\token) of older releases are retired: deleting them
+    revokes their tokens. kube-proxy's binding keeps its name and roleRef (which the API cannot change), so an
+    older binding only needs its subjects patched.
     """
     out = {}
     for component in COMPONENTS:
         name = account_name(component, node_name)
-        namespace = namespaces[component]
         meta = {"name": name, "labels": {MANAGED_LABEL: "true"}, "annotations": {NODE_ANNOTATION: node_name}}
-        account = {"apiVersion": "v1", "kind": "ServiceAccount",
-                   "metadata": dict(meta, namespace=namespace, annotations=dict(meta["annotations"])),
-                   # Nothing mounts it: the token goes to the node as a file.
-                   "automountServiceAccountToken": False}
-        role, retired = None, None
-        subjects = [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]
         if component == "flanneld":
             role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
                     "metadata": dict(meta, annotations=dict(meta["annotations"])), "rules": flanneld_rules(node_name)}
             role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}
-            subjects = [flanneld_subject(node_name)]
-            account, retired = None, (namespace, name)
+            subjects = [node_subject(node_name)]
         else:
+            role = None
             role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                         "name": KUBE_PROXY_CLUSTER_ROLE}
+            subjects = [kube_proxy_subject(node_name)]
         binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
                    "metadata": dict(meta, annotations=dict(meta["annotations"])), "roleRef": role_ref,
                    "subjects": subjects}
-        out[component] = {"account": account, "role": role, "binding": binding, "retired_account": retired}
+        out[component] = {"account": None, "role": role, "binding": binding,
+                          "retired_account": (namespaces[component], name)}
     return out
 
 
@@ -201,15 +216,6 @@ EXPOSED_OPEN_ACL = "the token file on the node may be read by others than Admini
 EXPOSED_OTHER_CONTENT = "the token file on the node is not the token last issued"
 
 
-def revoke_before_renewal(reason):
-    """Whether the tokens issued so far must stop working before a new one is issued (security-2 N5): a token
-    file others may have read, or one whose content is not the token last issued, may be in other hands, and
-    a TokenRequest alone leaves the old token valid until it expires. A token carries its ServiceAccount's
-    UID and the authenticator checks it against the live account (kubernetes pkg/serviceaccount/claims.go,
-    "ServiceAccount UID ... does not match"), so deleting and re-creating the account revokes them all."""
-    return reason in (EXPOSED_OPEN_ACL, EXPOSED_OTHER_CONTENT)
-
-
 def renewal(annotations, now, node_uid, file_sha512, renew_fraction):
     """(renew, reason) for one component's token.
 
@@ -241,40 +247,6 @@ def renewal(annotations, now, node_uid, file_sha512, renew_fraction):
     return False, "valid until %s" % format_time(expires)
 
 
-def token_request(node_name, node_uid, expiration_seconds, bind=True):
-    """The TokenRequest body: bound to the Node (name and uid) unless ``bind`` is False."""
-    # No audiences: the API server's own (--api-audiences), which is what it authenticates.
-    spec = {"expirationSeconds": int(expiration_seconds)}
-    if bind:
-        spec["boundObjectRef"] = {"kind": "Node", "apiVersion": "v1", "name": node_name, "uid": node_uid}
-    return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec}
-
-
-def binding_unsupported(status, detail):
-    """Whether a TokenRequest failed only because this API server cannot bind tokens to Nodes:
-    ServiceAccountTokenNodeBinding is alpha (off) in 1.29-1.30, beta (on) in 1.31-1.32, GA in 1.33
-    (kubernetes pkg/features/kube_features.go). With the gate off the answer is 400 "cannot bind token
-    to a Node object as the ... feature-gate is disabled"; before 1.29 400 "cannot bind token for
-    object type Node" (pkg/registry/core/serviceaccount/storage/token.go)."""
-    text = (detail or "").lower()
-    return status == 400 and "node" in text and "bind" in text
-
-
-def binding_required_message(node_name, detail):
-    """The TokenRequest could not bind the token to the Node and unbound tokens are not accepted."""
-    return ("The API server cannot bind tokens to Node objects (%s): kube-proxy's token for node %s would outlive "
-            "its Node. Enable the ServiceAccountTokenNodeBinding feature gate (Kubernetes 1.31 or newer, GA in "
-            "1.33), or set kubewin_node_token_require_binding: false to accept unbound tokens (reset then "
-            "revokes them by deleting their ServiceAccounts)." % ((detail or "").strip() or "400", node_name))
-
-
-def concurrent_run_message(node_name, namespace, name):
-    """The annotation patch met a newer ServiceAccount than the one this run read (409)."""
-    return ("ServiceAccount %s/%s changed between this run's read and its write (409 Conflict): another run for "
-            "node %s is probably renewing the same credentials. The token this run issued is not used (it expires "
-            "by itself); let the other run finish, then run again." % (namespace, name, node_name))
-
-
 def record(status, issued, token, node_uid, bound):
     """The annotations that let the next run decide without the token: when it was issued, when it
     expires (the API server's answer: --service-account-max-token-expiration may shorten it), its
@@ -284,19 +256,3 @@ def record(status, issued, token, node_uid, bound):
         raise NodeCredentialsError("the TokenRequest answer has no status.expirationTimestamp")
     return {EXPIRES_ANNOTATION: format_time(expires), ISSUED_ANNOTATION: format_time(issued),
             SHA512_ANNOTATION: token_sha512(token), BOUND_UID_ANNOTATION: node_uid if bound else ""}
-
-
-def check_settings(expiration_seconds, renew_fraction, allow_long_expiration=False):
-    if int(expiration_seconds) < MIN_EXPIRATION_SECONDS:
-        raise NodeCredentialsError("kubewin_node_token_expiration_seconds is %s: the TokenRequest API refuses "
-                                   "less than %d (10 minutes); set it to %d or more"
-                                   % (expiration_seconds, MIN_EXPIRATION_SECONDS, MIN_EXPIRATION_SECONDS))
-    if int(expiration_seconds) > MAX_EXPIRATION_SECONDS and not allow_long_expiration:
-        raise NodeCredentialsError("kubewin_node_token_expiration_seconds is %s, more than %d (30 days): a copied "
-                                   "token would work that long. Renew more often instead (re-run scale_up.yml on a "
-                                   "schedule), or set kubewin_node_token_allow_long_expiration: true to accept it"
-                                   % (expiration_seconds, MAX_EXPIRATION_SECONDS))
-    if not 0 < float(renew_fraction) < 1:
-        raise NodeCredentialsError("kubewin_node_token_renew_fraction is %s: it must be between 0 and 1 "
-                                   "(for example 0.5: renew when less than half of the lifetime is left)"
-                                   % renew_fraction)

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 """The Kubernetes API calls of ``kubewin.nodes.k8s_node_credentials``: create or bring in line one of its
-objects, request a token, delete what it made. The module keeps the decisions' order (present, absent).
+objects, delete what it made. The module keeps the decisions' order (present, absent).
 PRIVATE to the collection: no compatibility promise outside it.
 """
 
@@ -63,21 +63,6 @@ def ensure(module, apis, desired, kind, changes, fields):
     return current, current
 
 
-def request_token(apis, name, namespace, node_name, node_uid, seconds, require_binding=True):
-    try:
-        return kc.call(apis, "create", "serviceaccounts/token", namespace, name,
-                       apis.core.create_namespaced_service_account_token, name, namespace,
-                       nc.token_request(node_name, node_uid, seconds), not_found_ok=False), True
-    except kc.K8sError as exc:
-        if not nc.binding_unsupported(exc.status, exc.detail):
-            raise
-        if require_binding:
-            raise kc.K8sError(nc.binding_required_message(node_name, exc.detail)) from None
-    return kc.call(apis, "create", "serviceaccounts/token", namespace, name,
-                   apis.core.create_namespaced_service_account_token, name, namespace,
-                   nc.token_request(node_name, node_uid, seconds, bind=False), not_found_ok=False), False
-
-
 def delete_managed(module, apis, resource, namespace, name, read, delete, args):
     current = kc.call(apis, "get", resource, namespace, name, read, *args)
     if current is None:
@@ -98,7 +83,7 @@ def absent(module, apis, p=None):
     changes = []
     for component in nc.COMPONENTS:
         obj = objects[component]
-        # flanneld has no ServiceAccount any more; the one an older release made has the binding's name.
+        # no ServiceAccount any more; the one an older release made has the binding's name.
         name = obj["binding"]["metadata"]["name"]
         targets = [("clusterrolebindings", None, apis.rbac.read_cluster_role_binding,
                     apis.rbac.delete_cluster_role_binding, (name,))]
@@ -109,8 +94,7 @@ def absent(module, apis, p=None):
         for resource, namespace, read, delete, args in targets:
             changes += delete_managed(module, apis, resource, namespace, name, read, delete, args)
     changes += delete_shared_secrets(module, apis, p["shared_secrets"])
-    return dict(changed=bool(changes), changes=changes, accounts={
-        c: "%s/%s" % (namespaces[c], objects[c]["account"]["metadata"]["name"]) for c in nc.TOKEN_COMPONENTS})
+    return dict(changed=bool(changes), changes=changes)
 
 
 def delete_shared_secrets(module, apis, refs):

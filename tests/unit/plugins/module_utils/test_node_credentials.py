@@ -1,4 +1,5 @@
-"""Per-node credential decisions: names, RBAC, when a token is renewed, the kubeconfig."""
+"""Per-node credential decisions: names, RBAC bound to the node's own identity, what older releases made and a run
+retires, drift of a binding's subjects, and how the token records of older releases are read."""
 
 import datetime
 import json
@@ -52,17 +53,33 @@ def test_flanneld_acts_as_its_node_and_may_only_read_nodes_through_rbac():
                                     "name": "system:node:win-1"}]
     # what an older release made for flanneld, deleted now
     assert objs["flanneld"]["retired_account"] == ("kube-flannel", "kubewin-flanneld-win-1")
-    assert nc.TOKEN_COMPONENTS == ("kube-proxy",)
+    assert nc.TOKEN_COMPONENTS == ()
 
 
-def test_kube_proxy_gets_node_proxier_only_for_its_own_account():
+def test_kube_proxy_acts_as_its_node_with_node_proxier_bound_to_that_node_only():
+    """kube-proxy runs with the kubelet's credential: no ServiceAccount; its binding keeps kubeadm's role for
+    kube-proxy and names the node's own user; the account an older release made is retired."""
     objs = nc.desired_objects("win-1", {"kube-proxy": "kube-system", "flanneld": "kube-flannel"})
-    assert objs["kube-proxy"]["role"] is None
-    assert objs["kube-proxy"]["binding"]["roleRef"]["name"] == "system:node-proxier"
-    assert objs["kube-proxy"]["binding"]["subjects"] == [
-        {"kind": "ServiceAccount", "name": "kubewin-kube-proxy-win-1", "namespace": "kube-system"}]
-    for obj in ("account", "binding"):
-        assert objs["kube-proxy"][obj]["metadata"]["labels"] == {"kubewin.nodes/managed": "true"}
+    proxy = objs["kube-proxy"]
+    assert proxy["account"] is None and proxy["role"] is None
+    assert proxy["binding"]["metadata"]["name"] == "kubewin-kube-proxy-win-1"
+    assert proxy["binding"]["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                           "name": "system:node-proxier"}
+    assert proxy["binding"]["subjects"] == [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io",
+                                             "name": "system:node:win-1"}]
+    assert proxy["binding"]["metadata"]["labels"] == {"kubewin.nodes/managed": "true"}
+    assert proxy["retired_account"] == ("kube-system", "kubewin-kube-proxy-win-1")
+
+
+def test_an_older_binding_drifts_in_its_subjects_only():
+    """roleRef cannot change (the API refuses it), subjects can: the old kube-proxy binding keeps its roleRef, so
+    drift names the subjects and a patch brings it in line."""
+    want = nc.desired_objects("win-1", {"kube-proxy": "kube-system", "flanneld": "kube-flannel"})["kube-proxy"]
+    old = json.loads(json.dumps(want["binding"]))
+    old["subjects"] = [{"kind": "ServiceAccount", "name": "kubewin-kube-proxy-win-1", "namespace": "kube-system"}]
+    assert nc.drift(old, want["binding"], ["subjects"]) == ["subjects"]
+    assert old["roleRef"] == want["binding"]["roleRef"]
+    assert nc.drift(want["binding"], want["binding"], ["subjects"]) == []
 
 
 def test_a_fresh_token_that_is_on_the_node_is_kept():
@@ -104,28 +121,3 @@ def test_the_record_holds_no_token():
     notes = issued("secret-token-value")
     assert "secret-token-value" not in json.dumps(notes)
     assert notes[nc.SHA512_ANNOTATION] == nc.token_sha512("secret-token-value")
-
-
-def test_token_request_is_bound_to_the_node_object():
-    body = nc.token_request("win-1", "uid-1", 604800)
-    assert body["spec"] == {"expirationSeconds": 604800, "boundObjectRef": {
-        "kind": "Node", "apiVersion": "v1", "name": "win-1", "uid": "uid-1"}}
-    assert "boundObjectRef" not in nc.token_request("win-1", "uid-1", 604800, bind=False)["spec"]
-
-
-def test_only_a_node_binding_refusal_falls_back_to_an_unbound_token():
-    assert nc.binding_unsupported(400, 'cannot bind token to a Node object as the "ServiceAccountTokenNodeBinding" '
-                                       'feature-gate is disabled')
-    assert nc.binding_unsupported(400, "cannot bind token for object type Node")
-    assert not nc.binding_unsupported(403, "cannot bind token to a Node object")
-    assert not nc.binding_unsupported(400, "expirationSeconds: may not specify a duration less than 10 minutes")
-
-
-@pytest.mark.parametrize("seconds, fraction, variable", [
-    (599, 0.5, "kubewin_node_token_expiration_seconds"),
-    (3600, 1, "kubewin_node_token_renew_fraction"),
-    (3600, 0, "kubewin_node_token_renew_fraction"),
-])
-def test_settings_the_api_would_refuse_name_the_variable(seconds, fraction, variable):
-    with pytest.raises(nc.NodeCredentialsError, match=variable):
-        nc.check_settings(seconds, fraction)
