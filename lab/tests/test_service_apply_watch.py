@@ -74,3 +74,70 @@ def test_a_service_that_stays_up_passes_the_watch(host):
 def test_no_watch_without_a_start_or_without_watch_seconds(host, params):
     result = _apply(host, **params)
     assert result["watch"] == {}  # nothing sampled
+
+
+# --- S1 (review-s4-windows): an error of the watch itself ends the watch, not the call ----------------------------
+# service_apply as it was before (1b0bad9 .. 040ca88): a WMI or log read error failed the whole call after the start.
+BEFORE_S1 = "040ca88"
+LOG = "C:\\var\\log\\kubelet\\demo.log"
+
+
+def _script_at(rev, name):
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return subprocess.run(["git", "show", "%s:plugins/plugin_utils/scripts/%s.ps1" % (rev, name)], cwd=root,
+                          check=True, capture_output=True, text=True).stdout
+
+
+def _apply_with_fault(host, operation, text=None, **params):
+    """service_apply (today's, or ``text``) with the lab fault ``operation`` set to fail_always: the answer as
+    win_powershell gives it, failed or not."""
+    from winsim.ps.winhost import execute
+
+    base = {"Name": "demo", "Action": "create", "CommandLine": "C:\\k\\nssm.exe", "DisplayName": "demo",
+            "Description": "d", "Parameters": APP, "ParameterTypes": {k: "DWord" if isinstance(v, int) else "String"
+                                                                     for k, v in APP.items()},
+            "Run": "start"}
+    local = host.local_path(LOG)
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    with open(local, "w") as f:
+        f.write("I1127 started\nE1127 failed\n")
+    with host.open():
+        host.state.setdefault("faults", {})[operation] = "fail_always"
+        if text is None:
+            from ansible_collections.kubewin.nodes.plugins.plugin_utils import _win_scripts as win_scripts
+            text = win_scripts.load("service_apply")
+        return execute(host, text, "service_apply", dict(base, **params), error_action="Stop", depth=8)
+
+
+def test_a_log_that_vanishes_before_its_read_keeps_the_samples_and_says_so(host):
+    params = dict(WATCH, WatchLogFiles=[LOG])
+    old = _apply_with_fault(host, "cmdlet:get-content", _script_at(BEFORE_S1, "service_apply"), **params)
+    assert old["failed"] and old["result"] == {}  # before: the started service's status and 20 samples lost
+    with host.open():
+        winsim_scm.stop(host, "demo", force=True)
+        winsim_scm.delete(host.state, "demo")
+    answer = _apply_with_fault(host, "cmdlet:get-content", **params)
+    assert not answer["failed"], answer["error"]
+    result = answer["result"]
+    assert result["status"] == "Running" and len(result["watch"]["samples"]) >= 20
+    assert result["watch"]["log_tail"] == {LOG: None}
+    assert result["watch"]["error"].startswith("reading %s: Cannot find path" % LOG), result["watch"]["error"]
+
+
+@pytest.mark.parametrize("wmi_class", ["win32_service", "win32_process"])
+def test_a_wmi_error_in_the_watch_keeps_the_started_services_status_and_the_log_tail(host, wmi_class):
+    old = _apply_with_fault(host, "cim:" + wmi_class, _script_at(BEFORE_S1, "service_apply"), **dict(
+        WATCH, WatchLogFiles=[LOG]))
+    assert old["failed"] and "Quota violation" in old["error"][0]["exception"]["message"]
+    assert old["error"][0]["exception"]["type"] == "Microsoft.Management.Infrastructure.CimException"
+    with host.open():
+        assert winsim_scm.observe(host, winsim_scm.find(host.state, "demo"))[0] == "Running"  # it was started
+        winsim_scm.stop(host, "demo", force=True)
+        winsim_scm.delete(host.state, "demo")
+    answer = _apply_with_fault(host, "cim:" + wmi_class, **dict(WATCH, WatchLogFiles=[LOG]))
+    assert not answer["failed"], answer["error"]
+    watch = answer["result"]["watch"]
+    assert answer["result"]["status"] == "Running" and watch["samples"] == []
+    assert watch["log_tail"] == {LOG: "I1127 started\nE1127 failed"}
+    assert watch["error"].startswith("sampling the service after 0 ms: Quota violation"), watch["error"]

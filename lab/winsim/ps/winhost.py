@@ -399,15 +399,34 @@ def _wql_unescape(text):
     return re.sub(r"\\(.)", r"\1", text)
 
 
+def _wmi_fault(interp, cls, node):
+    """A WMI failure injected for the class ``cls`` (a test's fault "cim:<class, lower case>": core.set_fault, modes
+    fail_once / fail_always / timeout). As CimCmdlets reports a failed query (PowerShell's CimWriteError.cs: Execute
+    calls cmdlet.WriteError with an ErrorRecord whose exception is the CimException and whose id is its MessageId,
+    "HRESULT 0x...", then the command): a non-terminating error, which $ErrorActionPreference Stop makes terminating.
+    The error is WBEM_E_QUOTA_VIOLATION (0x8004106C, "Quota violation"; Microsoft Learn, "WMI Error Constants"), what
+    a busy WMI provider host answers. True when the query failed (and Stop did not end the statement)."""
+    try:
+        interp.host.host.fault("cim:" + cls)
+    except SimError as e:
+        interp.write_error(ErrorRecord("Quota violation (%s)" % e, "Microsoft.Management.Infrastructure.CimException",
+                                       "HRESULT 0x8004106c,Microsoft.Management.Infrastructure.CimCmdlets."
+                                       "GetCimInstanceCommand", "NotSpecified", None, interp.where(node)))
+        return True
+    return False
+
+
 def _get_cim_instance(interp, b, items, node):
     """Get-CimInstance -ClassName Win32_Service [-Filter "Name='x'"] and -ClassName Win32_Process
     -Filter "ParentProcessId=N [AND Name='x.exe']". Without -Filter every service is enumerated; a
-    filter that matches nothing returns nothing (no error)."""
+    filter that matches nothing returns nothing (no error). A WMI failure can be injected (_wmi_fault)."""
     cls = to_str(b.get("ClassName")).lower()
     wql = to_str(b.get("Filter")) if b.get("Filter") is not None else None
     if set(b) - {"ClassName", "Filter"} or cls not in ("win32_service", "win32_process") or (
             cls == "win32_process" and wql is None):
         interp.unsupported("Get-CimInstance other than Win32_Service, or Win32_Process by ParentProcessId", node)
+    if _wmi_fault(interp, cls, node):
+        return []
     host = interp.host.host
     if cls == "win32_service":
         if wql is None:
@@ -773,11 +792,17 @@ def _test_path(interp, b, items, node):
 
 
 def _get_content(interp, b, items, node):
-    """Get-Content -LiteralPath [-Tail n]: the file's lines (UTF-8 / BOM-detected text)."""
+    """Get-Content -LiteralPath [-Tail n]: the file's lines (UTF-8 / BOM-detected text). A test's fault
+    "cmdlet:get-content" (core.set_fault) makes the file vanish just before the read (a log rotated away after a
+    Test-Path): the cmdlet's not-found error, as for any missing file."""
     path = b.get("LiteralPath")
     if path is None or set(b) - {"LiteralPath", "Tail"}:
         interp.unsupported("Get-Content other than -LiteralPath [-Tail]", node)
     local = winsim_files.resolve(interp.host.host, to_str(path))
+    try:
+        interp.host.host.fault("cmdlet:get-content")
+    except SimError:
+        local = None
     if local is None or not os.path.isfile(local):
         _not_found(interp, path, node, "Get-Content")
         return []

@@ -104,10 +104,17 @@ def judge_watch(name, answer, log_paths, child=""):
     """Decide from what the start-up watch (service_apply's watch) saw whether the started service stayed up.
 
     ``answer``: {samples: [{ms, status, pid, child}], exit_code, service_exit_code, log_tail: {path:
-    text}}; ``child``: the wrapped program's file name the watch sampled too (wrapped_program).
-    Returns None when it stayed Running with one process (and one child), else the error text.
+    text}, error}; ``child``: the wrapped program's file name the watch sampled too (wrapped_program).
+    Returns None when it stayed Running with one process (and one child), else the error text. A watch that could
+    not finish (``error``: a WMI query or a log read failed on the host) never passes: what it saw is judged as
+    above when that was already a failure, else watch_incomplete says so.
     """
     samples = answer.get("samples") or []
+    if answer.get("error"):
+        failure = judge_watch(name, dict(answer, error=None), log_paths, child) if samples else None
+        if failure is None:
+            return watch_incomplete(name, answer, log_paths)
+        return "%s (Its start-up watch then stopped %s.)" % (failure, answer["error"])
     running = [s for s in samples if s.get("status") == "Running"]
     pids = [s.get("pid") for s in running if s.get("pid")]
     children = [s.get("child") for s in running if s.get("child")]
@@ -151,3 +158,28 @@ def judge_watch(name, answer, log_paths, child=""):
         parts.append("%s %s empty or missing" % (", ".join(log_paths), "is" if len(log_paths) == 1 else "are"))
     parts.append(log_hint(name, log_paths[0] if log_paths else None))
     return "; ".join(parts[:-1]) + ". " + parts[-1] + "."
+
+
+def watch_incomplete(name, answer, log_paths):
+    """The words for a start whose watch could not finish: the service was started (Start-Service returned) and
+    was Running in every sample read, but a read of the watch itself failed on the host, so whether it stays up is
+    not known. A re-run finds it Running and does not start it, so it would not be watched again: the operator
+    checks it. ``answer``: service_apply's watch with its ``error``."""
+    samples = answer.get("samples") or []
+    if samples:
+        seen = "it was Running in all %d samples of the first %.0fs" % (len(samples), samples[-1].get("ms", 0) / 1000.0)
+    else:
+        seen = "no sample was read"
+    parts = ["service %s was started, but its start-up watch could not finish (%s): %s" % (name, seen, answer["error"])]
+    tails = answer.get("log_tail") or {}
+    said = ["%s ends with:\n%s" % (p, "\n".join(str(tails[p]).strip().splitlines()[-LOG_TAIL_LINES:]))
+            for p in log_paths if (tails.get(p) or "").strip()]
+    if said:
+        parts.append("\n".join(said))
+    parts.append("Whether it stays up is not known, and a re-run will find it Running and not watch it again: on the "
+                 "node, check that it stays Running with one process id for a minute (Get-CimInstance Win32_Service "
+                 "-Filter \"Name='%s'\" | Select-Object State, ProcessId, ExitCode, repeated) and that WMI answers "
+                 "(the error above; Get-WinEvent -LogName Microsoft-Windows-WMI-Activity/Operational -MaxEvents 20)"
+                 % name)
+    parts.append(log_hint(name, log_paths[0] if log_paths else None))
+    return "; ".join(parts[:-2]) + ". " + parts[-2] + ". " + parts[-1] + "."

@@ -11,8 +11,10 @@
 # and the id of WatchChild (file name of the program a wrapper such as NSSM runs as a child of the service process,
 # e.g. flanneld.exe; empty: none), every WatchIntervalMs until WatchSeconds have passed. watch = {samples: [{ms,
 # status, pid, child (0: none running)}], exit_code (Win32ExitCode of the last exit), service_exit_code, log_tail:
-# {path: the last WatchTailLines lines of each of WatchLogFiles, or null when missing}}. Whether the service stayed
-# up is decided on the controller (service_logs.judge_watch).
+# {path: the last WatchTailLines lines of each of WatchLogFiles, or null when missing}, error}. Whether the service
+# stayed up is decided on the controller (service_logs.judge_watch). An error of the watch itself (a WMI query, a log
+# read) ends the watch, not the call: the service was started, so the result keeps status and what was read so far,
+# with the error's text in watch.error (null when the watch finished).
 param(
     [Parameter(Mandatory)][string]$Name,
     [Parameter(Mandatory)][ValidateSet('create', 'update', 'remove', 'none')][string]$Action,
@@ -128,30 +130,43 @@ if ($Run -in @('start', 'restart') -and $WatchSeconds -gt 0) {
     $clock = [System.Diagnostics.Stopwatch]::StartNew()
     $samples = [System.Collections.Generic.List[object]]::new()
     $wmi = $null
-    while ($true) {
-        $wmi = Get-CimInstance -ClassName Win32_Service -Filter $serviceFilter
-        $childId = 0
-        if ($WatchChild -and $wmi -and $wmi.ProcessId) {
-            $childFilter = 'ParentProcessId=' + [int]$wmi.ProcessId + ' AND Name=' + (ConvertTo-WqlString $WatchChild)
-            $childProcess = @(Get-CimInstance -ClassName Win32_Process -Filter $childFilter)
-            if ($childProcess.Count -gt 0) { $childId = [int]$childProcess[0].ProcessId }
-        }
-        $samples.Add(@{ ms = [int]$clock.ElapsedMilliseconds; status = [string]$wmi.State; pid = [int]$wmi.ProcessId
-            child = $childId })
-        if ($clock.ElapsedMilliseconds -ge ($WatchSeconds * 1000)) { break }
-        Start-Sleep -Milliseconds $WatchIntervalMs
-    }
     $tails = @{}
+    $watchErrors = @()
+    try {
+        while ($true) {
+            $wmi = Get-CimInstance -ClassName Win32_Service -Filter $serviceFilter
+            $childId = 0
+            if ($WatchChild -and $wmi -and $wmi.ProcessId) {
+                $childFilter = 'ParentProcessId=' + [int]$wmi.ProcessId + ' AND Name=' + (ConvertTo-WqlString $WatchChild)
+                $childProcess = @(Get-CimInstance -ClassName Win32_Process -Filter $childFilter)
+                if ($childProcess.Count -gt 0) { $childId = [int]$childProcess[0].ProcessId }
+            }
+            $samples.Add(@{ ms = [int]$clock.ElapsedMilliseconds; status = [string]$wmi.State; pid = [int]$wmi.ProcessId
+                child = $childId })
+            if ($clock.ElapsedMilliseconds -ge ($WatchSeconds * 1000)) { break }
+            Start-Sleep -Milliseconds $WatchIntervalMs
+        }
+    } catch {
+        # the service is started: a failed read (a WMI error) ends the sampling, not the call
+        $watchErrors += "sampling the service after $([int]$clock.ElapsedMilliseconds) ms: $_"
+    }
     foreach ($log in $WatchLogFiles) {
-        $tails[$log] = if (Test-Path -LiteralPath $log -PathType Leaf) {
-            (Get-Content -LiteralPath $log -Tail $WatchTailLines) -join "`n"
-        } else { $null }
+        try {
+            $tails[$log] = if (Test-Path -LiteralPath $log -PathType Leaf) {
+                (Get-Content -LiteralPath $log -Tail $WatchTailLines) -join "`n"
+            } else { $null }
+        } catch {
+            # e.g. the log rotated away between Test-Path and the read
+            $tails[$log] = $null
+            $watchErrors += "reading ${log}: $_"
+        }
     }
     $result.watch = @{
         samples = $samples.ToArray()
         exit_code = $wmi.ExitCode
         service_exit_code = $wmi.ServiceSpecificExitCode
         log_tail = $tails
+        error = if ($watchErrors.Count -gt 0) { $watchErrors -join '; ' } else { $null }
     }
 }
 $Ansible.Result = $result

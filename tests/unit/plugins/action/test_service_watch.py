@@ -130,3 +130,31 @@ def test_an_nssm_service_that_keeps_one_application_passes_and_one_without_it_fa
     assert sl.judge_watch("flanneld", nssm_watch([31, 31, 31]), [], "flanneld.exe") is None
     msg = sl.judge_watch("flanneld", nssm_watch([31, 0, 0]), [], "flanneld.exe")
     assert "its program flanneld.exe was not running" in msg
+
+
+def test_a_watch_that_could_not_finish_reports_the_start_as_done_with_what_it_sampled(make_action):
+    """S1 (review-s4-windows): an error of the watch's own reads (WMI, a log rotated away) after Start-Service is not a
+    failed start. Before, service_apply failed the call and the task said the start failed ("Start-Service throws
+    when ..."), with no samples; now service_apply returns watch.error with what it read, and the task says the
+    service was started, what was seen, that a re-run would not watch it again, and what to check."""
+    scm = FakeScm()
+    scm.watch_answer = dict(crashed([4242] * 5, ["Running"] * 5, {PROXY_LOG: "I1127 listening\n"}, code=0),
+                            error="sampling the service after 5012 ms: Quota violation")
+    result = make_action(HostServiceAction, dict(PROXY), scm.host).run(task_vars={"inventory_hostname": "win-2"})
+    assert result["failed"] and result["changed"] and result["status"] == "Running", result
+    msg = result["msg"]
+    assert msg.startswith("win_host_service on win-2: service kube-proxy was started, but its start-up watch could "
+                          "not finish (it was Running in all 5 samples of the first 4s): sampling the service after "
+                          "5012 ms: Quota violation"), msg
+    assert "I1127 listening" in msg and "a re-run will find it Running and not watch it again" in msg
+    assert "Name='kube-proxy'" in msg and "Start-Service throws" not in msg
+    assert result["watch_error"] == "sampling the service after 5012 ms: Quota violation"
+
+
+def test_a_watch_error_after_samples_that_already_show_a_crash_keeps_the_crash_verdict():
+    answer = dict(crashed([9, 0], ["Running", "Stopped"], {}), error="reading C:\\l.log: Cannot find path")
+    msg = sl.judge_watch("kubelet", answer, [])
+    assert msg.startswith("service kubelet was started and reported Running, then went Stopped within 1s"), msg
+    assert msg.endswith("(Its start-up watch then stopped reading C:\\l.log: Cannot find path.)")
+    nothing = sl.judge_watch("kubelet", {"samples": [], "log_tail": {}, "error": "sampling ...: Quota violation"}, [])
+    assert "no sample was read" in nothing and "Quota violation" in nothing
