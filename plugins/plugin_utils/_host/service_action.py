@@ -51,13 +51,13 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
             raise RemoteScriptError("%s. %s." % (str(e).rstrip(". "), hint)) from None
         status = reply.get("status", status)
         if watch:
-            answer = reply.get("watch") or {}
-            failure = sl.judge_watch(name, answer, list(log_files), child)
-            if failure and answer.get("error") and status == "Running":
+            watched = reply.get("watch") or {}
+            failure = sl.judge_watch(name, watched, list(log_files), child)
+            if failure and watched.get("error") and status == "Running":
                 # started, then the watch's own read failed: the start is reported done (changed), the task fails
                 # with what was sampled and what to check (a re-run would not watch it again)
                 return dict(failed=True, changed=True, status=status, definition=plan["action"] or "none",
-                            run=plan["run"], watch_error=answer["error"],
+                            run=plan["run"], watch_error=watched["error"],
                             msg="%s on %s: %s" % (action.module_name, getattr(action, "host", "?"), failure))
             if failure:
                 raise ServiceNotRunning(failure)
