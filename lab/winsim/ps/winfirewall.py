@@ -6,11 +6,17 @@ Protocol, LocalPorts, RemotePorts, LocalAddresses, RemoteAddresses, IcmpTypesAnd
 Enabled, Grouping, Profiles, EdgeTraversal, Action. What a script reads is what the host's rules hold (winsim_firewall
 keeps them as INetFwRule's properties). Nothing else is modelled, and the stricter choice is taken: any other ProgID,
 setting a property, or a method (Add, Remove, Item, EnableRuleGroup ...) fails as not simulated.
+While a test has stopped the firewall service (winsim_firewall.stop_service), New-Object or the Rules read fails with
+the RPC error as a COMException (winsim_firewall.require_service says where and why).
 """
 
 from __future__ import annotations
 
-from .values import MISSING, NetObject, to_str
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_firewall
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
+
+from .interp import PSError
+from .values import MISSING, ErrorRecord, NetObject, to_str
 
 # INetFwRule's property names (Microsoft Learn) -> the key winsim_firewall stores it under
 _RULE_PROPERTIES = {p.lower(): p for p in (
@@ -48,6 +54,13 @@ class FwPolicy2(NetObject):
         self.state = state
 
     def prop_rules(self):
+        try:
+            winsim_firewall.require_service(self.state, "rules")
+        except SimError as e:
+            # a COM property getter's exception, as PowerShell's COM adapter surfaces it
+            raise PSError(ErrorRecord('Exception getting "Rules": "%s"' % e,
+                                      "System.Management.Automation.GetValueInvocationException",
+                                      "CatchFromBaseAdapterGetValueTI"), script_terminating=False) from None
         return [FwRule(r) for r in (self.state.get("firewall") or {}).get("rules") or []]
 
 
@@ -60,6 +73,16 @@ def wrap_new_object(cmdlet, interp):
             return inner(interp_, b, items, node)
         if set(b) - {"ComObject"} or to_str(b["ComObject"]).lower() != "hnetcfg.fwpolicy2":
             interp_.unsupported("New-Object -ComObject other than HNetCfg.FwPolicy2 alone", node)
+        try:
+            winsim_firewall.require_service(interp_.host.state, "create")
+        except SimError as e:
+            # New-Object's CoCreateInstance failure: a terminating error of the cmdlet
+            raise interp_.error("Creating an instance of the COM component with CLSID "
+                                "{E2B3C97F-6AE1-41AC-817A-F6F92166D7DD} from the IClassFactory failed due to the "
+                                "following error: 800706d9 %s" % e, node,
+                                "System.Runtime.InteropServices.COMException",
+                                "NoCOMClassIdentified,Microsoft.PowerShell.Commands.NewObjectCommand",
+                                "ResourceUnavailable") from None
         return [FwPolicy2(interp_.host.state)]
 
     cmdlet.fn = new_object

@@ -100,7 +100,9 @@ def node_facts(answer, ca_cert_path=None):
             "version": parse_runtime_version(svc.get("version_output")),
         }
     adapters = [{"name": a.get("name"), "ipv4": adapter_ipv4(a)} for a in answer.get("adapters") or []]
-    return {
+    # plus firewall: {state: read|unknown, reason} and, only when read, firewall_rules: {lower-case rule name: its
+    # options as win_firewall_rule takes them, None for a name two rules share}
+    return dict({
         "hostname": answer.get("hostname"),
         "computer_name": answer.get("computer_name"),
         "windows_build": build,
@@ -123,8 +125,6 @@ def node_facts(answer, ca_cert_path=None):
         "cni": {runtime: runtime_cni.with_conf_files(runtime_cni.runtime_cni_dirs(runtime, services), runtime, services,
                                                      answer.get("cni_conf_files"))
                 for runtime in runtimes.NAMES},
-        # {lower-case rule name: its options as win_firewall_rule takes them, None for a name two rules share}
-        "firewall_rules": firewall.rule_facts(answer.get("firewall_rules")),
         # the public half of the key secrets are sealed to (plugin_utils/_host/sealed.py); not a secret
         "transport_key": answer.get("transport_key"),
-    }
+    }, **firewall.firewall_facts(answer))

@@ -15,6 +15,12 @@ can have (the raw number, the text as read), so the role's equality fails and th
 - LocalPorts as read.
 Names are matched as win_firewall_rule matches them (-eq: case-insensitive): keys are lower case, and a name two
 rules share maps to None (the module would change each).
+
+When the script could not read the rules (its firewall_error: the API needs the Windows Defender Firewall service,
+MpsSvc; Microsoft Learn's INetFwPolicy page says its service must be running, INetFwPolicy2's says nothing, so the
+stricter reading is taken: any failure), the rules are unknown: the facts then carry no firewall_rules at all, which
+every role reads as "not known, run win_firewall_rule" (the node and network roles' ``| default({})``, reset's
+``is not defined``), as before the facts read the rules.
 """
 
 from __future__ import annotations
@@ -73,3 +79,15 @@ def rule_facts(rules):
         key = str(rule.get("name") or "").lower()
         out[key] = None if key in out else as_options(rule)
     return out
+
+
+def firewall_facts(answer):
+    """The facts' firewall part of the script's answer: {"firewall": {"state": "read"}, "firewall_rules": rule_facts}
+    or, when the rules could not be read, {"firewall": {"state": "unknown", "reason": ...}} and no firewall_rules."""
+    error = answer.get("firewall_error")
+    if error:
+        return {"firewall": {"state": "unknown", "reason": (
+            "the Windows Firewall rules could not be read (%s): is the Windows Defender Firewall service running "
+            "(Get-Service MpsSvc)? The firewall tasks run community.windows.win_firewall_rule instead of being "
+            "skipped; it uses the same API and fails the same way until the service runs" % str(error).strip())}}
+    return {"firewall": {"state": "read"}, "firewall_rules": rule_facts(answer.get("firewall_rules"))}

@@ -12,6 +12,7 @@
 # a missing directory lists as empty. What a runtime would load besides 10-flannel.conf is judged on the controller.
 # firewall_rules: [{name, description, direction, action, protocol, local_ports, remote_addresses, profiles, enabled}]
 # of the rules whose names match FirewallRulePattern (none when it is empty), as INetFwRule holds them.
+# firewall_error: null, or why the rules could not be read (firewall_rules is then empty and means nothing).
 # machine_path: the machine-scope Path, expanded (what a process started after a reboot or a new logon sees).
 # transport_key: RSA.ToXmlString($false) of the key secrets are sealed to (plugin_utils/_host/sealed.py): RSA
 # 2048 in the machine key store, container kubewin.nodes-transport, not exportable, owner Administrators and
@@ -104,15 +105,25 @@ foreach ($dir in $confDirs) {
 # The firewall rules whose names match FirewallRulePattern (-like): INetFwPolicy2's Rules, each with the INetFwRule
 # properties community.windows' win_firewall_rule compares (Microsoft Learn, "INetFwPolicy2 interface", "INetFwRule
 # interface"); what they mean is decided on the controller (plugin_utils/_host/firewall.py).
+# The API needs the Windows Defender Firewall service (MpsSvc): stopped or unavailable, creating the policy, reading
+# Rules or enumerating them fails (RPC 0x800706D9, "no more endpoints available from the endpoint mapper"). That is
+# reported, not fatal: the rules are then unknown and the roles run win_firewall_rule (reset goes on without them).
 $firewallRules = @()
+$firewallError = $null
 if ($FirewallRulePattern) {
-    $policy = New-Object -ComObject HNetCfg.FwPolicy2
-    foreach ($rule in $policy.Rules) {
-        if ($rule.Name -like $FirewallRulePattern) {
-            $firewallRules += @{ name = $rule.Name; description = $rule.Description; direction = [int]$rule.Direction
-                action = [int]$rule.Action; protocol = [int]$rule.Protocol; local_ports = $rule.LocalPorts
-                remote_addresses = $rule.RemoteAddresses; profiles = [int]$rule.Profiles; enabled = [bool]$rule.Enabled }
+    try {
+        $policy = New-Object -ComObject HNetCfg.FwPolicy2
+        foreach ($rule in $policy.Rules) {
+            if ($rule.Name -like $FirewallRulePattern) {
+                $firewallRules += @{ name = $rule.Name; description = $rule.Description
+                    direction = [int]$rule.Direction; action = [int]$rule.Action; protocol = [int]$rule.Protocol
+                    local_ports = $rule.LocalPorts; remote_addresses = $rule.RemoteAddresses
+                    profiles = [int]$rule.Profiles; enabled = [bool]$rule.Enabled }
+            }
         }
+    } catch {
+        $firewallRules = @()
+        $firewallError = "$_"
     }
 }
 $pathFacts = @{}
@@ -168,4 +179,5 @@ $Ansible.Result = @{
     machine_path = [Environment]::GetEnvironmentVariable('Path', 'Machine')
     transport_key = if ($transport) { $transport.ToXmlString($false) } else { $null }
     firewall_rules = @($firewallRules)
+    firewall_error = $firewallError
 }

@@ -68,3 +68,41 @@ def test_each_firewall_task_compares_the_facts_with_the_options_it_passes():
                   for k, v in task["vars"]["_kubewin_rule"].items()}
         assert {k: str(v) if k == "localport" else v for k, v in args.items()} == wanted, task["name"]
         assert "_kubewin_facts_current" in task["when"] and "!= _kubewin_rule" in task["when"]
+
+
+def test_rules_that_could_not_be_read_are_unknown_and_no_role_skips_its_firewall_task():
+    """F2 (review-s4-windows): node_facts reports firewall_error when the firewall API fails (MpsSvc stopped); the
+    facts then carry no firewall_rules, and every firewall task's condition (node, network: present; reset: absent)
+    runs win_firewall_rule, as before the facts read the rules. Before, the error was not part of the answer (the
+    script failed) and an answer without rules read as 'no rule exists': reset would skip its removals."""
+    from pathlib import Path
+
+    import jinja2
+    import yaml
+
+    answer = {"firewall_rules": [], "firewall_error": "Exception getting \"Rules\": \"... 0x800706D9)\""}
+    facts = nf.node_facts(answer)
+    assert "firewall_rules" not in facts
+    assert facts["firewall"]["state"] == "unknown" and "0x800706D9" in facts["firewall"]["reason"]
+    assert "Get-Service MpsSvc" in facts["firewall"]["reason"]
+    assert nf.node_facts({"firewall_rules": [raw()]})["firewall"] == {"state": "read"}
+
+    root = Path(__file__).resolve().parents[5]
+    env = jinja2.Environment()
+    ran = []
+
+    def walk(items, role):
+        for t in items or []:
+            walk(t.get("block"), role)
+            if "community.windows.win_firewall_rule" in t:
+                whens = t.get("when") or []
+                whens = whens if isinstance(whens, list) else [whens]
+                rule = t.get("vars", {}).get("_kubewin_rule", {})
+                for item in t.get("loop") or [t["community.windows.win_firewall_rule"]["name"]]:
+                    variables = {"kubewin_host": facts, "item": item, "_kubewin_rule": rule,
+                                 "_kubewin_flannel": {"firewall_port": 4789, "port": 4789}}
+                    ran.append((role, all(env.compile_expression(w)(**variables) for w in whens)))
+
+    for role in ("node", "network", "reset"):
+        walk(yaml.safe_load((root / "roles" / role / "tasks" / "main.yml").read_text()), role)
+    assert {role for role, dummy in ran} == {"node", "network", "reset"} and all(r for dummy, r in ran), ran

@@ -17,7 +17,15 @@ other keywords (DefaultGateway, DHCP, DNS, WINS, Internet, Intranet, IntranetRem
 CaptivePortal) depend on the host's network configuration and are refused as not simulated. A malformed token is
 refused as COM does (E_INVALIDARG). A rule narrowed to remote addresses admits only traffic whose source matches one.
 
-State: ``state["firewall"] = {"default_inbound_action": "Block", "rules": [<INetFwRule properties>]}``.
+State: ``state["firewall"] = {"default_inbound_action": "Block", "rules": [<INetFwRule properties>]}``, and
+``"service": {"status": "Stopped", "fails_at": ...}`` while a test has stopped the Windows Defender Firewall service
+(stop_service). The API is then refused (require_service): Microsoft Learn's INetFwPolicy page says its service must be
+running to access the interface; INetFwPolicy2's pages say nothing, and what is reported from hosts is an RPC failure
+0x800706D9 ("There are no more endpoints available from the endpoint mapper") when the rules are enumerated or added
+(falahati/WindowsFirewallHelper issue 24: INetFwRules enumeration; microsoft/CSS-Exchange issue 61: INetFwRules.Add).
+Where it fails first is unknown, so a test chooses: "create" (New-Object -ComObject HNetCfg.FwPolicy2 itself), or
+"rules" (reading or enumerating INetFwPolicy2.Rules, one statement in the scripts). The stand-in win_firewall_rule
+fails too (it reads the rules through the same API). Traffic filtering is not changed by it.
 """
 
 from __future__ import annotations
@@ -50,8 +58,33 @@ def rules(state):
     return state.setdefault("firewall", {}).setdefault("rules", [])
 
 
+RPC_UNAVAILABLE = "There are no more endpoints available from the endpoint mapper. (Exception from HRESULT: 0x800706D9)"
+FAIL_POINTS = ("create", "rules")
+
+
+def stop_service(state, fails_at="rules"):
+    """Stop the simulated Windows Defender Firewall service (MpsSvc): the firewall API fails at ``fails_at``."""
+    if fails_at not in FAIL_POINTS:
+        raise ValueError("fails_at must be one of %s" % (FAIL_POINTS,))
+    state.setdefault("firewall", {})["service"] = {"status": "Stopped", "fails_at": fails_at}
+
+
+def start_service(state):
+    state.setdefault("firewall", {}).pop("service", None)
+
+
+def require_service(state, point):
+    """SimError (the RPC failure's text) when the firewall service is stopped and the API fails at ``point``
+    ("create", "rules") or earlier."""
+    svc = (state.get("firewall") or {}).get("service")
+    if svc and svc.get("status") == "Stopped" and FAIL_POINTS.index(svc["fails_at"]) <= FAIL_POINTS.index(point):
+        raise SimError(RPC_UNAVAILABLE)
+
+
 def find(state, name=None, group=None):
-    """Rules by name (PowerShell -eq: case-insensitive), else all rules of a group."""
+    """Rules by name (PowerShell -eq: case-insensitive), else all rules of a group (through the firewall API, so
+    refused while its service is stopped)."""
+    require_service(state, "rules")
     if name:
         return [r for r in rules(state) if (r.get("Name") or "").lower() == name.lower()]
     return [r for r in rules(state) if (r.get("Grouping") or "").lower() == (group or "").lower()]
