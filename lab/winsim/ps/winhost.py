@@ -532,6 +532,7 @@ def _expand(host, text):
     """REG_EXPAND_SZ as RegistryKey.GetValue returns it without DoNotExpandEnvironmentNames."""
     env = {k.lower(): v for k, v in (host.state.get("env") or {}).items()}
     env.setdefault("systemroot", "C:\\Windows")
+    env.setdefault("systemdrive", "C:")
     return re.sub(r"%([^%]+)%", lambda m: env.get(m.group(1).lower(), m.group(0)), text)
 
 
@@ -948,7 +949,10 @@ def _get_env(interp, node, name, target=None):
     if target is None or to_str(target).lower() != "machine":
         interp.unsupported("[Environment]::GetEnvironmentVariable without the Machine target", node)
     env = interp.host.state.get("env") or {}
-    return next((v for k, v in env.items() if k.lower() == to_str(name).lower()), None)
+    value = next((v for k, v in env.items() if k.lower() == to_str(name).lower()), None)
+    # .NET Framework reads a Machine variable with RegistryKey.GetValue(name) (referencesource environment.cs), which
+    # expands a REG_EXPAND_SZ value (registrykey.cs); the machine Path is one (win_path writes it as ExpandString)
+    return _expand(interp.host.host, value) if value is not None and to_str(name).lower() == "path" else value
 
 
 def _host_name(interp, node):

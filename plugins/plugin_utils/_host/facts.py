@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import firewall, runtime_cni, runtimes
@@ -53,13 +55,24 @@ def kubeadm_process_path(machine_path, install_dir=wp.INSTALL_DIR):
     return ";".join([install_dir] + rest)
 
 
+# ansible.windows win_path.ps1's $pathsplit_re, '((?<q>\s*"[^"]+"\s*)|(?<q>[^;]+))(;$|$|;)' (a quoted element may
+# hold a ';'), with its two groups named q made one
+_WIN_PATH_SPLIT = re.compile(r'(\s*"[^"]+"\s*|[^;]+)(;$|$|;)')
+
+
 def path_has(machine_path, element=wp.INSTALL_DIR):
-    """Whether ``element`` is on the Path, compared as ansible.windows.win_path compares (its
-    Get-IndexOfPathElement: quotes and backslashes trimmed at both ends, then -ieq). The roles skip win_path when
-    this already answers what they want (issue 22: no remote operation for a Path in its desired state)."""
+    """Whether ``element`` is on ``machine_path``, the machine Path as node_facts returns it, split and compared per
+    element as ansible.windows.win_path does (its quote-aware split, then Get-IndexOfPathElement: quotes and
+    backslashes trimmed at both ends, -ieq). The text differs from win_path's: node_facts reads the Path through
+    Environment.GetEnvironmentVariable(..., Machine), which EXPANDS the REG_EXPAND_SZ value (.NET Framework reference
+    source, environment.cs GetEnvironmentVariable -> registrykey.cs GetValue), while win_path compares the raw value
+    (GetValue with DoNotExpandEnvironmentNames). So an element written %SystemDrive%\\k counts as present here, where
+    win_path would add C:\\k: the effective Path (what a new logon, a service and kubeadm get) has it either way. The
+    roles skip win_path when this already answers what they want (issue 22: no remote operation for a Path in its
+    desired state); reset's removal runs when this is true, and win_path then decides on the raw value."""
     def key(text):
         return text.strip('"').strip("\\").lower()
-    return any(key(p) == key(element) for p in (machine_path or "").split(";") if p)
+    return any(key(m.group(1)) == key(element) for m in _WIN_PATH_SPLIT.finditer(machine_path or ""))
 
 
 def join_state(paths, ca_cert_path=None):

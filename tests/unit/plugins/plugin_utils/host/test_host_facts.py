@@ -120,9 +120,17 @@ def test_the_facts_read_never_makes_the_transport_key():
     assert "MakeTransportKey" not in nf.script_parameters()
 
 
-def test_install_dir_on_path_compares_as_win_path_does():
-    # ansible.windows win_path.ps1 Get-IndexOfPathElement: Trim('"').Trim('\') at both ends, then -ieq
-    for machine in ("C:\\Windows;C:\\k", "C:\\Windows;c:\\K\\", 'C:\\Windows;"C:\\k"', "C:\\k;C:\\Windows"):
+def test_install_dir_on_path_compares_each_element_as_win_path_does():
+    """The inputs are what node_facts returns: the machine Path EXPANDED ([Environment]::GetEnvironmentVariable(
+    'Path', 'Machine')), so a registry value %SystemDrive%\\k arrives as C:\\k (and counts as present, where win_path,
+    reading the raw value, would add C:\\k: facts.path_has's docstring). Per element as win_path: its quote-aware split
+    ($pathsplit_re), then Get-IndexOfPathElement's Trim('"').Trim('\\') at both ends and -ieq."""
+    for machine in ("C:\\Windows;C:\\k", "C:\\Windows;c:\\K\\", 'C:\\Windows;"C:\\k"', "C:\\k;C:\\Windows",
+                    "C:\\Windows\\system32;C:\\Windows;C:\\k;",  # a trailing ';' (setx and installers leave one)
+                    'C:\\Windows;"C:\\Program Files\\a;b";C:\\k'):
         assert nf.node_facts({"machine_path": machine})["install_dir_on_path"] is True, machine
-    for machine in ("", "C:\\Windows", "C:\\k\\bin;C:\\kube", " C:\\k;C:\\Windows", "%SystemDrive%\\k"):
+    for machine in ("", "C:\\Windows", "C:\\k\\bin;C:\\kube", " C:\\k;C:\\Windows",
+                    # S2 (review-s4-windows): one quoted element holding a ';' is one element for win_path, which
+                    # would add C:\\k; split on every ';' it read as present
+                    'C:\\Windows;"C:\\tools;C:\\k"'):
         assert nf.node_facts({"machine_path": machine})["install_dir_on_path"] is False, machine
