@@ -203,3 +203,22 @@ def flannel(root, name, backend="vxlan", vni=4096, pod_subnet="10.244.1.0/24", a
         winsim_hns.take_blip(host.state)
         winsim_node.kube_proxy_network_found(host)
         return answer
+
+
+def reboot(root, name):
+    """A reboot nobody planned (a power cut, Windows Update's own restart): no Ansible run and no remote
+    operation (nothing is written to ops.log). The model is winsim_boot's, as the win_reboot stand-in's.
+    Returns (HNS networks gone, {service: error} of the services that failed to start at boot)."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_boot
+    host = Host(root, name)
+    with host.open():
+        return winsim_boot.reboot(host)
+
+
+def hns_service_restart(root, name):
+    """The Host Network Service restarted while everything else runs (microsoft/Windows-Containers#278):
+    winsim_boot.hns_service_restart. Returns the names of the HNS networks that are gone."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_boot
+    host = Host(root, name)
+    with host.open():
+        return winsim_boot.hns_service_restart(host)

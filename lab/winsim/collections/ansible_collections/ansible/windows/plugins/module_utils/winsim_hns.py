@@ -186,10 +186,13 @@ def flannel_network(state, backend="vxlan", vni=4096, pod_subnet="10.244.1.0/24"
     net = ipaddress.ip_network(pod_subnet)
     gw = str(net.network_address + 1)
     if backend == "vxlan":
-        req = {"Name": "flannel.%d" % vni, "Type": "Overlay",
+        # Flags: hcn.EnableNonPersistent (8), as flannel v0.26.7 pkg/backend/vxlan/device_windows.go
+        # newVXLANDevice creates it: HNS drops it at a reboot or its own restart (winsim_boot)
+        req = {"Name": "flannel.%d" % vni, "Type": "Overlay", "Flags": 8,
                "Subnets": [{"AddressPrefix": pod_subnet, "GatewayAddress": gw,
                             "Policies": [{"Type": "VSID", "VSID": vni}]}]}
     else:
+        # host-gw: HNS v1 POST /networks with no flags (pkg/backend/hostgw/hostgw_windows.go): it persists
         req = {"Name": "cbr0", "Type": "L2Bridge", "Subnets": [{"AddressPrefix": pod_subnet, "GatewayAddress": gw}]}
     if adapter:
         req["NetworkAdapterName"] = adapter
