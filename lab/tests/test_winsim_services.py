@@ -1,7 +1,7 @@
 """The simulated Service Control Manager, NSSM and the service cmdlets as Windows has them (issue 20, findings
 N5 and N6 of shared/audits/powershell-2.md): Set-Service / New-Service parameter validation from PowerShell's
 Service.cs, and NSSM's restart and throttle behaviour from its source (service.cpp), seen by the collection's own
-service_apply script (and the last service_watch script) run through the lab's interpreter. No control plane needed."""
+service_apply script (its start-up watch too) run through the lab's interpreter. No control plane needed."""
 
 import os
 import subprocess
@@ -110,20 +110,21 @@ def _nssm_service(host, name="demo", exit_after=None, **settings):
     return reply
 
 
-# The last text of the service_watch script: its loop now runs inside service_apply, in the call that starts the
-# service (issue 22; lab/tests/test_service_apply_watch.py runs that one), so the NSSM model is watched with this.
-WATCH_REV = "b11b539"
-
-
+# The start-up watch is the one service_apply runs in the call that starts a service (issue 22; it was the script
+# service_watch until 1b0bad9): the NSSM model is watched with today's text, restarting the service it watches (review
+# s4 L1). Older service_watch texts are still run where a test shows what they missed.
 def _watch(host, text=None, child="kube-proxy.exe", name="demo", seconds=20):
-    params = {"Name": name, "Seconds": seconds, "IntervalMs": 1000, "Child": child, "LogFiles": [], "TailLines": 5}
-    with host.open():
-        if text is None:
-            answer = execute(host, _script_at(WATCH_REV, "service_watch"), "service_watch", params,
-                             error_action="Stop")
-        else:  # an older text has no Child parameter
-            params.pop("Child")
-            answer = execute(host, text, "service_watch", params, error_action="Stop")
+    if text is None:
+        params = {"Name": name, "Action": "none", "Run": "restart", "WatchSeconds": seconds, "WatchIntervalMs": 1000,
+                  "WatchChild": child, "WatchLogFiles": [], "WatchTailLines": 5}
+        with host.open():
+            answer = run_ps(host, "service_apply", params, False)
+        assert not answer["failed"], answer["error"]
+        assert answer["result"]["watch"]["error"] is None
+        return answer["result"]["watch"]
+    params = {"Name": name, "Seconds": seconds, "IntervalMs": 1000, "LogFiles": [], "TailLines": 5}
+    with host.open():  # an older text has no Child parameter
+        answer = execute(host, text, "service_watch", params, error_action="Stop")
     assert not answer["failed"], answer["error"]
     return answer["result"]
 
@@ -190,7 +191,7 @@ def test_a_healthy_nssm_service_keeps_one_child_and_a_restart_delay_pauses_each_
     assert len({s["child"] for s in answer["samples"]}) == 1 and answer["samples"][0]["child"]
     assert sl.judge_watch("demo", answer, [], "kube-proxy.exe") is None
     # the child is found by its parent and its file name only
-    assert _watch(host, child="flanneld.exe", seconds=0)["samples"][0]["child"] == 0
+    assert _watch(host, child="flanneld.exe", seconds=1)["samples"][0]["child"] == 0
     # AppRestartDelay 3000 (registry.cpp l.878): after a run longer than the throttle, "throttle++" (l.1976) makes
     # the next start wait max(3 s, 2 s) PAUSED
     with host.open():
