@@ -10,8 +10,11 @@ can have (the raw number, the text as read), so the role's equality fails and th
 - Direction 1/2 -> in/out, Action 1/0 -> allow/block, Protocol 6/17/256 -> tcp/udp/any (ConvertTo-ProtocolType);
 - Profiles: 0x7FFFFFFF -> [domain, private, public] (ConvertTo-Profile gives that for all three), 1..6 -> the
   profiles of those bits (in that order);
-- RemoteAddresses: "*" -> any; every token an IP network -> each as address (a single host) or address/prefix
-  length, whichever form INetFwRule returns (Windows writes a subnet back as address/mask);
+- RemoteAddresses: "*" -> any; each token an address with or without a prefix length or mask -> that address (a
+  single host) or address/prefix length, the address as read (Windows writes a subnet back as address/mask; whether
+  it keeps host bits, 10.1.2.3/8, is not documented: kept, such a token equals the option only if the host kept them,
+  and the module, comparing two read-backs, would then change nothing either); any other token (LocalSubnet, a range)
+  as read, so a list mixing them still compares token by token;
 - LocalPorts as read.
 Names are matched as win_firewall_rule matches them (-eq: case-insensitive): keys are lower case, and a name two
 rules share maps to None (the module would change each).
@@ -36,18 +39,29 @@ _PROFILES = (("domain", 1), ("private", 2), ("public", 4))
 PROFILE_ALL = 0x7FFFFFFF
 
 
+def _address(token):
+    """One RemoteAddresses token read back: an address as itself or address/prefix length; else the text as read (a
+    keyword, a range: only the same text compares equal)."""
+    addr, slash, suffix = token.partition("/")
+    try:
+        ip = ipaddress.ip_address(addr)
+        if not slash:
+            prefix = ip.max_prefixlen
+        elif suffix.isdigit() and int(suffix) <= ip.max_prefixlen:
+            prefix = int(suffix)
+        else:  # a mask (IPv4 only), contiguous
+            prefix = ipaddress.IPv4Network("0.0.0.0/%s" % suffix).prefixlen if ip.version == 4 else None
+    except ValueError:
+        return token
+    if prefix is None:
+        return token
+    return str(ip) if prefix == ip.max_prefixlen else "%s/%d" % (ip, prefix)
+
+
 def _addresses(value):
     if value in (None, "", "*"):
         return "any"
-    out = []
-    for token in str(value).split(","):
-        try:
-            net = ipaddress.ip_network(token.strip(), strict=True)
-        except ValueError:
-            return str(value)  # a keyword, a range: only the same text compares equal
-        out.append(str(net.network_address) if net.prefixlen == net.max_prefixlen
-                   else "%s/%d" % (net.network_address, net.prefixlen))
-    return ",".join(out)
+    return ",".join(_address(token.strip()) for token in str(value).split(","))
 
 
 def _profiles(mask):

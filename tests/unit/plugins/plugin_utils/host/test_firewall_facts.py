@@ -106,3 +106,17 @@ def test_rules_that_could_not_be_read_are_unknown_and_no_role_skips_its_firewall
     for role in ("node", "network", "reset"):
         walk(yaml.safe_load((root / "roles" / role / "tasks" / "main.yml").read_text()), role)
     assert {role for role, dummy in ran} == {"node", "network", "reset"} and all(r for dummy, r in ran), ran
+
+
+def test_remote_addresses_compare_token_by_token_in_the_form_windows_reads_back():
+    """L2 (review-s4-windows): Windows reads a subnet back as address/mask. A list mixing a subnet and a keyword read as
+    its whole raw text, so it never equalled the option and the rule was re-applied on every run; a token with host
+    bits was kept raw too. Each token is now mapped on its own (the address as read)."""
+    def remoteip(value):
+        return fwf.rule_facts([raw(remote_addresses=value)])["kubewin-kubelet-10250-tcp"]["remoteip"]
+
+    assert remoteip("10.0.0.0/255.255.255.0,LocalSubnet") == "10.0.0.0/24,LocalSubnet"
+    assert remoteip("10.1.2.3/255.0.0.0") == "10.1.2.3/8"  # a host that keeps host bits: skipped as the module would
+    assert remoteip("10.0.0.0/255.0.0.0") == "10.0.0.0/8" != "10.1.2.3/8"  # one that clears them: the module runs
+    assert remoteip("10.0.0.1-10.0.0.9,192.0.2.10/255.255.255.255") == "10.0.0.1-10.0.0.9,192.0.2.10"
+    assert remoteip("10.0.0.0/255.0.255.0") == "10.0.0.0/255.0.255.0"  # not a mask: as read, never equal

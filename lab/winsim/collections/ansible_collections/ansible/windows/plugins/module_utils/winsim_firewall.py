@@ -174,10 +174,29 @@ def address_tokens(value):
     return tokens
 
 
+def _readback_token(token):
+    """One token as get_RemoteAddresses gives it back. Microsoft Learn documents what put_ takes (a subnet by prefix
+    length or mask, a single address meaning mask 255.255.255.255), not what get_ returns; Windows shows subnets as
+    address/mask (Get-NetFirewallAddressFilter, wf.msc). The stricter choice is taken, the one that makes the roles'
+    skip miss rather than hit where a host might differ: an IPv4 address or subnet reads back as its NETWORK address
+    and its mask (10.1.2.3/8 -> 10.0.0.0/255.0.0.0, 192.0.2.10 -> 192.0.2.10/255.255.255.255), a keyword in its
+    documented case (localsubnet -> LocalSubnet), anything else (ranges, IPv6) as written."""
+    if _keyword(token) == "localsubnet":
+        return "LocalSubnet" + token[len("localsubnet"):]
+    if "-" in token or ":" in token:
+        return token
+    addr, dummy, suffix = token.partition("/")
+    if "." in suffix:
+        suffix = str(ipaddress.ip_network("0.0.0.0/%s" % suffix).prefixlen)
+    net = ipaddress.ip_network("%s/%s" % (addr, suffix or 32), strict=False)
+    return "%s/%s" % (net.network_address, net.netmask)
+
+
 def set_addresses(rule, key, value):
-    """INetFwRule::put_RemoteAddresses / put_LocalAddresses: refused (E_INVALIDARG) unless every token is valid."""
-    address_tokens(value)
-    rule[key] = str(value)
+    """INetFwRule::put_RemoteAddresses / put_LocalAddresses: refused (E_INVALIDARG) unless every token is valid; kept
+    in the form get_ reads back (_readback_token), which is what a script and win_firewall_rule compare."""
+    tokens = address_tokens(value)
+    rule[key] = ",".join(_readback_token(t) for t in tokens) if tokens else "*"
 
 
 def local_subnets(state):
