@@ -68,7 +68,10 @@ def unpinned_daemonset(api):
 @pytest.fixture(scope="module")
 def vxlan(tmp_path_factory, api, unpinned_daemonset):
     """Two nodes scaled up once (services mode, containerd, flannel vxlan), shared by the tests below."""
+    # kube_version as kubespray (since v2.28) writes it, without the v, on win-1; none at all on win-2 (kubespray's
+    # sample sets none): both install the API server's release (test_both_nodes_...; issue 22 T5)
     sc = scenario.Scenario(tmp_path_factory.mktemp("vxlan"), nodes=2, kubewin_node_name="vx-{{ inventory_hostname }}",
+                           kube_version=None, host_vars={"win-1": {"kube_version": scenario.lab_version().lstrip("v")}},
                            kubewin_pin_daemonsets=["kube-system/kube-proxy", "kube-flannel/kube-flannel-ds",
                                                    unpinned_daemonset],
                            kubewin_node_taints=[{"key": "os", "value": "windows", "effect": "NoSchedule"}],
@@ -92,6 +95,8 @@ def test_both_nodes_are_ready_windows_nodes_in_the_real_api(vxlan, api):
         assert node.metadata.labels["kubernetes.io/os"] == "windows"
         assert node.metadata.labels["node.kubernetes.io/windows-build"].startswith("10.0.")
         assert [(t.key, t.effect) for t in node.spec.taints or []] == [("os", "NoSchedule")]
+        # kube_version 1.x.y (win-1) or unset (win-2): the API server's release
+        assert node.status.node_info.kubelet_version == scenario.lab_version()
 
 
 def test_linux_daemonsets_are_pinned(vxlan, api):

@@ -192,25 +192,6 @@ def test_misspelt_choice_fails_before_any_change(tmp_path, api, case, variables,
     assert sc.dump("win-1") == before and bootstrap_tokens(core) == tokens
 
 
-def test_kube_version_as_kubespray_writes_it_or_unset_gives_the_release_of_the_api_server(tmp_path, api):
-    """kubespray (since v2.28) writes kube_version without the v; kubespray's sample sets none at all.
-    win-1 gets kubespray's spelling, win-2 no version: both install the API server's release."""
-    core, _ = api
-    server = scenario.lab_version()
-    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="kv-{{ inventory_hostname }}", kube_version=None)
-    os.makedirs(os.path.join(sc.root, "host_vars"), exist_ok=True)
-    with open(os.path.join(sc.root, "host_vars", "win-1.yml"), "w") as f:
-        f.write("kube_version: %s\n" % json.dumps(server.lstrip("v")))
-    rc, doc, text = sc.run("scale_up.yml")
-    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-    for host in sc.hosts:
-        assert core.read_node("kv-" + host).status.node_info.kubelet_version == server
-    rc, doc, text = sc.run("scale_up.yml")
-    assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
-    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
-    assert rc == 0, "\n".join(scenario.failures(doc))
-
-
 def test_a_ready_node_of_the_same_name_stops_the_join(tmp_path, api, fake_ready_node):
     sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name=fake_ready_node)
     before = sc.dump("win-1")
