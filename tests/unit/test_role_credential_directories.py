@@ -1,5 +1,5 @@
-"""Every restricted file the node and network roles write lands in a directory the node role restricts
-first (the network role runs after it in scale_up.yml and upgrade.yml)."""
+"""Every restricted file the node role writes lands in a directory it restricts first; the network role writes no
+credential (kube-proxy and flanneld run with the kubelet's kubeconfig)."""
 
 import ntpath
 from pathlib import Path
@@ -9,18 +9,25 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _walk(tasks):
+    for task in tasks or []:
+        yield task
+        for key in ("block", "rescue", "always"):
+            yield from _walk(task.get(key))
+
+
 def _restricted_files():
     tasks = yaml.safe_load((ROOT / "roles" / "node" / "tasks" / "main.yml").read_text())
-    for task in tasks:
+    node_vars = yaml.safe_load((ROOT / "roles" / "node" / "vars" / "main.yml").read_text())
+    for task in _walk(tasks):
         args = task.get("kubewin.nodes.win_host_files") or {}
         files = args.get("files")
         for f in files if isinstance(files, list) else []:
-            if f.get("restricted") and "{{" not in f["path"]:
-                yield f["path"]
-    # kube-proxy's and flanneld's tokens and kubeconfigs (network role, services mode)
-    network = yaml.safe_load((ROOT / "roles" / "network" / "vars" / "main.yml").read_text())
-    yield from network["_kubewin_token_files"].values()
-    yield from network["_kubewin_component_kubeconfigs"].values()
+            path = f.get("path", "")
+            # a path that is one of the role's own variables ("{{ _kubewin_join_config }}") is that variable's value
+            path = node_vars.get(path.strip("{} "), path) if path.startswith("{{") else path
+            if f.get("restricted") and "{{" not in path:
+                yield path
 
 
 def test_secret_files_go_into_directories_restricted_beforehand():
@@ -29,6 +36,16 @@ def test_secret_files_go_into_directories_restricted_beforehand():
     restricted = {d["path"].lower() for d in role_vars["_kubewin_base_directories"]
                   + role_vars["_kubewin_credential_directories"] if d.get("restricted", True)}
     files = list(_restricted_files())
-    assert any(p.endswith("\\token") for p in files), "no token file found: update this test"
+    assert "C:\\k\\kubewin-join.yaml" in files, "the JoinConfiguration (holds the token) not found: update this test"
     for path in files:
         assert ntpath.dirname(path).lower() in restricted, path
+
+
+def test_the_network_role_writes_no_credential_kube_proxy_runs_with_the_kubelets_kubeconfig():
+    """kube-proxy and flanneld have no token or kubeconfig of their own (issue 21 point 2): the network role writes
+    none, and kube-proxy's --kubeconfig is the kubelet's."""
+    network = yaml.safe_load((ROOT / "roles" / "network" / "vars" / "main.yml").read_text())
+    assert network["_kubewin_kube_proxy_kubeconfig"] == "C:\\etc\\kubernetes\\kubelet.conf"
+    text = (ROOT / "roles" / "network" / "tasks" / "main.yml").read_text()
+    assert "  credentials:" not in text and "tokens:" not in text
+    assert "_kubewin_kube_proxy_kubeconfig)" in text
