@@ -94,6 +94,7 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.runtime i
 )
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.values import (  # noqa: F401
     NUMBER_RANGES,
+    check_deprecated_token_vars,
     check_node_names,
     check_numbers,
     duration_seconds,
@@ -111,8 +112,11 @@ EXTRA_ARGSPEC = dict(
 )
 PREFLIGHT_ARGSPEC = dict(_BASE_ARGSPEC, **EXTRA_ARGSPEC)
 DURATIONS = ("kubewin_bootstrap_token_ttl",)
+# The deprecated node-token variables the preflight role passes: each warns when set (check_deprecated_token_vars).
+DEPRECATED_VALUES = ("kubewin_node_token_expiration_seconds", "kubewin_node_token_renew_fraction",
+                     "kubewin_node_token_allow_long_expiration")
 VALUE_VARIABLES = ((LABELS_VAR, TAINTS_VAR, EXTRA_ARGS_VAR, ALLOW_INSECURE_VAR, FIREWALL_REMOTE_VAR,
-                    "kubewin_node_token_allow_long_expiration", "kubewin_use_kubeadm_token")
+                    "kubewin_use_kubeadm_token") + DEPRECATED_VALUES
                    + tuple(NUMBER_RANGES) + DURATIONS + tuple(KUBESPRAY_HARDENING))
 
 # ---------------------------------------------------------------------------------------------------
@@ -176,8 +180,8 @@ def run_checks(inputs):
     results.append(check_node_names(i.get("host"), i["node_name"], i["node_names"]))
     results.append(check_kubeadm_token_use(i["kubeadm_token"], values.get("kubewin_use_kubeadm_token")))
     results.append(check_numbers(dict((k, values[k]) for k in NUMBER_RANGES if k in values),
-                                 dict((k, values[k]) for k in DURATIONS if k in values),
-                                 allow_long_expiration=values.get("kubewin_node_token_allow_long_expiration")))
+                                 dict((k, values[k]) for k in DURATIONS if k in values)))
+    results.append(check_deprecated_token_vars(values))
     failures, warnings = [], []
     for fails, warns in results:
         failures.extend(fails)

@@ -30,20 +30,21 @@ def check_node_names(host, node_name, node_names):
 # ---------------------------------------------------------------------------------------------------
 # numeric options and durations
 
-# variable -> (minimum, maximum or None, integer?, why); maximum for the token lifetime: the TokenRequest API's
-# bound (kubernetes pkg/apis/authentication/validation: at least 10 minutes, at most 2^32 seconds).
+# variable -> (minimum, maximum or None, integer?, why).
 NUMBER_RANGES = {
     "kubewin_ready_timeout": (1, None, True, "seconds to wait for each node to be Ready"),
     "kubewin_vswitch_wait_timeout": (1, None, True, "seconds to wait for a host after its vSwitch change"),
     "kubewin_vswitch_settle_seconds": (0, None, True, "seconds to let a vSwitch change settle"),
     "kubewin_drain_timeout": (1, None, True, "seconds to wait for a drain"),
-    "kubewin_node_token_expiration_seconds": (600, 2 ** 32, True, "seconds a node token lives (the TokenRequest "
-                                              "API takes 600 to 2^32)"),
-    "kubewin_node_token_renew_fraction": (0, 1, False, "the fraction of a token's lifetime left when it is renewed, "
-                                                       "between 0 and 1"),
     "kube_apiserver_port": (1, 65535, True, "a TCP port"),
 }
-_EXCLUSIVE_BOUNDS = {"kubewin_node_token_renew_fraction"}
+_EXCLUSIVE_BOUNDS = set()
+
+# The node-token variables of the releases that gave kube-proxy a ServiceAccount token, and their defaults: kube-proxy
+# now runs with the kubelet's credential, which the kubelet rotates, so they do nothing (issue 21 point 2). Deprecated,
+# removed in 1.0.0; a value other than the default warns (no range and no 30-day cap any more: nothing uses them).
+DEPRECATED_TOKEN_VARS = {"kubewin_node_token_expiration_seconds": 604800, "kubewin_node_token_renew_fraction": 0.5,
+                         "kubewin_node_token_allow_long_expiration": False, "kubewin_node_token_require_binding": True}
 
 
 def duration_seconds(text):
@@ -55,26 +56,33 @@ def duration_seconds(text):
         return None
 
 
-# The longest node-token lifetime accepted unless kubewin_node_token_allow_long_expiration (security-2 N6; the
-# module k8s_node_credentials refuses the same: module_utils/_node_credentials.MAX_EXPIRATION_SECONDS).
-TOKEN_CAP_SECONDS = 30 * 24 * 3600
+def _is_default(value, default):
+    text = str(value).strip().lower()
+    if isinstance(default, bool):
+        return text in (("true", "yes", "on", "1") if default else ("false", "no", "off", "0"))
+    try:
+        return float(text) == float(default)
+    except ValueError:
+        return False
 
 
-def check_numbers(numbers, durations=None, allow_long_expiration=False):
+def check_deprecated_token_vars(values):
+    """A warning for each deprecated node-token variable set to other than its default (DEPRECATED_TOKEN_VARS)."""
+    f = Findings("deprecated")
+    for var, default in DEPRECATED_TOKEN_VARS.items():
+        value = (values or {}).get(var)
+        if value is None or value == "" or _is_default(value, default):
+            continue
+        f.warn(var, "%s is deprecated and ignored: kube-proxy and flanneld run with the kubelet's credential (a client "
+               "certificate the kubelet rotates itself), so no token is issued or renewed. Remove it from the "
+               "inventory; kubewin.nodes 1.0.0 removes it (docs/credentials.md)." % var)
+    return f.result()
+
+
+def check_numbers(numbers, durations=None):
     """Every numeric option in its range, and the durations in Go's form and above zero; values from -e arrive as
     strings and count when they are numbers."""
     f = Findings("numbers")
-    lifetime = (numbers or {}).get("kubewin_node_token_expiration_seconds")
-    if str(allow_long_expiration).strip().lower() not in ("true", "yes", "1", "on"):
-        try:
-            too_long = int(str(lifetime).strip()) > TOKEN_CAP_SECONDS
-        except ValueError:
-            too_long = False  # not a number: said below
-        if too_long:
-            f.fail("kubewin_node_token_expiration_seconds",
-                   "kubewin_node_token_expiration_seconds is %s, more than %d (30 days): a copied token would work "
-                   "that long. Renew more often instead (re-run scale_up.yml on a schedule), or set "
-                   "kubewin_node_token_allow_long_expiration: true to accept it" % (lifetime, TOKEN_CAP_SECONDS))
     for var, value in sorted((numbers or {}).items()):
         if var not in NUMBER_RANGES or value is None or value == "":
             continue

@@ -136,10 +136,6 @@ BAD = [
     (dict(numbers={"kubewin_drain_timeout": "-1"}), "kubewin_drain_timeout", ["at least 1"]),
     (dict(numbers={"kubewin_vswitch_wait_timeout": "soon"}), "kubewin_vswitch_wait_timeout", ["not a whole number"]),
     (dict(numbers={"kubewin_vswitch_settle_seconds": -1}), "kubewin_vswitch_settle_seconds", ["at least 0"]),
-    (dict(numbers={"kubewin_node_token_expiration_seconds": 60}), "kubewin_node_token_expiration_seconds",
-     ["from 600 to 4294967296"]),
-    (dict(numbers={"kubewin_node_token_renew_fraction": 1.5}), "kubewin_node_token_renew_fraction",
-     ["between 0 and 1"]),
     (dict(numbers={"kube_apiserver_port": 70000}), "kube_apiserver_port", ["from 1 to 65535"]),
     (dict(durations={"kubewin_bootstrap_token_ttl": "30 minutes"}), "kubewin_bootstrap_token_ttl",
      ["not a Go duration"]),
@@ -274,13 +270,14 @@ def test_every_variable_the_role_passes_in_values_is_one_preflight_reads():
     assert set(task["kubewin.nodes.node_preflight"]["values"]) == set(preflight.VALUE_VARIABLES)
 
 
-def test_the_role_s_override_of_the_token_cap_reaches_the_check():
-    """kubewin_node_token_allow_long_expiration, which the preflight role passes in values, lifts the 30-day cap."""
-    forty_days = {"kubewin_node_token_expiration_seconds": str(40 * 86400)}
-    failures, dummy = run(numbers=forty_days)
-    assert "kubewin_node_token_allow_long_expiration" in only(failures, "kubewin_node_token_expiration_seconds")
-    failures, dummy = run(numbers=dict(forty_days, kubewin_node_token_allow_long_expiration="true"))
-    assert not [f for f in failures if f["variable"] == "kubewin_node_token_expiration_seconds"], failures
+def test_a_deprecated_token_variable_the_role_passes_warns_and_fails_nothing():
+    """The node-token variables the preflight role passes in values are deprecated (kube-proxy runs with the
+    kubelet's credential): set to other than the default they warn, whatever the value, and refuse nothing."""
+    failures, warnings = run(numbers={"kubewin_node_token_expiration_seconds": str(40 * 86400),
+                                      "kubewin_node_token_allow_long_expiration": "true"})
+    assert not [f for f in failures if f["variable"].startswith("kubewin_node_token_")], failures
+    assert "deprecated and ignored" in only(warnings, "kubewin_node_token_expiration_seconds")
+    assert "deprecated and ignored" in only(warnings, "kubewin_node_token_allow_long_expiration")
 
 
 def test_the_ownership_label_nodes_cannot_write_is_the_collection_s_own():

@@ -1,24 +1,27 @@
-"""Preflight refuses a node-token lifetime above 30 days unless kubewin_node_token_allow_long_expiration
-(security-2 N6), before any change, naming the variable and both ways out."""
+"""The node-token variables are deprecated (issue 21 point 2: kube-proxy runs with the kubelet's credential, so no
+token is issued): preflight warns when one is set to other than its default, naming it, and no longer refuses a
+lifetime above 30 days."""
+
+import pytest
 
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight import values
 
 
-def messages(result):
-    failures, _warnings = result
-    return " ".join(str(f) for f in failures)
+@pytest.mark.parametrize("variable, value", [
+    ("kubewin_node_token_expiration_seconds", 31 * 86400), ("kubewin_node_token_expiration_seconds", "3600"),
+    ("kubewin_node_token_renew_fraction", "0.7"), ("kubewin_node_token_allow_long_expiration", "true"),
+    ("kubewin_node_token_require_binding", False)])
+def test_a_deprecated_token_variable_set_warns_naming_it(variable, value):
+    failures, warnings = values.check_deprecated_token_vars({variable: value})
+    assert failures == [] and [w["variable"] for w in warnings] == [variable]
+    assert "deprecated and ignored" in warnings[0]["message"] and "1.0.0" in warnings[0]["message"]
 
 
-def test_more_than_30_days_is_refused_naming_the_override():
-    text = messages(values.check_numbers({"kubewin_node_token_expiration_seconds": 31 * 86400}))
-    assert "kubewin_node_token_expiration_seconds is 2678400" in text
-    assert "kubewin_node_token_allow_long_expiration: true" in text
+def test_the_defaults_as_the_role_passes_them_warn_nothing():
+    assert values.check_deprecated_token_vars({
+        "kubewin_node_token_expiration_seconds": "604800", "kubewin_node_token_renew_fraction": "0.5",
+        "kubewin_node_token_allow_long_expiration": "False", "kubewin_node_token_require_binding": True}) == ([], [])
 
 
-def test_30_days_and_the_override_pass():
-    assert values.check_numbers({"kubewin_node_token_expiration_seconds": 30 * 86400}) == ([], [])
-    assert values.check_numbers({"kubewin_node_token_expiration_seconds": "7776000"},
-                                allow_long_expiration="true") == ([], [])
-    # the TokenRequest API's own maximum still holds with the override
-    assert messages(values.check_numbers({"kubewin_node_token_expiration_seconds": 2 ** 32 + 1},
-                                         allow_long_expiration=True))
+def test_a_long_lifetime_is_no_longer_refused():
+    assert values.check_numbers({"kubewin_node_token_expiration_seconds": 90 * 86400}) == ([], [])
