@@ -54,6 +54,23 @@ def test_the_facts_read_survives_a_stopped_firewall_service_and_says_the_rules_a
     assert facts["services"] and facts["paths"]  # the rest of the read is there
 
 
+def test_the_interpreter_and_the_firewall_model_agree_on_the_failure():
+    """The interpreter's COM stand-in keeps its own copy (winsim_firewall is not shipped with win_powershell)."""
+    from winsim.ps import winfirewall
+
+    assert winfirewall.FAIL_POINTS == fw.FAIL_POINTS and winfirewall.RPC_UNAVAILABLE == fw.RPC_UNAVAILABLE
+    for fails_at in fw.FAIL_POINTS:
+        state = {}
+        fw.stop_service(state, fails_at)
+        for point in fw.FAIL_POINTS:
+            try:
+                fw.require_service(state, point)
+                refused = False
+            except Exception:
+                refused = True
+            assert winfirewall.service_refuses(state, point) is refused
+
+
 def test_a_running_service_reads_the_rules_and_the_module_stand_in_fails_while_it_is_stopped(host):
     facts = nf.node_facts(_node_facts(host)["result"])
     assert facts["firewall"] == {"state": "read"} and list(facts["firewall_rules"]) == ["kubewin-kubelet-10250-tcp"]

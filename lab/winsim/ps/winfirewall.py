@@ -12,11 +12,21 @@ the RPC error as a COMException (winsim_firewall.require_service says where and 
 
 from __future__ import annotations
 
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_firewall
-from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
-
 from .interp import PSError
 from .values import MISSING, ErrorRecord, NetObject, to_str
+
+# As winsim_firewall.FAIL_POINTS / RPC_UNAVAILABLE / require_service (lab/tests/test_firewall_stopped.py checks they
+# agree): that module_utils is not shipped with win_powershell's payload, so the interpreter reads the state itself.
+FAIL_POINTS = ("create", "rules")
+RPC_UNAVAILABLE = "There are no more endpoints available from the endpoint mapper. (Exception from HRESULT: 0x800706D9)"
+
+
+def service_refuses(state, point):
+    """Whether the firewall API fails at ``point`` ("create", "rules"): its service stopped by a test
+    (winsim_firewall.stop_service) with a failure point at or before this one."""
+    svc = (state.get("firewall") or {}).get("service")
+    return bool(svc and svc.get("status") == "Stopped"
+                and FAIL_POINTS.index(svc["fails_at"]) <= FAIL_POINTS.index(point))
 
 # INetFwRule's property names (Microsoft Learn) -> the key winsim_firewall stores it under
 _RULE_PROPERTIES = {p.lower(): p for p in (
@@ -54,13 +64,11 @@ class FwPolicy2(NetObject):
         self.state = state
 
     def prop_rules(self):
-        try:
-            winsim_firewall.require_service(self.state, "rules")
-        except SimError as e:
+        if service_refuses(self.state, "rules"):
             # a COM property getter's exception, as PowerShell's COM adapter surfaces it
-            raise PSError(ErrorRecord('Exception getting "Rules": "%s"' % e,
+            raise PSError(ErrorRecord('Exception getting "Rules": "%s"' % RPC_UNAVAILABLE,
                                       "System.Management.Automation.GetValueInvocationException",
-                                      "CatchFromBaseAdapterGetValueTI"), script_terminating=False) from None
+                                      "CatchFromBaseAdapterGetValueTI"), script_terminating=False)
         return [FwRule(r) for r in (self.state.get("firewall") or {}).get("rules") or []]
 
 
@@ -73,16 +81,14 @@ def wrap_new_object(cmdlet, interp):
             return inner(interp_, b, items, node)
         if set(b) - {"ComObject"} or to_str(b["ComObject"]).lower() != "hnetcfg.fwpolicy2":
             interp_.unsupported("New-Object -ComObject other than HNetCfg.FwPolicy2 alone", node)
-        try:
-            winsim_firewall.require_service(interp_.host.state, "create")
-        except SimError as e:
+        if service_refuses(interp_.host.state, "create"):
             # New-Object's CoCreateInstance failure: a terminating error of the cmdlet
             raise interp_.error("Creating an instance of the COM component with CLSID "
                                 "{E2B3C97F-6AE1-41AC-817A-F6F92166D7DD} from the IClassFactory failed due to the "
-                                "following error: 800706d9 %s" % e, node,
+                                "following error: 800706d9 %s" % RPC_UNAVAILABLE, node,
                                 "System.Runtime.InteropServices.COMException",
                                 "NoCOMClassIdentified,Microsoft.PowerShell.Commands.NewObjectCommand",
-                                "ResourceUnavailable") from None
+                                "ResourceUnavailable")
         return [FwPolicy2(interp_.host.state)]
 
     cmdlet.fn = new_object
