@@ -12,10 +12,9 @@ version_added: 0.2.0
 description:
   - Reads, in one remote operation, the SHA-512 and the access rules (SDDL) of each file of O(paths),
     O(token_files) and O(kubeconfigs).
-  - The network role uses it to decide whether kube-proxy's token on the node is the one last issued (compared
-    with the SHA-512 recorded on its ServiceAccount) and whether its files need writing, without reading a token
-    back; in the same read it looks for flanneld's token and kubeconfig of earlier releases (flanneld now runs
-    with the kubelet's kubeconfig and has no files of its own), which it then removes.
+  - Earlier releases' network role used it to decide whether kube-proxy's token on the node was the one last
+    issued, without reading a token back. kube-proxy and flanneld now run with the kubelet's kubeconfig and have
+    no credential files of their own, so the roles no longer call it; it stays for playbooks of your own.
 options:
   paths:
     description: Files to read.
@@ -53,8 +52,8 @@ EXAMPLES = r"""
     paths: [C:\etc\kube-proxy\token]
   register: state
 
-# As the network role does: kube-proxy's files by component and, in the same read, flanneld's token and
-# kubeconfig of earlier releases (flanneld now uses the kubelet's kubeconfig, C:\etc\kubernetes\kubelet.conf).
+# As earlier releases' network role did: kube-proxy's files by component and, in the same read, flanneld's token
+# and kubeconfig of earlier releases.
 - name: State of kube-proxy's credential files, and whether flanneld's old ones are still there
   kubewin.nodes.win_host_credential_state:
     token_files:
