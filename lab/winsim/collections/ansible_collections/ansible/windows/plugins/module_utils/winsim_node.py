@@ -197,6 +197,70 @@ def _kube_proxy_run(host, version, flags, env, service_name):
         except binaries.ProcessExit:
             processes(host.state).pop(service_name.lower(), None)
             raise
+        kube_proxy_list(host, record)
+
+
+# kube-proxy's informers (k8s.io/kubernetes v1.37.2 cmd/kube-proxy/app/server.go L564-620), listed through the real
+# API server with the kubeconfig kube-proxy runs with: Services with the label selector
+# !service.kubernetes.io/service-proxy-name and the field selector spec.clusterIP!=None (L603-609), EndpointSlices with
+# !service.kubernetes.io/headless (L591-596), ServiceCIDRs (L617-620: MultiCIDRServiceAllocator, GA and locked on
+# from 1.35, pkg/features/kube_features.go). A list the API refuses leaves that informer unsynced (client-go v0.37.2
+# tools/cache/reflector.go L747 "failed to list <type>: <err>", retried), and the proxier programs nothing until
+# Services and EndpointSlices were received (pkg/proxy/winkernel/proxier.go L1190-1193 "Not syncing hns until
+# Services and Endpoints have been received from master"). winsim: the lists run when kube-proxy found its network
+# and again on kube_proxy_list (the informers' re-list, which the real kube-proxy does on its own); no HNS load
+# balancer is modelled, so "programs nothing" is the record's sync_error and no "synced".
+KUBE_PROXY_LISTS = (
+    ("*v1.Service", "/api/v1/services?labelSelector=%21service.kubernetes.io%2Fservice-proxy-name"
+                    "&fieldSelector=spec.clusterIP%21%3DNone"),
+    ("*v1.EndpointSlice", "/apis/discovery.k8s.io/v1/endpointslices?labelSelector=%21service.kubernetes.io%2Fheadless"),
+    ("*v1.ServiceCIDR", "/apis/networking.k8s.io/v1/servicecidrs"),
+)
+
+
+def kube_proxy_list(host, record=None):
+    """kube-proxy's informers list what it proxies through the real API (see KUBE_PROXY_LISTS): ``synced`` holds the
+    number of each type, or ``sync_error`` the API's refusal (401, 403) and nothing is synced. Without ``record``,
+    every running kube-proxy that found its network lists again."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube
+    records = [record] if record is not None else [
+        r for r in processes(host.state).values() if r.get("program") == "kube-proxy" and r.get("network_checked")]
+    for rec in records:
+        rec.pop("synced", None)
+        if str(rec.get("sync_error") or "").startswith('"Source Vip'):
+            continue  # the first sync already failed on the network (above)
+        rec.pop("sync_error", None)
+        try:
+            api = winsim_kube._api_from_kubeconfig(host, rec["kubeconfig"])
+        except (OSError, KeyError, TypeError, ValueError, IndexError) as e:
+            rec["sync_error"] = "failed to build a client from %s: %s" % (rec.get("kubeconfig"), e)
+            continue
+        counts, errors = {}, {}
+        try:
+            for kind, path in KUBE_PROXY_LISTS:
+                try:
+                    code, answer = api.request("GET", path)
+                except SimError as e:  # the API server unreachable: the informer retries, nothing synced
+                    code, answer = 0, {"message": str(e)}
+                if code == 0 or code >= 400:
+                    errors[kind] = '"Failed to watch" err="failed to list %s: %s" (%s)' % (
+                        kind, (answer or {}).get("message") or code, code or "no answer")
+                else:
+                    counts[kind] = len((answer or {}).get("items") or [])
+        finally:
+            api.close()
+        if errors:
+            rec["list_errors"] = errors
+        else:
+            rec.pop("list_errors", None)
+        # Only Services and EndpointSlices gate the proxier's first sync (setInitialized in OnServiceSynced and
+        # OnEndpointSlicesSynced, proxier.go); a refused ServiceCIDR list is logged and does not stop it.
+        blocking = [errors[k] for k in ("*v1.Service", "*v1.EndpointSlice") if k in errors]
+        if blocking:
+            rec["sync_error"] = "%s; Not syncing hns until Services and Endpoints have been received from master" \
+                % "; ".join(blocking)
+        else:
+            rec["synced"] = counts
 
 
 def network_ready(state, record):
@@ -295,6 +359,8 @@ def kube_proxy_network_found(host):
                 svc["last_error"] = "kube-proxy: %s" % e
                 svc["crash"] = {"since": winsim_scm.clock(host), "kind": "exit", "error": svc["last_error"],
                                 "pid": svc.get("pid"), "restart_delay": winsim_scm.restart_delay_seconds(svc)}
+            continue
+        kube_proxy_list(host, record)
 
 
 # Where the real kube-proxy (cmd/kube-proxy/app/server.go v1.37.2 RunE) stops on a bad command
