@@ -182,7 +182,10 @@ def check_kubelet_config(config, allow_insecure=False):
     if port not in (None, 0, "0"):
         problems.append("readOnlyPort: %s (an unauthenticated read-only port)" % port)
     if config.get("rotateCertificates") is False:
-        problems.append("rotateCertificates: false")
+        # kube-proxy and flanneld run with the kubelet's credential (issue 21 point 2): all three stop at its expiry
+        problems.append("rotateCertificates: false (the kubelet's client certificate is never renewed, so the "
+                        "kubelet, flanneld and kube-proxy, which run with it, stop when it expires: a year after the "
+                        "join with kubeadm's --cluster-signing-duration)")
     if config.get("tlsMinVersion") in ("VersionTLS10", "VersionTLS11"):
         problems.append("tlsMinVersion: %s" % config.get("tlsMinVersion"))
     for problem in problems:

@@ -206,6 +206,16 @@ def test_kubeadm_default_kubelet_config_passes():
     assert run(kubelet_config=config) == ([], [])
 
 
+def test_a_kubelet_certificate_that_is_never_renewed_names_kube_proxy_and_flanneld_too():
+    """kube-proxy and flanneld run with the kubelet's credential (issue 21 point 2): without rotateCertificates all
+    three stop at its expiry, which the finding says (refused, or a warning when allowed)."""
+    failures, dummy = run(kubelet_config={"rotateCertificates": False})
+    text = only(failures, "kubewin_kubelet_allow_insecure")
+    assert "rotateCertificates: false" in text and "flanneld and kube-proxy" in text
+    failures, warnings = run(kubelet_config={"rotateCertificates": False}, kubelet_allow_insecure=True)
+    assert failures == [] and "flanneld and kube-proxy" in only(warnings, "kubewin_kubelet_allow_insecure")
+
+
 def test_kubespray_hardening_that_does_not_reach_windows_is_named_with_its_flag():
     failures, warnings = run(kubespray_hardening={"kubelet_rotate_server_certificates": True,
                                                   "tls_min_version": "VersionTLS12", "tls_cipher_suites": "",
