@@ -1,6 +1,7 @@
 """Ready is earned (issue 11 items 3 and 6): the simulated kubelet posts the Ready condition the real kubelet
 would, from the host's runtime and CNI state (winsim_kubelet_status.py), and containerd 2.x hosts (config
-version 3, bin_dirs) join as well as a containerd 1.7 host (version 2, bin_dir)."""
+version 3, bin_dirs) join as well as a containerd 1.7 host (version 2, bin_dir) and a containerd whose config.toml
+moved the CNI directories (one run, one host each)."""
 
 import os
 import time
@@ -85,27 +86,75 @@ def test_a_cni_config_containerd_cannot_load_makes_the_node_not_ready_and_prefli
     core_api.delete_node("nr-win-1")
 
 
-# The default profile (containerd 2.3.5 with a version 3 config.toml) is test_scale_up.py's.
-@pytest.mark.parametrize("profile, version, config_version", [
+# The default profile (containerd 2.3.5 with a version 3 config.toml) is test_scale_up.py's. One run joins a host of
+# each of the other containerd set-ups (one profile per host; issue 22 T6: three 1-node runs before); each test reads
+# its own host.
+CONTAINERD = [
     ("ws2022-containerd-2.1", "2.1.4", 3),  # no config.toml: containerd 2.1's built-in defaults
     ("ws2022-containerd-1.7", "1.7.27", 2),  # the last 1.7: version 2, bin_dir
-])
-def test_containerd_hosts_join_ready(tmp_path, api, profile, version, config_version):
+]
+# containerd installed the sig-windows-tools way: config.toml points at c:/etc/cni/net.d and c:/opt/cni/bin
+MOVED_CNI_PROFILE = "ws2022-containerd-etc-cni"
+
+
+class ContainerdRun(object):
+    """scale_up.yml once over one host per containerd set-up: the hosts before, containerd's config dump."""
+
+    def __init__(self, root):
+        profiles = [c[0] for c in CONTAINERD] + [MOVED_CNI_PROFILE]
+        self.host = {p: "win-%d" % (i + 1) for i, p in enumerate(profiles)}
+        self.sc = scenario.Scenario(root, nodes=len(profiles), profiles={h: p for p, h in self.host.items()},
+                                    kubewin_node_name="ctd-{{ inventory_hostname }}")
+        self.before = {h: self.sc.dump(h) for h in self.sc.hosts}
+        self.config_dump = {}
+        for profile, version, _ in CONTAINERD:
+            with core.Host(self.sc.root, self.host[profile]).open(save=False) as h:
+                self.config_dump[profile] = winsim_containerd.command(h, version, ["config", "dump"])[:2]
+        self.rc, self.doc, self.text = self.sc.run("scale_up.yml")
+        self.reset_done = False
+
+    def node(self, profile):
+        return "ctd-" + self.host[profile]
+
+
+@pytest.fixture(scope="module")
+def containerd_run(tmp_path_factory, api):
+    run = ContainerdRun(tmp_path_factory.mktemp("containerd"))
+    yield run
+    if not run.reset_done:  # a selection without the reset test: the nodes go, as the 1-node tests did
+        for host in run.sc.hosts:
+            try:
+                api[0].delete_node("ctd-" + host)
+            except Exception:  # never joined
+                pass
+
+
+@pytest.mark.parametrize("profile, version, config_version", CONTAINERD)
+def test_containerd_hosts_join_ready(containerd_run, api, profile, version, config_version):
     core_api, _ = api
-    name = "ct%s-win-1" % version.replace(".", "")
-    sc = scenario.Scenario(tmp_path, nodes=1, profile=profile, kubewin_node_name=name)
-    with core.Host(sc.root, "win-1").open(save=False) as h:
-        rc, dump, _ = winsim_containerd.command(h, version, ["config", "dump"])
+    r, name = containerd_run, containerd_run.node(profile)
+    rc, dump = r.config_dump[profile]
     assert rc == 0 and "version = %d" % config_version in dump
-    rc, doc, text = sc.run("scale_up.yml")
-    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert r.rc == 0, "\n".join(scenario.failures(r.doc)) or r.text[-3000:]
     node = core_api.read_node(name)
     assert node.status.node_info.container_runtime_version == "containerd://" + version
     assert ready_condition(core_api, name).status == "True"
-    with core.Host(sc.root, "win-1").open(save=False) as h:
+    with core.Host(r.sc.root, r.host[profile]).open(save=False) as h:
         assert winsim_containerd.cni_problems(h) == []
         assert os.path.isfile(h.local_path(CONF_DIR + "\\10-flannel.conf"))
-    core_api.delete_node(name)
+
+
+def test_cni_follows_a_containerd_config_that_moved_the_directories(containerd_run):
+    """Last of the containerd_run tests: it resets the run's hosts."""
+    r, host = containerd_run, containerd_run.host[MOVED_CNI_PROFILE]
+    assert r.rc == 0, "\n".join(scenario.failures(r.doc)) or r.text[-3000:]
+    with core.Host(r.sc.root, host).open(save=False) as h:
+        assert winsim_containerd.cni_problems(h) == []
+    # keep the tokens the other tests' nodes joined with (reset deletes the collection's tokens by default)
+    rc, doc, text = r.sc.run("reset.yml", "-e", "skip_confirmation=true", "-e", "kubewin_reset_delete_tokens=false")
+    r.reset_done = True
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert r.sc.dump(host) == r.before[host]
 
 
 def test_hostprocess_pods_of_an_unpublished_image_stay_in_image_pull_backoff(api):

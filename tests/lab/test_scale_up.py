@@ -283,17 +283,3 @@ def test_check_mode_on_fresh_nodes_changes_nothing(tmp_path, api):
     assert node_gone(core, "chk-win-1")
     diffs = [r.get("diff") for p in doc["plays"] for t in p["tasks"] for r in t["hosts"].values() if r.get("diff")]
     assert any("C:\\k\\kubelet.exe" in (d.get("after") or {}) for d in diffs), "--diff showed no file changes"
-
-
-def test_cni_follows_a_containerd_config_that_moved_the_directories(tmp_path, api):
-    # containerd installed the sig-windows-tools way: config.toml points at c:/etc/cni/net.d and c:/opt/cni/bin.
-    sc = scenario.Scenario(tmp_path, nodes=1, profile="ws2022-containerd-etc-cni",
-                           kubewin_node_name="cni-{{ inventory_hostname }}")
-    before = sc.dump("win-1")
-    rc, doc, text = sc.run("scale_up.yml")
-    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-    assert _cni_problems(sc, "win-1") == []
-    # keep the tokens the other tests' nodes joined with (reset deletes the collection's tokens by default)
-    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true", "-e", "kubewin_reset_delete_tokens=false")
-    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-    assert sc.dump("win-1") == before
