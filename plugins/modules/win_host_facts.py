@@ -65,8 +65,9 @@ ansible_facts:
         - The node as seen by kubewin.nodes.
         - C(machine_path) is the machine-scope Path; C(kubeadm_path) the Path C(kubeadm join) and
           C(kubeadm upgrade node) run with (the install directory first, since their preflight runs C(kubelet --version)
-          through a Path lookup); C(install_dir_on_path) whether C(C:\k) is on that machine Path (compared as
-          M(ansible.windows.win_path) compares); C(cri_endpoints) where the kubelet and kubeadm reach each runtime.
+          through a Path lookup); C(install_dir_on_path) whether C(C:\k) is on that machine Path (each element
+          compared as M(ansible.windows.win_path) compares it, on the expanded Path); C(cri_endpoints) where the
+          kubelet and kubeadm reach each runtime.
         - C(cni) holds, per runtime, the directories it reads CNI configuration (C(conf_dir)) and plugins
           (C(bin_dir)) from, with C(source), or C(error) when unknown (containerd's from
           C(containerd.exe config dump), cri-dockerd's from its service command line), C(conf_files) (the file
@@ -74,7 +75,11 @@ ansible_facts:
         - C(adapters) lists each up adapter's IPv4 addresses with their prefix length (C(192.0.2.10/24)).
         - C(firewall_rules) maps the lower-case name of each firewall rule named C(kubewin-*) to its options in
           M(community.windows.win_firewall_rule)'s terms (C(description), C(direction), C(action), C(protocol),
-          C(localport), C(remoteip), C(profiles), C(enabled)), or null when two rules share that name.
+          C(localport), C(remoteip), C(profiles), C(enabled)), or null when two rules share that name; absent when
+          the rules could not be read.
+        - C(firewall.state) is C(read), or C(unknown) with C(firewall.reason) when the firewall API failed (the
+          Windows Defender Firewall service C(MpsSvc) stopped); the roles then run
+          M(community.windows.win_firewall_rule) for every rule instead of skipping those already in place.
       type: dict
       returned: success
       sample: {"hostname": "win-1", "windows_build": "10.0.20348", "join_state": "fresh",
