@@ -340,6 +340,17 @@ def _kube_proxy_found_network(host, record):
     if not inside:
         record["sync_error"] = ('"Source Vip endpoint creation failed" err="%s is not in the subnet %s of HNS '
                                 'network %s"' % (record["source_vip"], subnet, net.get("Name")))
+        return
+    # syncProxyRules (proxier.go:1259-1266): on an Overlay network, when no endpoint of the network has the
+    # source VIP, newSourceVIP creates it (a local endpoint with the host's MAC; hns.go createEndpoint gives it
+    # no name). A network recreated after a reboot gets it again from the new kube-proxy's first sync.
+    if not any(e.get("IPAddress") == record["source_vip"] and str(e.get("VirtualNetwork", "")).lower()
+               == net["ID"].lower() for e in host.state["hns"].get("endpoints") or []):
+        mac = next(a.get("mac") for a in host.state.get("adapters") or [] if a.get("ip") == node_ip)
+        answer = json.loads(winsim_hns.call(host.state, "POST", "/endpoints/", json.dumps(
+            {"VirtualNetwork": net["ID"], "IPAddress": record["source_vip"], "MacAddress": mac})))
+        if not answer["Success"]:
+            record["sync_error"] = '"Source Vip endpoint creation failed" err="%s"' % answer.get("Error")
 
 
 def kube_proxy_network_found(host):
