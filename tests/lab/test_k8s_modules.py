@@ -318,16 +318,15 @@ def test_node_and_credentials_of_several_nodes_in_one_run_each(core, suffix):
         assert ready.get("failed") is not True, ready
         assert core.read_node(names[0]).metadata.labels["kubewin.test/n"] == "1"
         assert all(core.read_node(n).metadata.labels["kubewin.test/all"] == "yes" for n in names)
-        creds = ansible("k8s_node_credentials", {"nodes": [{"name": n} for n in names], "expiration_seconds": 3600})
+        creds = ansible("k8s_node_credentials", {"nodes": [{"name": n} for n in names]})
         assert creds.get("failed") is not True, creds.get("msg")
-        first = {n: creds["nodes"][n]["tokens"]["kube-proxy"] for n in names}
-        assert first[names[0]] != first[names[1]]
-        # the second node's file is gone: only its token is issued again
-        from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as nc
-        again = ansible("k8s_node_credentials", {"nodes": [
-            {"name": names[0], "token_files_sha512": {"kube-proxy": nc.token_sha512(first[names[0]])}},
-            {"name": names[1], "token_files_sha512": {"kube-proxy": None}}], "expiration_seconds": 3600})
-        assert again["nodes"][names[0]]["tokens"] == {} and set(again["nodes"][names[1]]["tokens"]) == {"kube-proxy"}
+        # each node's kube-proxy binding names that node (kube-proxy runs with the kubelet's credential)
+        rbac = client.RbacAuthorizationV1Api(core.api_client)
+        for n in names:
+            binding = rbac.read_cluster_role_binding("kubewin-kube-proxy-" + n)
+            assert [(s.kind, s.name) for s in binding.subjects] == [("User", "system:node:" + n)]
+        again = ansible("k8s_node_credentials", {"nodes": [{"name": n} for n in names]})
+        assert again["changed"] is False and all(not r["changed"] for r in again["nodes"].values())
         gone = ansible("k8s_node", {"nodes": [{"name": n} for n in names], "state": "absent"})
         assert gone["changed"] is True and set(gone["nodes"]) == set(names)
     finally:

@@ -2,9 +2,9 @@
 token lives only while a host joins, and reset touches only the Windows nodes the collection joined.
 
 The leak test collects every credential the collection makes or reads: bootstrap tokens (watched while
-the playbooks run, since they are deleted again), any ServiceAccount token Secrets it manages, the
-per-node kube-proxy and flanneld tokens in their token files and the kubelet's client key on the
-simulated host. It then
+the playbooks run, since they are deleted again), any ServiceAccount token Secrets it manages, any token file an
+older release left for kube-proxy or flanneld, and the kubelet's client key on the simulated host (which kube-proxy
+and flanneld run with). It then
 looks for each, plain and base64, in the output of scale-up, a re-run, an upgrade and reset, all at
 -vvvv with --diff, with the JSON callback (every result, as AWX stores it) and the default one."""
 
@@ -154,9 +154,9 @@ def test_no_credential_in_any_output_and_the_bootstrap_token_lives_only_while_ho
         credentials += [("bootstrap token secret " + n, watch.seen[n][0].split(".")[1]) for n in made]
         credentials += managed_secret_values(core) + host_credentials(sc, "win-1")
         assert any("PRIVATE KEY" in v for _, v in credentials), "the kubelet's client key was not found"
-        assert any(w.startswith("etc\\kube-proxy") for w, _ in credentials), "kube-proxy's token was not found"
-        # flanneld has no token of its own: it runs with the kubelet's credential (its client key is checked above)
-        assert not any(w.startswith("etc\\kube-flannel") for w, _ in credentials), credentials
+        # kube-proxy and flanneld have no token of their own: they run with the kubelet's credential (its client key
+        # is checked above)
+        assert not any(w.startswith(("etc\\kube-proxy", "etc\\kube-flannel")) for w, _ in credentials), credentials
         # the JoinConfiguration that carried the token is gone; no command line ever had it
         assert "C:\\k\\kubewin-join.yaml" not in sc.dump("win-1")["files"]
         lines = winsim.command_lines(sc.root, "win-1")
@@ -194,7 +194,7 @@ def test_no_credential_in_any_output_and_the_bootstrap_token_lives_only_while_ho
                     for f in (r["module_args"].get("parameters") or {}).get("Files") or []
                     if isinstance(f, dict) and str(f.get("content", "")).startswith("sealed.")]
     sealed_paths = sorted({f["path"] for f in sealed_files})
-    assert set(sealed_paths) >= {"C:\\k\\kubewin-join.yaml", "C:\\etc\\kube-proxy\\token"}, sealed_paths
+    assert set(sealed_paths) >= {"C:\\k\\kubewin-join.yaml"}, sealed_paths
     received = [json.dumps(r, sort_keys=True) for r in received]
 
     leaks = []
@@ -279,17 +279,6 @@ def test_a_kubelet_can_neither_set_nor_remove_the_ownership_label(api):
 
 
 # --- per-node credentials of kube-proxy and flanneld ----------------------------------------------
-def token_on(sc, host, component):
-    folder = {"kube-proxy": "kube-proxy"}[component]
-    with open(os.path.join(sc.root, "hosts", host, "C", "etc", folder, "token")) as f:
-        return f.read()
-
-
-def claims(token):
-    payload = token.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-
-
 class AsToken(object):
     """Requests to the lab API server with a bearer token, verified against the lab's CA."""
 
@@ -342,15 +331,27 @@ def managed_rbac(node):
     return sorted(found)
 
 
-def flanneld_credential(sc, host, tmp_path):
-    """Requests to the lab API server with the credential flanneld's service runs with: the kubeconfig its NSSM
-    AppParameters name (--kubeconfig-file), read as client-go reads it (its client certificate and key files)."""
+# The token and kubeconfig files earlier releases wrote for kube-proxy and flanneld (lower case, as dumped).
+RETIRED_FILES = {"c:\\etc\\kube-proxy\\token", "c:\\etc\\kube-proxy\\kubeconfig", "c:\\etc\\kube-flannel\\token",
+                 "c:\\etc\\kube-flannel\\kubeconfig"}
+
+
+def service_kubeconfig(sc, host, service):
+    """The kubeconfig a node component's service runs with, from its command line (kube-proxy's ImagePath,
+    --kubeconfig) or NSSM's AppParameters (flanneld, --kubeconfig-file)."""
     dumped = sc.dump(host)
-    text = json.dumps({"services": dumped["services"].get("flanneld"), "registry": dumped["registry"]})
-    found = re.search(r"--kubeconfig-file=([^\s\"]+)", text)
-    assert found, "flanneld's service names no --kubeconfig-file: %s" % text
-    path = found.group(1).replace("\\\\", "\\")
-    assert path == "C:\\etc\\kubernetes\\kubelet.conf", path
+    text = json.dumps({"services": dumped["services"].get(service), "registry": dumped["registry"]})
+    flag = "--kubeconfig-file" if service == "flanneld" else "--kubeconfig"
+    found = re.search(flag + r"=([^\s\"]+)", text)
+    assert found, "%s's service names no %s: %s" % (service, flag, text)
+    return found.group(1).replace("\\\\", "\\")
+
+
+def node_credential(sc, host, tmp_path, service="flanneld"):
+    """Requests to the lab API server with the credential a node component's service runs with (flanneld's and
+    kube-proxy's: the kubelet's kubeconfig), read as client-go reads it (its client certificate and key files)."""
+    path = service_kubeconfig(sc, host, service)
+    assert path == "C:\\etc\\kubernetes\\kubelet.conf", (service, path)
 
     def local(win_path):
         return os.path.join(sc.root, "hosts", host, "C", *win_path[3:].split("\\"))
@@ -358,7 +359,7 @@ def flanneld_credential(sc, host, tmp_path):
     with open(local(path)) as f:
         user = yaml.safe_load(f)["users"][0]["user"]
     assert "token" not in user and "tokenFile" not in user, user
-    cert, key = str(tmp_path / "flanneld.crt"), str(tmp_path / "flanneld.key")
+    cert, key = str(tmp_path / (service + ".crt")), str(tmp_path / (service + ".key"))
     for src, dst in ((user["client-certificate"], cert), (user["client-key"], key)):
         with open(local(src), "rb") as f, open(dst, "wb") as out:
             out.write(f.read())
@@ -369,11 +370,86 @@ def flanneld_credential(sc, host, tmp_path):
         f.write(base64.b64decode(cluster["certificate-authority-data"]))
 
     def call(method, path_, body=None):
-        headers = {"Content-Type": "application/strategic-merge-patch+json"} if body is not None else {}
+        content = "application/json" if method == "POST" else "application/strategic-merge-patch+json"
+        headers = {"Content-Type": content} if body is not None else {}
         r = requests.request(method, cluster["server"] + path_, headers=headers, verify=ca, cert=(cert, key),
                              timeout=15, data=json.dumps(body) if body is not None else None)
         return r.status_code
+
+    def can(verb, group, resource, subresource="", name="", namespace=""):
+        """Whether this identity may, as the API server's authorizers (Node, then RBAC) answer its
+        SelfSubjectAccessReview."""
+        attrs = {"verb": verb, "group": group, "resource": resource, "subresource": subresource, "name": name,
+                 "namespace": namespace}
+        r = requests.post(cluster["server"] + "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", verify=ca,
+                          cert=(cert, key), timeout=15,
+                          json={"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                                "spec": {"resourceAttributes": attrs}})
+        assert r.status_code == 201, r.text
+        return r.json()["status"].get("allowed", False)
+
+    call.can = can
     return call
+
+
+def flanneld_credential(sc, host, tmp_path):
+    return node_credential(sc, host, tmp_path, "flanneld")
+
+
+def kube_proxy_record(sc, host, relist=False):
+    """The simulated kube-proxy's process record (winsim_node): ``synced`` or ``sync_error`` from its lists through
+    the real API server with its kubeconfig; ``relist`` makes its informers list again first."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_node
+    with winsim.Host(sc.root, host).open(save=relist) as h:
+        if relist:
+            winsim_node.kube_proxy_list(h)
+        return dict(winsim_node.processes(h.state).get("kube-proxy") or {})
+
+
+def until(check, seconds=15):
+    """Poll ``check`` (RBAC and the authenticator read through informers: a change takes a moment)."""
+    for _ in range(int(seconds / 0.2)):
+        if check():
+            return True
+        time.sleep(0.2)
+    return check()
+
+
+def plant_old_kube_proxy_layout(sc, host, node):
+    """What the previous release left for kube-proxy: ServiceAccount kubewin-kube-proxy-<node> with a Node-bound
+    token in C:\\etc\\kube-proxy\\token, a kubeconfig naming it (tokenFile), the binding to system:node-proxier
+    naming the ServiceAccount, and kube-proxy's service running with that kubeconfig. Returns the token."""
+    api_client = config.new_client_from_config(config_file=scenario.ADMIN_CONF)
+    core, rbac = client.CoreV1Api(api_client), client.RbacAuthorizationV1Api(api_client)
+    name = "kubewin-kube-proxy-" + node
+    meta = {"name": name, "labels": {"kubewin.nodes/managed": "true"}, "annotations": {"kubewin.nodes/node": node}}
+    core.create_namespaced_service_account("kube-system", {"metadata": meta, "automountServiceAccountToken": False})
+    rbac.patch_cluster_role_binding(name, {"subjects": [
+        {"kind": "ServiceAccount", "name": name, "namespace": "kube-system"}]})
+    uid = core.read_node(node).metadata.uid
+    answer = core.create_namespaced_service_account_token(name, "kube-system", {"spec": {
+        "expirationSeconds": 604800, "boundObjectRef": {"kind": "Node", "apiVersion": "v1", "name": node,
+                                                        "uid": uid}}})
+    token = answer.status.token
+    folder = os.path.join(sc.root, "hosts", host, "C", "etc", "kube-proxy")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "token"), "w") as f:
+        f.write(token)
+    with open(scenario.ADMIN_CONF) as f:
+        cluster = yaml.safe_load(f)["clusters"][0]
+    with open(os.path.join(folder, "kubeconfig"), "w") as f:
+        yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "clusters": [cluster],
+                        "contexts": [{"name": "default", "context": {"cluster": cluster["name"], "user": name}}],
+                        "current-context": "default",
+                        "users": [{"name": name, "user": {"tokenFile": "C:\\etc\\kube-proxy\\token"}}]}, f)
+
+    def old_command_line(state):
+        svc = state["services"]["kube-proxy"]
+        svc["image_path"] = svc["image_path"].replace("--kubeconfig=C:\\etc\\kubernetes\\kubelet.conf",
+                                                      "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig")
+        (state.get("processes") or {}).get("kube-proxy", {})["kubeconfig"] = "C:\\etc\\kube-proxy\\kubeconfig"
+    winsim.edit(sc.root, host, old_command_line)
+    return token
 
 
 def plant_old_flanneld_layout(sc, host, node):
@@ -402,46 +478,53 @@ def plant_old_flanneld_layout(sc, host, node):
     return token
 
 
-def age_token_record(core, namespace, name, issued_days_ago, expires_in_days):
-    """Rewrite what the last run recorded about a ServiceAccount's token (not the token itself), as if it
-    had been issued earlier: the next run decides from this record alone."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    fmt = "%Y-%m-%dT%H:%M:%SZ"
-    core.patch_namespaced_service_account(name, namespace, {"metadata": {"annotations": {
-        "kubewin.nodes/token-issued": (now - datetime.timedelta(days=issued_days_ago)).strftime(fmt),
-        "kubewin.nodes/token-expires": (now + datetime.timedelta(days=expires_in_days)).strftime(fmt)}}})
-
-
-def test_each_windows_node_has_its_own_least_privileged_renewable_credentials(tmp_path, api):
+def test_each_windows_node_runs_kube_proxy_as_itself_with_credentials_that_rotate_themselves(tmp_path, api):
+    """Issue 21 point 2: kube-proxy and flanneld run with the kubelet's kubeconfig (system:node:<node>, a client
+    certificate the kubelet rotates), so no credential a run issued can expire under them; one binding per node gives
+    what the Node authorizer does not, and deleting it takes exactly that away. Against the real API server."""
     core, _ = api
     as_token = AsToken(tmp_path)
+    rbac = client.RbacAuthorizationV1Api(config.new_client_from_config(config_file=scenario.ADMIN_CONF))
     sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="pc-{{ inventory_hostname }}")
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-    tokens = {(h, c): token_on(sc, h, c) for h in sc.hosts for c in ("kube-proxy",)}
 
-    # 1. kube-proxy: two different identities, each bound to its own Node object (name and uid)
-    assert len(set(tokens.values())) == 2
-    subjects = {k: claims(t)["sub"] for k, t in tokens.items()}
-    assert subjects[("win-2", "kube-proxy")] == "system:serviceaccount:kube-system:kubewin-kube-proxy-pc-win-2"
-    assert len(set(subjects.values())) == 2
-    for (host, _c), token in tokens.items():
-        node = core.read_node("pc-" + host)
-        bound = claims(token)["kubernetes.io"]["node"]
-        assert bound == {"name": node.metadata.name, "uid": node.metadata.uid}
-        assert claims(token)["exp"] - claims(token)["iat"] == 604800  # kubewin_node_token_expiration_seconds
-    # the kubeconfigs name the token file, they do not hold the token
-    kubeconfig = yaml.safe_load(open(os.path.join(sc.root, "hosts", "win-1", "C", "etc", "kube-proxy", "kubeconfig")))
-    assert kubeconfig["users"][0]["user"] == {"tokenFile": "C:\\etc\\kube-proxy\\token"}
-    # no shared token Secret any more
+    # 1. kube-proxy names the kubelet's kubeconfig; no token, no token kubeconfig, no ServiceAccount; its binding
+    # keeps kubeadm's role for kube-proxy and names the node
+    for host in sc.hosts:
+        assert service_kubeconfig(sc, host, "kube-proxy") == "C:\\etc\\kubernetes\\kubelet.conf"
+        files = {f.lower() for f in sc.dump(host)["files"]}
+        assert not files & RETIRED_FILES, files & RETIRED_FILES
+        binding = rbac.read_cluster_role_binding("kubewin-kube-proxy-pc-" + host)
+        assert (binding.role_ref.kind, binding.role_ref.name) == ("ClusterRole", "system:node-proxier")
+        assert [(s.kind, s.name) for s in binding.subjects] == [("User", "system:node:pc-" + host)]
+    assert not [a.metadata.name for a in core.list_service_account_for_all_namespaces().items
+                if a.metadata.name.startswith("kubewin-") and a.metadata.name.endswith(("-pc-win-1", "-pc-win-2"))]
     assert managed_secret_values(core) == []
+    # the simulated kube-proxy listed what it proxies through the real API with that credential
+    record = kube_proxy_record(sc, "win-1")
+    assert "sync_error" not in record and set(record["synced"]) == {"*v1.Service", "*v1.EndpointSlice",
+                                                                     "*v1.ServiceCIDR"}, record
 
-    # 2. least RBAC, checked with real requests (dry run: authorization and admission run, nothing is stored)
-    proxy_1 = tokens[("win-1", "kube-proxy")]
-    patch = {"metadata": {"annotations": {"kubewin.test/probe": "1"}}}
-    # flanneld runs as the node, with the credential flanneld's service names: NodeRestriction applies
-    # (security-2.md N1: a flanneld token could set node-restriction.kubernetes.io/ labels on its Node)
+    # 2. the node's own certificate (what both services run with) reads what kube-proxy v1.37 needs
+    # (cmd/kube-proxy/app/server.go L591-620, pkg/proxy/node.go) and posts Events; the rest stays refused
+    as_proxy = node_credential(sc, "win-1", tmp_path, "kube-proxy")
     as_flanneld = flanneld_credential(sc, "win-1", tmp_path)
+    needs = ("/apis/discovery.k8s.io/v1/endpointslices?labelSelector=%21service.kubernetes.io%2Fheadless",
+             "/apis/networking.k8s.io/v1/servicecidrs",
+             "/api/v1/services?labelSelector=%21service.kubernetes.io%2Fservice-proxy-name"
+             "&fieldSelector=spec.clusterIP%21%3DNone",
+             "/api/v1/nodes?fieldSelector=metadata.name%3Dpc-win-1", "/api/v1/nodes/pc-win-1")
+    for path in needs:
+        assert as_proxy("GET", path) == 200, path
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+    event = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"generateName": "kubewin-probe-"},
+             "eventTime": now, "reportingController": "kube-proxy", "reportingInstance": "kube-proxy-pc-win-1",
+             "action": "StartKubeProxy", "reason": "Starting", "type": "Normal",
+             "regarding": {"kind": "Node", "name": "pc-win-1", "apiVersion": "v1"}}
+    assert as_proxy("POST", "/apis/events.k8s.io/v1/namespaces/default/events?dryRun=All", event) == 201
+    # flanneld as the node: NodeRestriction applies (security-2.md N1: a flanneld token could set
+    # node-restriction.kubernetes.io/ labels on its Node)
     label = {"metadata": {"labels": {"node-restriction.kubernetes.io/probe": "1"}}}
     assert as_flanneld("PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", label) == 403
     assert as_flanneld("PATCH", "/api/v1/nodes/pc-win-2/status?dryRun=All",
@@ -450,138 +533,75 @@ def test_each_windows_node_has_its_own_least_privileged_renewable_credentials(tm
                        {"metadata": {"annotations": {"flannel.alpha.coreos.com/public-ip": "10.0.0.10"}}}) == 200
     assert as_flanneld("GET", "/api/v1/nodes") == 200  # flannel's node informer lists every Node
     assert as_flanneld("GET", "/api/v1/namespaces/kube-flannel/pods") == 403
-    assert as_token(proxy_1, "GET", "/apis/discovery.k8s.io/v1/endpointslices") == 200
-    assert as_token(proxy_1, "PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", patch) == 403
-    assert as_token(proxy_1, "GET", "/api/v1/namespaces/kube-system/secrets") == 403
-    # kube-proxy's identity reads what kube-proxy v1.37 watches and changes no Node (security-2 N1 for kube-proxy;
-    # issue 20 item 5): cmd/kube-proxy/app/server.go lists/watches Services, EndpointSlices, ServiceCIDRs
-    # (MultiCIDRServiceAllocator) and its own Node (pkg/proxy/node.go, field selector metadata.name) and posts
-    # events.k8s.io Events; kubeadm's system:node-proxier grants exactly that (bootstrappolicy/policy.go)
     labels = {"metadata": {"labels": {"node-restriction.kubernetes.io/probe": "1", "kubewin.test/probe": "1"}}}
-    for path in ("/api/v1/nodes/pc-win-1?dryRun=All", "/api/v1/nodes/pc-win-1/status?dryRun=All",
-                 "/api/v1/nodes/pc-win-2/status?dryRun=All"):
-        assert as_token(proxy_1, "PATCH", path, labels) == 403, path
-    assert as_token(proxy_1, "DELETE", "/api/v1/nodes/pc-win-1?dryRun=All") == 403
-    for path in ("/api/v1/services", "/api/v1/nodes?fieldSelector=metadata.name%3Dpc-win-1", "/api/v1/nodes/pc-win-1",
-                 "/apis/networking.k8s.io/v1/servicecidrs"):
-        assert as_token(proxy_1, "GET", path) == 200, path
-    for path in ("/api/v1/namespaces/kube-system/configmaps", "/api/v1/pods",
-                 "/api/v1/namespaces/kube-system/serviceaccounts"):
-        assert as_token(proxy_1, "GET", path) == 403, path
-    allowed = {("watch", "discovery.k8s.io", "endpointslices", "", ""), ("watch", "", "services", "", ""),
-               ("create", "events.k8s.io", "events", "", ""), ("watch", "", "nodes", "", "")}
-    denied = {("patch", "", "nodes", "status", "pc-win-1"), ("update", "", "nodes", "", "pc-win-1"),
-              ("create", "", "serviceaccounts", "token", "kubewin-kube-proxy-pc-win-1"),
-              ("create", "certificates.k8s.io", "certificatesigningrequests", "", ""),
-              ("create", "", "pods", "", ""), ("get", "", "secrets", "", "")}
+    for path in ("/api/v1/nodes/pc-win-2?dryRun=All", "/api/v1/nodes/pc-win-2/status?dryRun=All",
+                 "/api/v1/nodes/pc-win-1/status?dryRun=All"):
+        assert as_proxy("PATCH", path, labels) == 403, path
+    assert as_proxy("DELETE", "/api/v1/nodes/pc-win-2?dryRun=All") == 403
+    for path in ("/api/v1/namespaces/kube-system/secrets", "/api/v1/namespaces/kube-system/configmaps",
+                 "/api/v1/pods", "/api/v1/namespaces/kube-system/serviceaccounts"):
+        assert as_proxy("GET", path) == 403, path
+    # the same chain (Node authorizer, then RBAC) as SelfSubjectAccessReviews. Creating a CSR is allowed: it is how
+    # the kubelet rotates this certificate (the ServiceAccount of earlier releases could not)
+    allowed = {("watch", "discovery.k8s.io", "endpointslices"), ("list", "networking.k8s.io", "servicecidrs"),
+               ("watch", "", "services"), ("create", "events.k8s.io", "events", "", "", "default"),
+               ("watch", "", "nodes"), ("create", "certificates.k8s.io", "certificatesigningrequests")}
+    # (pods create is allowed here: the Node authorizer lets a node create mirror pods, NodeRestriction limits them)
+    denied = {("create", "", "serviceaccounts", "token", "kubewin-kube-proxy-pc-win-1", "kube-system"),
+              ("list", "", "secrets", "", "", "kube-system"), ("list", "", "configmaps", "", "", "kube-system"),
+              ("delete", "", "nodes", "", "pc-win-2"), ("update", "rbac.authorization.k8s.io", "clusterrolebindings",
+                                                         "", "kubewin-kube-proxy-pc-win-1")}
     for review in allowed | denied:
-        assert as_token.can(proxy_1, *review) is (review in allowed), review
+        assert as_proxy.can(*review) is (review in allowed), review
 
-    # 3. a re-run changes nothing; a token with less than half its life left is renewed, alone; the same run
-    # retires flanneld's token layout of older releases (ServiceAccount, RBAC, token file and kubeconfig)
+    # 3. the binding is what gives EndpointSlices and ServiceCIDRs (RBAC, not the Node authorizer): without it they
+    # are refused and the simulated kube-proxy syncs nothing; a re-run makes it again
+    rbac.delete_cluster_role_binding("kubewin-kube-proxy-pc-win-1")
+    assert until(lambda: as_proxy("GET", needs[0]) == 403), "EndpointSlices still allowed without the binding"
+    assert as_proxy("GET", needs[1]) == 403 and as_proxy("GET", needs[2]) == 200
+    record = kube_proxy_record(sc, "win-1", relist=True)
+    assert "synced" not in record and "*v1.EndpointSlice" in record["sync_error"], record
+    assert "Not syncing hns" in record["sync_error"] and "403" in record["sync_error"]
+    assert "synced" in kube_proxy_record(sc, "win-2", relist=True)  # the other node keeps its own binding
     rc, doc, text = sc.run("scale_up.yml")
-    assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
-    age_token_record(core, "kube-system", "kubewin-kube-proxy-pc-win-1", issued_days_ago=5, expires_in_days=2)
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    binding = rbac.read_cluster_role_binding("kubewin-kube-proxy-pc-win-1")
+    assert [(s.kind, s.name) for s in binding.subjects] == [("User", "system:node:pc-win-1")]
+    assert doc["stats"]["win-1"]["changed"] > 0 and doc["stats"]["win-2"]["changed"] == 0, doc["stats"]
+    assert until(lambda: as_proxy("GET", needs[0]) == 200) and as_proxy("GET", needs[1]) == 200
+    record = kube_proxy_record(sc, "win-1", relist=True)
+    assert "sync_error" not in record and "synced" in record, record
+
+    # 4. an upgrade from the previous release: its ServiceAccount with a token file and token kubeconfig, the binding
+    # naming the ServiceAccount, kube-proxy's service running with that kubeconfig, and flanneld's older layout too.
+    # One run retires it all: the old tokens fail, the files go, the binding names the node; the next changes nothing
+    old_proxy_token = plant_old_kube_proxy_layout(sc, "win-1", "pc-win-1")
     old_flannel_token = plant_old_flanneld_layout(sc, "win-1", "pc-win-1")
+    assert as_token(old_proxy_token, "GET", needs[0]) == 200
     assert as_token(old_flannel_token, "PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", label) == 200
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-    renewed = {k: token_on(sc, *k) for k in tokens}
-    assert renewed[("win-1", "kube-proxy")] != tokens[("win-1", "kube-proxy")]
-    assert {k: v for k, v in renewed.items() if k != ("win-1", "kube-proxy")} == {
-        k: v for k, v in tokens.items() if k != ("win-1", "kube-proxy")}
-    assert as_token(renewed[("win-1", "kube-proxy")], "GET", "/apis/discovery.k8s.io/v1/endpointslices") == 200
-    assert all(s["changed"] == 0 for h, s in doc["stats"].items() if h != "win-1" and h.startswith("win")), \
-        doc["stats"]
-    drive = os.path.join(sc.root, "hosts", "win-1", "C", "etc", "kube-flannel")
-    assert not os.path.exists(os.path.join(drive, "token")) and not os.path.exists(os.path.join(drive, "kubeconfig"))
-    assert not authenticated(old_flannel_token), "the old flanneld token still authenticates"
+    assert all(s["changed"] == 0 for h, s in doc["stats"].items() if h == "win-2"), doc["stats"]
+    assert until(lambda: as_token(old_proxy_token, "GET", needs[0]) == 401), "the old kube-proxy token still works"
+    assert not authenticated(old_proxy_token) and not authenticated(old_flannel_token)
+    etc = os.path.join(sc.root, "hosts", "win-1", "C", "etc")
+    for rel in (("kube-proxy", "token"), ("kube-proxy", "kubeconfig"), ("kube-flannel", "token"),
+                ("kube-flannel", "kubeconfig")):
+        assert not os.path.exists(os.path.join(etc, *rel)), rel
+    binding = rbac.read_cluster_role_binding("kubewin-kube-proxy-pc-win-1")
+    assert [(s.kind, s.name) for s in binding.subjects] == [("User", "system:node:pc-win-1")]
+    assert binding.role_ref.name == "system:node-proxier"
+    assert service_kubeconfig(sc, "win-1", "kube-proxy") == "C:\\etc\\kubernetes\\kubelet.conf"
     assert as_flanneld("PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", label) == 403
+    record = kube_proxy_record(sc, "win-1", relist=True)
+    assert "sync_error" not in record and record["kubeconfig"] == "C:\\etc\\kubernetes\\kubelet.conf", record
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
+    assert all(s["changed"] == 0 for s in doc["stats"].values()), doc["stats"]
 
-    # 4. reset deletes the ServiceAccounts and RBAC it made: the tokens stop working
+    # 5. reset deletes the RBAC it made
     assert managed_rbac("pc-win-1") == ["binding kubewin-flanneld-pc-win-1", "binding kubewin-kube-proxy-pc-win-1",
-                                        "role kubewin-flanneld-pc-win-1", "sa kubewin-kube-proxy-pc-win-1"]
+                                        "role kubewin-flanneld-pc-win-1"]
     rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     assert managed_rbac("pc-win-1") == [] and managed_rbac("pc-win-2") == []
-    for token in renewed.values():
-        assert not authenticated(token)
-
-
-def _credentials_module(core, mod, name):
-    """A fresh fake Node ``name`` and a stand-in AnsibleModule for k8s_node_credentials on it, with the module's own
-    defaults for every option the test does not set (kube-proxy only, one hour)."""
-    try:
-        core.delete_node(name)
-    except ApiException as e:
-        if e.status != 404:
-            raise
-    core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {
-        "name": name, "annotations": {"kwok.x-k8s.io/node": "fake"}}})
-
-    class Module(object):
-        check_mode = False
-        params = dict({k: v.get("default") for k, v in mod.argument_spec().items()},
-                      node_name=name, namespaces={}, expiration_seconds=3600, renew_fraction=0.5,
-                      token_files_sha512={}, shared_secrets=[], state="present")
-        warnings = []
-
-        def warn(self, text):
-            self.warnings.append(text)
-
-    return Module()
-
-
-def test_a_node_bound_token_dies_with_its_node(tmp_path, api):
-    """The lab's API server (v1.37) binds tokens to Node objects: deleting the Node revokes them."""
-    from ansible_collections.kubewin.nodes.plugins.modules import k8s_node_credentials as mod
-
-    core, _ = api
-    name = "nb-bound-node"
-    module = _credentials_module(core, mod, name)
-    apis = mod.build_apis({"kubeconfig": scenario.ADMIN_CONF})
-    try:
-        result = mod.present(module, apis)
-        assert result["bound"] is True and module.warnings == []
-        token = result["tokens"]["kube-proxy"]
-        assert authenticated(token)
-        core.delete_node(name)
-        for _ in range(50):  # the Node's deletion reaches the authenticator's informer
-            if not authenticated(token):
-                break
-            time.sleep(0.2)
-        assert not authenticated(token), "a token bound to a deleted Node still authenticates"
-    finally:
-        module.params["state"] = "absent"
-        mod.absent(module, apis)
-
-
-def test_a_token_file_others_could_read_is_revoked_on_renewal(tmp_path, api):
-    """security-2 N5, against the lab's real API server: when the token file's access rules were opened, the
-    run makes the ServiceAccount again before the new TokenRequest, so the token others may have copied stops
-    authenticating at once instead of living until it expires. The module is called as the network role calls
-    it (no playbook run)."""
-    from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as nc
-    from ansible_collections.kubewin.nodes.plugins.modules import k8s_node_credentials as mod
-
-    core, _ = api
-    name = "rv-revoke-node"
-    module = _credentials_module(core, mod, name)
-    apis = mod.build_apis({"kubeconfig": scenario.ADMIN_CONF})
-    try:
-        old = mod.present(module, apis)["tokens"]["kube-proxy"]
-        assert authenticated(old)
-        module.params["token_files_sha512"] = {"kube-proxy": nc.OPEN_ACL}
-        new = mod.present(module, apis)["tokens"]["kube-proxy"]
-        assert new != old and authenticated(new)
-        for _ in range(50):  # the authenticator reads the account through its informer
-            if not authenticated(old):
-                break
-            time.sleep(0.2)
-        assert not authenticated(old), "the token a renewal replaced because others could read it still works"
-    finally:
-        module.params["state"] = "absent"
-        mod.absent(module, apis)
-        core.delete_node(name)
