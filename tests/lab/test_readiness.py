@@ -1,7 +1,7 @@
 """Ready is earned (issue 11 items 3 and 6): the simulated kubelet posts the Ready condition the real kubelet
 would, from the host's runtime and CNI state (winsim_kubelet_status.py), and containerd 2.x hosts (config
-version 3, bin_dirs) join as well as a containerd 1.7 host (version 2, bin_dir) and a containerd whose config.toml
-moved the CNI directories (one run, one host each)."""
+version 3, bin_dirs) join as well as a containerd 1.7 host (version 2, bin_dir), a containerd whose config.toml
+moved the CNI directories and Docker with cri-dockerd (one run, one host each)."""
 
 import os
 import time
@@ -87,23 +87,25 @@ def test_a_cni_config_containerd_cannot_load_makes_the_node_not_ready_and_prefli
 
 
 # The default profile (containerd 2.3.5 with a version 3 config.toml) is test_scale_up.py's. One run joins a host of
-# each of the other containerd set-ups (one profile per host; issue 22 T6: three 1-node runs before); each test reads
-# its own host.
+# each of the other containerd set-ups and a Docker host (one profile per host; issue 22 T6: four 1-node runs
+# before); each test reads its own host.
 CONTAINERD = [
     ("ws2022-containerd-2.1", "2.1.4", 3),  # no config.toml: containerd 2.1's built-in defaults
     ("ws2022-containerd-1.7", "1.7.27", 2),  # the last 1.7: version 2, bin_dir
 ]
 # containerd installed the sig-windows-tools way: config.toml points at c:/etc/cni/net.d and c:/opt/cni/bin
 MOVED_CNI_PROFILE = "ws2022-containerd-etc-cni"
+DOCKER_PROFILE = "ws2022-docker-cri"  # Docker with cri-dockerd: kubewin_container_runtime docker in its host_vars
 
 
-class ContainerdRun(object):
-    """scale_up.yml once over one host per containerd set-up: the hosts before, containerd's config dump."""
+class RuntimeRun(object):
+    """scale_up.yml once over one host per runtime set-up: the hosts before, containerd's config dump."""
 
     def __init__(self, root):
-        profiles = [c[0] for c in CONTAINERD] + [MOVED_CNI_PROFILE]
+        profiles = [c[0] for c in CONTAINERD] + [MOVED_CNI_PROFILE, DOCKER_PROFILE]
         self.host = {p: "win-%d" % (i + 1) for i, p in enumerate(profiles)}
         self.sc = scenario.Scenario(root, nodes=len(profiles), profiles={h: p for p, h in self.host.items()},
+                                    host_vars={self.host[DOCKER_PROFILE]: {"kubewin_container_runtime": "docker"}},
                                     kubewin_node_name="ctd-{{ inventory_hostname }}")
         self.before = {h: self.sc.dump(h) for h in self.sc.hosts}
         self.config_dump = {}
@@ -118,8 +120,8 @@ class ContainerdRun(object):
 
 
 @pytest.fixture(scope="module")
-def containerd_run(tmp_path_factory, api):
-    run = ContainerdRun(tmp_path_factory.mktemp("containerd"))
+def runtime_run(tmp_path_factory, api):
+    run = RuntimeRun(tmp_path_factory.mktemp("runtimes"))
     yield run
     if not run.reset_done:  # a selection without the reset test: the nodes go, as the 1-node tests did
         for host in run.sc.hosts:
@@ -130,9 +132,9 @@ def containerd_run(tmp_path_factory, api):
 
 
 @pytest.mark.parametrize("profile, version, config_version", CONTAINERD)
-def test_containerd_hosts_join_ready(containerd_run, api, profile, version, config_version):
+def test_containerd_hosts_join_ready(runtime_run, api, profile, version, config_version):
     core_api, _ = api
-    r, name = containerd_run, containerd_run.node(profile)
+    r, name = runtime_run, runtime_run.node(profile)
     rc, dump = r.config_dump[profile]
     assert rc == 0 and "version = %d" % config_version in dump
     assert r.rc == 0, "\n".join(scenario.failures(r.doc)) or r.text[-3000:]
@@ -144,9 +146,23 @@ def test_containerd_hosts_join_ready(containerd_run, api, profile, version, conf
         assert os.path.isfile(h.local_path(CONF_DIR + "\\10-flannel.conf"))
 
 
-def test_cni_follows_a_containerd_config_that_moved_the_directories(containerd_run):
-    """Last of the containerd_run tests: it resets the run's hosts."""
-    r, host = containerd_run, containerd_run.host[MOVED_CNI_PROFILE]
+def test_docker_with_cri_dockerd_gets_the_host_nat_network(runtime_run, api):
+    """Docker with cri-dockerd beside the containerd hosts (from test_scenarios.py); the re-run changes nothing on
+    any host of the run."""
+    core_api, _ = api
+    r, host = runtime_run, runtime_run.host[DOCKER_PROFILE]
+    assert r.rc == 0, "\n".join(scenario.failures(r.doc)) or r.text[-3000:]
+    assert ready_condition(core_api, r.node(DOCKER_PROFILE)).status == "True"
+    dump = r.sc.dump(host)
+    assert {n["Name"]: n["Type"] for n in dump["hns"]["networks"]}["host"] == "NAT"
+    assert dump["services"]["kubelet"]["dependencies"] == ["cri-dockerd"]
+    rc, doc, text = r.sc.run("scale_up.yml")
+    assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
+
+
+def test_cni_follows_a_containerd_config_that_moved_the_directories(runtime_run):
+    """Last of the runtime_run tests: it resets the run's hosts (the Docker host's reset is checked here too)."""
+    r, host = runtime_run, runtime_run.host[MOVED_CNI_PROFILE]
     assert r.rc == 0, "\n".join(scenario.failures(r.doc)) or r.text[-3000:]
     with core.Host(r.sc.root, host).open(save=False) as h:
         assert winsim_containerd.cni_problems(h) == []
@@ -155,6 +171,8 @@ def test_cni_follows_a_containerd_config_that_moved_the_directories(containerd_r
     r.reset_done = True
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     assert r.sc.dump(host) == r.before[host]
+    docker = r.host[DOCKER_PROFILE]
+    assert r.sc.dump(docker) == r.before[docker], "reset left something behind on the Docker host %s" % docker
 
 
 def test_hostprocess_pods_of_an_unpublished_image_stay_in_image_pull_backoff(api):
