@@ -1,5 +1,6 @@
 # Test-lab stand-in for the ansible.windows.win_reboot action: one remote operation that reboots the
-# simulated host (services restart by start mode, HNS objects are gone, see winsim_reboot).
+# simulated host (services restart by start mode and dependencies, non-persistent and NAT HNS networks are gone:
+# the reboot model of winsim_boot).
 from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
