@@ -221,6 +221,11 @@ def test_kubeadm_join_runs_kubelet_version_from_the_path_of_its_process(lab):
     # `kubelet --version` through a Path lookup (preflight/utils.go GetKubeletVersion).
     for tool in ("kubeadm", "kubelet"):
         core.write_binary(os.path.join(lab.root, "hosts", "win-1", "C", "k", tool + ".exe"), tool, "v1.37.2")
+    # the joins pass preflight only to meet no server at discovery: fail that at once, not after 60 s
+    with open(os.path.join(lab.root, "winsim.json")) as f:
+        settings = json.load(f)
+    with open(os.path.join(lab.root, "winsim.json"), "w") as f:
+        json.dump(dict(settings, discovery_timeout=0), f)
     join = r"""
         - name: join
           ansible.windows.win_command:

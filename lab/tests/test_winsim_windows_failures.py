@@ -5,6 +5,7 @@ and programs in use that cannot be written over."""
 import base64
 import hashlib
 import io
+import json
 import os
 import tarfile
 from unittest import mock
@@ -35,10 +36,18 @@ def _join(host, path="C:\\k;C:\\Windows\\system32"):
                     path)
 
 
+def _no_discovery_wait(root):
+    """A join that passes preflight goes on to discovery, against a server that is not there: fail it at once
+    instead of after the simulator's 60 s (these tests are about preflight)."""
+    with open(os.path.join(str(root), "winsim.json"), "w") as f:
+        json.dump({"discovery_timeout": 0}, f)
+
+
 def test_join_preflight_as_kubeadm_exe_prints_it_on_windows(tmp_path):
     """What an interrupted join leaves (bootstrap-kubelet.conf, the CA) and a Path without System32 stop the next
     join with kubeadm v1.37's Windows check names: filepath.Join of "/etc/kubernetes" (no drive, backslashes),
     the CA at v1beta4's Windows default as written, xcopy looked up on the Path (checks_windows.go)."""
+    _no_discovery_wait(tmp_path)
     host = core.create_host(str(tmp_path), "w")
     for tool in ("kubeadm", "kubelet"):
         core.write_binary(host.local_path("C:\\k\\%s.exe" % tool), tool, "v1.37.2")
@@ -82,6 +91,7 @@ def test_join_preflight_without_the_runtime_pipe_fails_twice_as_the_real_kubeadm
 
 def test_join_preflight_refuses_a_kubelet_three_minors_behind(tmp_path):
     """KubeletVersionCheck: MinimumKubeletVersion is kubeadm's minor minus 3 (constants.go)."""
+    _no_discovery_wait(tmp_path)
     host = core.create_host(str(tmp_path), "w")
     core.write_binary(host.local_path("C:\\k\\kubeadm.exe"), "kubeadm", "v1.37.2")
     core.write_binary(host.local_path("C:\\k\\kubelet.exe"), "kubelet", "v1.33.9")
