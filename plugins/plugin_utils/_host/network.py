@@ -242,7 +242,7 @@ def flanneld_args(node_ip, kubeconfig=FLANNELD_KUBECONFIG, conf=wp.FLANNEL_DIR +
 
 
 def kube_proxy_args(node_name, pods_subnet, backend, vni, pod_cidr=None, kube_version=None,
-                    kubeconfig=wp.KUBE_PROXY_DIR + "\\kubeconfig"):
+                    kubeconfig=wp.KUBELET_CONF):
     """kube-proxy's arguments. Feature gates are rendered for ``kube_version``: the overlay proxier
     needs WinOverlay on (pkg/proxy/winkernel/proxier.go), which is the default from 1.20 and locked
     from 1.34, so the gate is passed only to versions where it is off by default."""

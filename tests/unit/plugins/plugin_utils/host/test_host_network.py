@@ -116,7 +116,9 @@ def test_flanneld_uses_the_kubernetes_subnet_manager_on_the_nodes_address_as_the
 
 def test_kube_proxy_on_host_gw_has_no_source_vip_and_needs_no_pod_subnet():
     args = nn.kube_proxy_args("win-1", PODS, "host-gw", 4096, None, "v1.33.2")
-    assert args == ["--windows-service", "--proxy-mode=kernelspace", "--kubeconfig=C:\\etc\\kube-proxy\\kubeconfig",
+    # by default the kubelet's kubeconfig: kube-proxy runs as its node (issue 21 point 2)
+    assert args == ["--windows-service", "--proxy-mode=kernelspace",
+                    "--kubeconfig=C:\\etc\\kubernetes\\kubelet.conf",
                     "--hostname-override=win-1", "--cluster-cidr=%s" % PODS, "--network-name=cbr0", "--v=2"]
 
 
