@@ -44,8 +44,11 @@ def test_secret_files_go_into_directories_restricted_beforehand():
 def test_the_network_role_writes_no_credential_kube_proxy_runs_with_the_kubelets_kubeconfig():
     """kube-proxy and flanneld have no token or kubeconfig of their own (issue 21 point 2): the network role writes
     none, and kube-proxy's --kubeconfig is the kubelet's."""
-    network = yaml.safe_load((ROOT / "roles" / "network" / "vars" / "main.yml").read_text())
-    assert network["_kubewin_kube_proxy_kubeconfig"] == "C:\\etc\\kubernetes\\kubelet.conf"
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
+
     text = (ROOT / "roles" / "network" / "tasks" / "main.yml").read_text()
     assert "  credentials:" not in text and "tokens:" not in text
-    assert "_kubewin_kube_proxy_kubeconfig)" in text
+    # the role leaves kube_proxy_args' kubeconfig at its default, which is the kubelet's
+    assert "_kubewin_pod_cidr, _kubewin_kube_version)))" in text
+    args = nn.kube_proxy_args("win-1", "10.244.0.0/16", "vxlan", 4096, "10.244.3.0/24", "v1.37.2")
+    assert "--kubeconfig=C:\\etc\\kubernetes\\kubelet.conf" in args
