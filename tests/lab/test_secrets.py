@@ -415,22 +415,28 @@ def until(check, seconds=15):
     return check()
 
 
+def _old_service_account_token(name, namespace, node, seconds):
+    """The ServiceAccount an older release made for a node component (its labels and node annotation) and a token
+    bound to that Node, as that release issued it. Returns (RbacAuthorizationV1Api, token)."""
+    api_client = config.new_client_from_config(config_file=scenario.ADMIN_CONF)
+    core = client.CoreV1Api(api_client)
+    meta = {"name": name, "labels": {"kubewin.nodes/managed": "true"}, "annotations": {"kubewin.nodes/node": node}}
+    core.create_namespaced_service_account(namespace, {"metadata": meta, "automountServiceAccountToken": False})
+    uid = core.read_node(node).metadata.uid
+    answer = core.create_namespaced_service_account_token(name, namespace, {"spec": {
+        "expirationSeconds": seconds, "boundObjectRef": {"kind": "Node", "apiVersion": "v1", "name": node,
+                                                         "uid": uid}}})
+    return client.RbacAuthorizationV1Api(api_client), answer.status.token
+
+
 def plant_old_kube_proxy_layout(sc, host, node):
     """What the previous release left for kube-proxy: ServiceAccount kubewin-kube-proxy-<node> with a Node-bound
     token in C:\\etc\\kube-proxy\\token, a kubeconfig naming it (tokenFile), the binding to system:node-proxier
     naming the ServiceAccount, and kube-proxy's service running with that kubeconfig. Returns the token."""
-    api_client = config.new_client_from_config(config_file=scenario.ADMIN_CONF)
-    core, rbac = client.CoreV1Api(api_client), client.RbacAuthorizationV1Api(api_client)
     name = "kubewin-kube-proxy-" + node
-    meta = {"name": name, "labels": {"kubewin.nodes/managed": "true"}, "annotations": {"kubewin.nodes/node": node}}
-    core.create_namespaced_service_account("kube-system", {"metadata": meta, "automountServiceAccountToken": False})
+    rbac, token = _old_service_account_token(name, "kube-system", node, 604800)
     rbac.patch_cluster_role_binding(name, {"subjects": [
         {"kind": "ServiceAccount", "name": name, "namespace": "kube-system"}]})
-    uid = core.read_node(node).metadata.uid
-    answer = core.create_namespaced_service_account_token(name, "kube-system", {"spec": {
-        "expirationSeconds": 604800, "boundObjectRef": {"kind": "Node", "apiVersion": "v1", "name": node,
-                                                        "uid": uid}}})
-    token = answer.status.token
     folder = os.path.join(sc.root, "hosts", host, "C", "etc", "kube-proxy")
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "token"), "w") as f:
@@ -456,20 +462,13 @@ def plant_old_flanneld_layout(sc, host, node):
     """What an older release left for flanneld: ServiceAccount kubewin-flanneld-<node> with a Node-bound token in
     C:\\etc\\kube-flannel\\token (and a kubeconfig naming it), a ClusterRole that may patch the Node's status and a
     binding to the ServiceAccount. Returns the token."""
-    api_client = config.new_client_from_config(config_file=scenario.ADMIN_CONF)
-    core, rbac = client.CoreV1Api(api_client), client.RbacAuthorizationV1Api(api_client)
     name = "kubewin-flanneld-" + node
-    meta = {"name": name, "labels": {"kubewin.nodes/managed": "true"}, "annotations": {"kubewin.nodes/node": node}}
-    core.create_namespaced_service_account("kube-flannel", {"metadata": meta, "automountServiceAccountToken": False})
+    rbac, token = _old_service_account_token(name, "kube-flannel", node, 3600)
     rbac.patch_cluster_role(name, {"rules": [
         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"], "resourceNames": [node]}]})
     rbac.patch_cluster_role_binding(name, {"subjects": [
         {"kind": "ServiceAccount", "name": name, "namespace": "kube-flannel"}]})
-    uid = core.read_node(node).metadata.uid
-    answer = core.create_namespaced_service_account_token(name, "kube-flannel", {"spec": {
-        "expirationSeconds": 3600, "boundObjectRef": {"kind": "Node", "apiVersion": "v1", "name": node, "uid": uid}}})
-    token = answer.status.token
     folder = os.path.join(sc.root, "hosts", host, "C", "etc", "kube-flannel")
     with open(os.path.join(folder, "token"), "w") as f:
         f.write(token)
