@@ -161,7 +161,7 @@ def test_a_flanneld_the_real_binary_refuses_pauses_its_nssm_service(host):
 # --- kube-proxy on overlay ----------------------------------------------------------------------
 @pytest.fixture
 def node(api, host):
-    """A Node win-1 with the host's address, and an admin kubeconfig for kube-proxy on the host."""
+    """A Node win-1 with the host's address, and an admin kubeconfig where kube-proxy reads one: the kubelet's."""
     import scenario
     from kubernetes import client
 
@@ -171,7 +171,7 @@ def node(api, host):
     core_v1.create_node(body)
     core_v1.patch_node_status(name, {"status": {"addresses": [{"type": "InternalIP", "address": NODE_IP}]}})
     with open(scenario.ADMIN_CONF, "rb") as f:
-        _put(host, "C:\\etc\\kube-proxy\\kubeconfig", f.read())
+        _put(host, windows_paths.KUBELET_CONF, f.read())
     yield name
     core_v1.delete_node(name)
 
