@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files, runtime_cni
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
 
 
@@ -17,17 +17,6 @@ class ActionModule(WindowsAction):
 
     def act(self, args):
         files = list(args["files"])
-        creds = args["credentials"]
-        if creds:
-            kubeconfigs, tokens = credential_files.credential_files(
-                creds["server"], creds["ca_data"], creds["accounts"], creds["tokens"], creds["token_files"],
-                creds["kubeconfigs"])
-            # No token issued and the kubeconfigs as win_host_credential_state read them: nothing to read or write.
-            if tokens or not credential_files.credential_files_in_sync(creds["state"], kubeconfigs):
-                files += kubeconfigs + tokens
-            elif not (args["directories"] or args["downloads"] or files or args["absent"] or args["prune"]
-                      or args["remove_cni"] or args["forget_transport_key"]):
-                return dict(changed=False, directories=[], downloaded=[], written=[], removed=[])
         secret = any(f["secret"] for f in files)
         absent, prune = list(args["absent"]), list(args["prune"])
         if args["remove_cni"]:

@@ -112,26 +112,9 @@ FILES_ARGSPEC = dict(
         container_runtime=dict(type="str", required=True),
         versions=dict(type="dict", required=True),
     )),
-    # kube-proxy's and flanneld's kubeconfigs and the tokens issued this run (credential_files).
-    credentials=dict(type="dict", options=dict(
-        server=dict(type="str", required=True),
-        ca_data=dict(type="str", required=True),
-        accounts=dict(type="dict", required=True),
-        tokens=dict(type="dict", default={}, no_log=True),
-        token_files=dict(type="dict", required=True, no_log=False),
-        kubeconfigs=dict(type="dict", required=True),
-        state=dict(type="dict"),
-    )),
     proxy=dict(type="str"),
     proxy_bypass=dict(type="list", elements="str", default=[], no_log=False),
     checksum_timeout=dict(type="int", default=30),
-)
-
-# kubewin.nodes.win_host_credential_state
-CREDENTIAL_STATE_ARGSPEC = dict(
-    paths=dict(type="list", elements="str", default=[]),
-    token_files=dict(type="dict", default={}, no_log=False),
-    kubeconfigs=dict(type="dict", default={}),
 )
 
 # kubewin.nodes.node_preflight

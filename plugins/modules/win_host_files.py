@@ -145,42 +145,6 @@ options:
         description: The CNI plugin releases installed, by source (C(cni), C(flannel_cni), C(sdn_cni)) -> tag.
         type: dict
         required: true
-  credentials:
-    description:
-      - kube-proxy's and flanneld's credential files, rendered here, each component's kubeconfig (naming its token
-        file and its ServiceAccount user; Administrators and SYSTEM only) and a token file for each token of
-        O(credentials.tokens) (secret, never in a diff, the write runs with C(no_log)).
-      - With O(credentials.state), when no token is given and every kubeconfig has that content and access rules,
-        these files are neither read nor written (no remote operation if the task has nothing else).
-    type: dict
-    suboptions:
-      server:
-        description: The API server's URL.
-        type: str
-        required: true
-      ca_data:
-        description: The cluster CA's certificate, base64 (C(certificate-authority-data)).
-        type: str
-        required: true
-      accounts:
-        description: Component -> the user its kubeconfig names (C(accounts) of M(kubewin.nodes.k8s_node_credentials)).
-        type: dict
-        required: true
-      tokens:
-        description: Component -> the token issued this run (C(tokens) of M(kubewin.nodes.k8s_node_credentials)).
-        type: dict
-        default: {}
-      token_files:
-        description: Component -> path of its token file.
-        type: dict
-        required: true
-      kubeconfigs:
-        description: Component -> path of its kubeconfig.
-        type: dict
-        required: true
-      state:
-        description: The result of M(kubewin.nodes.win_host_credential_state) for these files in this run.
-        type: dict
   proxy:
     description: HTTP proxy for the downloads and the checksum files, for example V(http://proxy:3128).
     type: str

@@ -179,7 +179,6 @@ def _flannel_token_kubeconfig(secret_name, token_file):
     import base64
     import time
 
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import credential_files
     manifest = json.dumps({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
                            "metadata": {"name": secret_name, "namespace": "kube-flannel",
                                         "annotations": {"kubernetes.io/service-account.name": "flannel"}}})
@@ -195,7 +194,14 @@ def _flannel_token_kubeconfig(secret_name, token_file):
         import yaml
         server = yaml.safe_load(f)["clusters"][0]["cluster"]["server"]
     token = base64.b64decode(secret["data"]["token"]).decode()
-    return credential_files.token_file_kubeconfig(server, secret["data"]["ca.crt"], "flannel", token_file), token
+    # a kubeconfig that reads its token from a file (client-go's tokenFile), as flanneld's of earlier releases did
+    kubeconfig = json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "default",
+        "clusters": [{"name": "default", "cluster": {"server": server,
+                                                     "certificate-authority-data": secret["data"]["ca.crt"]}}],
+        "users": [{"name": "flannel", "user": {"tokenFile": token_file}}],
+        "contexts": [{"name": "default", "context": {"cluster": "default", "user": "flannel"}}]})
+    return kubeconfig, token
 
 
 def _node(name, pod_cidr):

@@ -16,7 +16,6 @@ CASES = {
     "win_host_service": ({"name": "kube-proxy", "path": "C:\\k\\kube-proxy.exe"}, "service kube-proxy: "),
     "win_host_facts": ({}, ""),
     "win_host_files": ({"directories": [{"path": "C:\\k"}]}, ""),
-    "win_host_credential_state": ({"paths": ["C:\\k\\kubeconfig"]}, ""),
 }
 
 
