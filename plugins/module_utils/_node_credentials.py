@@ -20,26 +20,17 @@ those accounts (``retired_account``), which revokes every token they issued (a t
 ServiceAccount's UID: kubernetes pkg/serviceaccount/claims.go), and the files go (roles/network).
 
 The decisions are plain functions, unit-tested without a cluster: ``account_name``,
-``desired_objects``, ``drift``. ``renewal`` and ``record`` only read what older releases recorded
-(plugin_utils/_host/credential_files.py still judges token files with ``OPEN_ACL``).
+``desired_objects``, ``drift``.
 """
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
 import re
 
 MANAGED_LABEL = "kubewin.nodes/managed"
 NODE_ANNOTATION = "kubewin.nodes/node"
-# What older releases recorded on kube-proxy's ServiceAccount about its token (read only by ``renewal``).
-EXPIRES_ANNOTATION = "kubewin.nodes/token-expires"
-ISSUED_ANNOTATION = "kubewin.nodes/token-issued"
-SHA512_ANNOTATION = "kubewin.nodes/token-sha512"
-BOUND_UID_ANNOTATION = "kubewin.nodes/token-bound-node-uid"
-# What token_file_hashes reports for a token file others than Administrators and SYSTEM may read.
-OPEN_ACL = "open-access-rules"
 
 # kube-proxy: the rights kubeadm gives its kube-proxy ServiceAccount (ClusterRoleBinding
 # kubeadm:node-proxier -> ClusterRole system:node-proxier, kubernetes v1.37.2
@@ -111,8 +102,6 @@ def kube_proxy_subject(node_name):
 COMPONENTS = ("kube-proxy", "flanneld")
 # The namespace of each component's ServiceAccount unless the task names another.
 DEFAULT_NAMESPACES = {"kube-proxy": "kube-system", "flanneld": "kube-flannel"}
-# The components that get a ServiceAccount and a token: none since both run with the kubelet's credential.
-TOKEN_COMPONENTS = ()
 
 _NAME_MAX = 63
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -191,68 +180,3 @@ def drift(current, desired, fields):
 
 def _normalise(value):
     return json.dumps(value, sort_keys=True)
-
-
-def token_sha512(token):
-    return hashlib.sha512(token.encode("utf-8")).hexdigest()
-
-
-def parse_time(text):
-    """An RFC 3339 time as the API writes it (``2026-11-26T10:00:00Z``) -> aware datetime, or None."""
-    if not text:
-        return None
-    try:
-        value = datetime.datetime.strptime(text.replace("Z", "+0000")[:24], "%Y-%m-%dT%H:%M:%S%z")
-    except ValueError:
-        return None
-    return value
-
-
-def format_time(value):
-    return value.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-EXPOSED_OPEN_ACL = "the token file on the node may be read by others than Administrators and SYSTEM"
-EXPOSED_OTHER_CONTENT = "the token file on the node is not the token last issued"
-
-
-def renewal(annotations, now, node_uid, file_sha512, renew_fraction):
-    """(renew, reason) for one component's token.
-
-    ``annotations``: the ServiceAccount's annotations (what the run that issued the token recorded);
-    ``node_uid``: the Node's uid now; ``file_sha512``: SHA-512 of the token file on the node (None
-    when it is missing); ``renew_fraction``: renew when less than this fraction of the token's life
-    is left. The token itself is never read back."""
-    annotations = annotations or {}
-    expires = parse_time(annotations.get(EXPIRES_ANNOTATION))
-    issued = parse_time(annotations.get(ISSUED_ANNOTATION))
-    if expires is None or issued is None or not annotations.get(SHA512_ANNOTATION):
-        return True, "no token issued yet"
-    if file_sha512 is None:
-        return True, "the token file is missing on the node"
-    if file_sha512 == OPEN_ACL:
-        return True, EXPOSED_OPEN_ACL
-    if file_sha512.lower() != annotations[SHA512_ANNOTATION]:
-        return True, EXPOSED_OTHER_CONTENT
-    bound_uid = annotations.get(BOUND_UID_ANNOTATION)
-    if bound_uid and bound_uid != node_uid:
-        return True, "the token is bound to an earlier Node object of this name (deleted since)"
-    if now >= expires:
-        return True, "the token expired at %s" % format_time(expires)
-    life = (expires - issued).total_seconds()
-    left = (expires - now).total_seconds()
-    if life <= 0 or left < renew_fraction * life:
-        percent = round(renew_fraction * 100)
-        return True, "less than %d%% of its lifetime is left (expires %s)" % (percent, format_time(expires))
-    return False, "valid until %s" % format_time(expires)
-
-
-def record(status, issued, token, node_uid, bound):
-    """The annotations that let the next run decide without the token: when it was issued, when it
-    expires (the API server's answer: --service-account-max-token-expiration may shorten it), its
-    SHA-512 (to recognise the file on the node) and the Node uid it is bound to."""
-    expires = parse_time((status or {}).get("expirationTimestamp"))
-    if expires is None:
-        raise NodeCredentialsError("the TokenRequest answer has no status.expirationTimestamp")
-    return {EXPIRES_ANNOTATION: format_time(expires), ISSUED_ANNOTATION: format_time(issued),
-            SHA512_ANNOTATION: token_sha512(token), BOUND_UID_ANNOTATION: node_uid if bound else ""}

@@ -1,7 +1,6 @@
 """Per-node credential decisions: names, RBAC bound to the node's own identity, what older releases made and a run
-retires, drift of a binding's subjects, and how the token records of older releases are read."""
+retires, and drift of a binding's subjects."""
 
-import datetime
 import json
 import re
 
@@ -9,14 +8,7 @@ import pytest
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as nc
 
-UTC = datetime.timezone.utc
-T0 = datetime.datetime(2026, 11, 26, 9, 0, 0, tzinfo=UTC)
 DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-
-
-def issued(token="tok", at=T0, seconds=604800, uid="uid-1"):
-    status = {"expirationTimestamp": nc.format_time(at + datetime.timedelta(seconds=seconds))}
-    return nc.record(status, at, token, uid, True)
 
 
 def test_account_names_are_per_node_and_component():
@@ -53,7 +45,6 @@ def test_flanneld_acts_as_its_node_and_may_only_read_nodes_through_rbac():
                                     "name": "system:node:win-1"}]
     # what an older release made for flanneld, deleted now
     assert objs["flanneld"]["retired_account"] == ("kube-flannel", "kubewin-flanneld-win-1")
-    assert nc.TOKEN_COMPONENTS == ()
 
 
 def test_kube_proxy_acts_as_its_node_with_node_proxier_bound_to_that_node_only():
@@ -80,44 +71,3 @@ def test_an_older_binding_drifts_in_its_subjects_only():
     assert nc.drift(old, want["binding"], ["subjects"]) == ["subjects"]
     assert old["roleRef"] == want["binding"]["roleRef"]
     assert nc.drift(want["binding"], want["binding"], ["subjects"]) == []
-
-
-def test_a_fresh_token_that_is_on_the_node_is_kept():
-    notes = issued("tok")
-    renew, reason = nc.renewal(notes, T0 + datetime.timedelta(days=1), "uid-1", nc.token_sha512("tok"), 0.5)
-    assert renew is False and "valid until 2026-12-03T09:00:00Z" in reason
-
-
-def test_renewed_when_less_than_the_fraction_of_its_life_is_left():
-    notes = issued("tok")
-    sha = nc.token_sha512("tok")
-    assert nc.renewal(notes, T0 + datetime.timedelta(days=3, hours=11), "uid-1", sha, 0.5)[0] is False
-    renew, reason = nc.renewal(notes, T0 + datetime.timedelta(days=3, hours=13), "uid-1", sha, 0.5)
-    assert renew is True and "less than 50%" in reason
-    assert nc.renewal(notes, T0 + datetime.timedelta(days=8), "uid-1", sha, 0.5) == (
-        True, "the token expired at 2026-12-03T09:00:00Z")
-
-
-def test_the_lifetime_the_api_server_granted_is_what_counts():
-    # asked 7 days, the API server capped it at 1 hour: half of that hour decides
-    notes = issued("tok", seconds=3600)
-    sha = nc.token_sha512("tok")
-    assert nc.renewal(notes, T0 + datetime.timedelta(minutes=29), "uid-1", sha, 0.5)[0] is False
-    assert nc.renewal(notes, T0 + datetime.timedelta(minutes=31), "uid-1", sha, 0.5)[0] is True
-
-
-@pytest.mark.parametrize("notes, uid, sha, why", [
-    ({}, "uid-1", None, "no token issued yet"),
-    (issued("tok"), "uid-1", None, "the token file is missing on the node"),
-    (issued("tok"), "uid-1", nc.token_sha512("other"), "the token file on the node is not the token last issued"),
-    (issued("tok"), "uid-2", nc.token_sha512("tok"), "bound to an earlier Node object"),
-])
-def test_renewed_when_the_node_does_not_hold_a_usable_token(notes, uid, sha, why):
-    renew, reason = nc.renewal(notes, T0 + datetime.timedelta(minutes=5), uid, sha, 0.5)
-    assert renew is True and why in reason
-
-
-def test_the_record_holds_no_token():
-    notes = issued("secret-token-value")
-    assert "secret-token-value" not in json.dumps(notes)
-    assert notes[nc.SHA512_ANNOTATION] == nc.token_sha512("secret-token-value")

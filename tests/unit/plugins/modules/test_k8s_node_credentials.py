@@ -78,8 +78,8 @@ class CredCluster(FakeCluster):
         if self.max_seconds:
             seconds = min(seconds, self.max_seconds)
         token = "jwt-%s-%d" % (name, len(self.token_requests))
-        return {"status": {"token": token, "expirationTimestamp": nc.format_time(
-            self.clock + datetime.timedelta(seconds=seconds))}}
+        return {"status": {"token": token, "expirationTimestamp": (
+            self.clock + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")}}
 
     # Secrets (the old shared ones)
     def read_namespaced_secret(self, name, namespace, **kw):
@@ -243,7 +243,7 @@ def old_kube_proxy_layout(cluster, node="win-1"):
     name = "kubewin-kube-proxy-" + node
     meta = {"name": name, "labels": {"kubewin.nodes/managed": "true"}, "annotations": {"kubewin.nodes/node": node}}
     cluster.accounts[("kube-system", name)] = {"metadata": dict(meta, namespace="kube-system", annotations={
-        "kubewin.nodes/node": node, nc.EXPIRES_ANNOTATION: "2026-12-03T09:00:00Z"}),
+        "kubewin.nodes/node": node, "kubewin.nodes/token-expires": "2026-12-03T09:00:00Z"}),
         "automountServiceAccountToken": False}
     cluster.bindings[name] = {"metadata": dict(meta), "roleRef": {
         "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:node-proxier"},
