@@ -114,7 +114,7 @@ PREFLIGHT_ARGSPEC = dict(_BASE_ARGSPEC, **EXTRA_ARGSPEC)
 DURATIONS = ("kubewin_bootstrap_token_ttl",)
 # The deprecated node-token variables the preflight role passes: each warns when set (check_deprecated_token_vars).
 DEPRECATED_VALUES = ("kubewin_node_token_expiration_seconds", "kubewin_node_token_renew_fraction",
-                     "kubewin_node_token_allow_long_expiration")
+                     "kubewin_node_token_allow_long_expiration", "kubewin_node_token_require_binding")
 VALUE_VARIABLES = ((LABELS_VAR, TAINTS_VAR, EXTRA_ARGS_VAR, ALLOW_INSECURE_VAR, FIREWALL_REMOTE_VAR,
                     "kubewin_use_kubeadm_token") + DEPRECATED_VALUES
                    + tuple(NUMBER_RANGES) + DURATIONS + tuple(KUBESPRAY_HARDENING))

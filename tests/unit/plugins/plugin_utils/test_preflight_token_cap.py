@@ -23,5 +23,18 @@ def test_the_defaults_as_the_role_passes_them_warn_nothing():
         "kubewin_node_token_allow_long_expiration": "False", "kubewin_node_token_require_binding": True}) == ([], [])
 
 
+def test_the_preflight_role_passes_every_deprecated_token_variable_to_the_check():
+    """A deprecated variable the role does not pass is never warned about (kubewin_node_token_require_binding was
+    not)."""
+    from pathlib import Path
+
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight
+
+    role = (Path(__file__).resolve().parents[4] / "roles" / "preflight" / "tasks" / "main.yml").read_text()
+    assert set(_preflight.DEPRECATED_VALUES) == set(values.DEPRECATED_TOKEN_VARS)
+    for variable in values.DEPRECATED_TOKEN_VARS:
+        assert "      %s: " % variable in role, variable
+
+
 def test_a_long_lifetime_is_no_longer_refused():
     assert values.check_numbers({"kubewin_node_token_expiration_seconds": 90 * 86400}) == ([], [])
