@@ -76,8 +76,9 @@ def vxlan(tmp_path_factory, api, unpinned_daemonset):
                            kubewin_pin_daemonsets=["kube-system/kube-proxy", "kube-flannel/kube-flannel-ds",
                                                    unpinned_daemonset],
                            kubewin_node_taints=[{"key": "os", "value": "windows", "effect": "NoSchedule"}],
-                           # the simulated hosts' network (winsim_host: 10.0.0.x/24) and a control-plane address
-                           kubewin_firewall_remote_addresses=["10.0.0.0/24", "192.0.2.10"])
+                           # the simulated hosts' network (winsim_host: 10.0.0.x/24) and a control-plane address,
+                           # spelt as users may (a mask, /32): the re-run must still skip the rules (review-s5 F1')
+                           kubewin_firewall_remote_addresses=["10.0.0.0/255.255.255.0", "192.0.2.10/32"])
     before = {h: sc.dump(h) for h in sc.hosts}
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]

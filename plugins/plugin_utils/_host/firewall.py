@@ -58,7 +58,8 @@ def _address(token):
     return str(ip) if prefix == ip.max_prefixlen else "%s/%d" % (ip, prefix)
 
 
-def _addresses(value):
+def remote_addresses(value):
+    """RemoteAddresses (or a remoteip option) token by token as ``_address`` reads them; empty or * is any."""
     if value in (None, "", "*"):
         return "any"
     return ",".join(_address(token.strip()) for token in str(value).split(","))
@@ -80,7 +81,7 @@ def as_options(rule):
         "action": _ACTIONS.get(rule.get("action"), rule.get("action")),
         "protocol": _PROTOCOLS.get(rule.get("protocol"), rule.get("protocol")),
         "localport": rule.get("local_ports"),
-        "remoteip": _addresses(rule.get("remote_addresses")),
+        "remoteip": remote_addresses(rule.get("remote_addresses")),
         "profiles": _profiles(rule.get("profiles")),
         "enabled": rule.get("enabled"),
     }

@@ -58,6 +58,7 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.network i
     check_network_plugin,
     check_settings_conflicts,
     check_subnets,
+    firewall_remoteip,
 )
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.node import (  # noqa: F401
     NETBIOS_MAX,
@@ -156,7 +157,9 @@ def run_checks(inputs):
     identity = {"name": i["node_name"], "ip": str(node_ips[0]) if node_ips else None,
                 "adapter": chosen_adapter(i["adapters"], i["adapter_name"], node_ips),
                 # the node address's network (host-gw's OutBoundNAT exception, cni_config node_subnet)
-                "subnet": node_subnet(i["adapters"], node_ips[0] if node_ips else None)}
+                "subnet": node_subnet(i["adapters"], node_ips[0] if node_ips else None),
+                # the inbound rules' remoteip, as the facts read it back (kubewin_firewall_remote_addresses)
+                "firewall_remoteip": firewall_remoteip((i["values"] or {}).get(FIREWALL_REMOTE_VAR, "any"))}
     results.append(check_node_ip(node_ips, pods, svc))
     results.append(check_cni_dirs(i["container_runtime"], i["cni_dirs"]))
     # The flannel backend the node gets: the cluster's, else the inventory's.

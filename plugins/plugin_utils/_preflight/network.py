@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _flannel as flannel
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import firewall as host_firewall
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.findings import VARIABLES, Findings
 
 FLANNEL_CLUSTER_FIX = (
@@ -235,6 +236,17 @@ def firewall_remote_entries(value):
     """The entries of ``value`` (a list, or one comma-separated string), stripped."""
     items = value if isinstance(value, (list, tuple)) else str(value if value is not None else "").split(",")
     return [str(v).strip() for v in items if str(v).strip()]
+
+
+def firewall_remoteip(value):
+    """win_firewall_rule's remoteip for ``value``, in the form the facts read a rule back (_host/firewall.py): any, else
+    each entry as an address (a single host without /32), address/prefix length (a mask as its length) or keyword in
+    Windows' spelling. A rule already as wanted then compares equal and is skipped, whichever way the inventory
+    wrote the same addresses (192.0.2.10/32, 10.0.0.0/255.0.0.0, localsubnet)."""
+    entries = firewall_remote_entries(value)
+    if not entries or any(e.lower() in ("any", "*") for e in entries):
+        return "any"
+    return host_firewall.remote_addresses(",".join(FIREWALL_KEYWORDS.get(e.lower(), e) for e in entries))
 
 
 def firewall_entry_error(entry):

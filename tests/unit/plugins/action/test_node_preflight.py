@@ -173,7 +173,7 @@ def test_the_node_and_its_verified_downloads_are_returned_with_each_checksum_fet
     assert not result.get("failed"), result.get("msg")
     assert fetched == [url + ".sha512"] and guard.calls == []
     assert result["node"] == {"name": "win-worker-1", "ip": "192.168.10.21", "adapter": "Ethernet0",
-                              "subnet": "192.168.10.0/24"}
+                              "subnet": "192.168.10.0/24", "firewall_remoteip": "any"}
     assert result["downloads"] == [
         {"url": url, "dest": "C:\\k\\kubelet.exe", "sha512": "c" * 128},
         {"url": "https://mirror.example/nssm.zip", "extract_dir": "C:\\k\\nssm", "sha512": "d" * 128}]

@@ -5,12 +5,13 @@ to the roles (realnode F4, F7, F8; security-2 N10)."""
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 from test_preflight import VALID
 
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _preflight as preflight
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import facts as host_facts
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import firewall, runtime_cni
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -140,7 +141,21 @@ def test_the_inbound_rules_use_the_remote_addresses():
     assert len(inbound) == 2 and all(r["direction"] == "in" for r in inbound)
     assert all(r.get("remoteip") == "{{ _kubewin_firewall_remoteip }}" for r in inbound), inbound
     for role in ("node", "network"):
-        assert "_kubewin_firewall_remoteip" in yaml.safe_load((ROOT / "roles" / role / "vars" / "main.yml").read_text())
+        role_vars = yaml.safe_load((ROOT / "roles" / role / "vars" / "main.yml").read_text())
+        assert role_vars["_kubewin_firewall_remoteip"] == "{{ kubewin_node_spec.firewall_remoteip }}"
+
+
+@pytest.mark.parametrize("value, read_back", [
+    ("any", "*"), (["*"], ""), ("192.0.2.10/32", "192.0.2.10/255.255.255.255"),
+    (["10.0.0.0/255.0.0.0", " 192.0.2.10 "], "10.0.0.0/255.0.0.0,192.0.2.10/255.255.255.255"),
+    ("localsubnet, 10.0.0.1-10.0.0.5", "LocalSubnet,10.0.0.1-10.0.0.5"),
+    (["10.1.0.0/16", "LocalSubnet"], "10.1.0.0/255.255.0.0,LocalSubnet")])
+def test_a_rule_as_wanted_compares_equal_however_the_inventory_spells_the_addresses(value, read_back):
+    """review-s5 F1': the option side was the raw inventory text, so 192.0.2.10/32 or a mask never equalled what the
+    facts read back and win_firewall_rule ran on every run. The preflight's remoteip is the facts' form."""
+    failures, dummy, node = preflight.run_checks(dict(VALID, values={"kubewin_firewall_remote_addresses": value}))
+    assert failures == []
+    assert node["firewall_remoteip"] == firewall.as_options({"remote_addresses": read_back})["remoteip"]
 
 
 def test_cri_dockerds_conf_dir_flag_is_found_as_its_command_line_parser_reads_it():
