@@ -109,6 +109,16 @@ options:
     type: list
     elements: str
     default: []
+  retire:
+    description:
+      - With V(false), the ServiceAccounts older releases made are kept, and each binding that names one keeps naming
+        it beside the node, so a kube-proxy or flanneld still running with that account's token keeps working; the
+        accounts that exist are named in RV(to_retire). A second run with V(true), once the services run with the
+        kubelet's kubeconfig, deletes them (the network role does so after it has switched kube-proxy's service).
+      - With V(true), the accounts are deleted, which revokes their tokens, and the bindings name only the node.
+    type: bool
+    default: true
+    version_added: 0.3.0
   state:
     description: V(present) makes and brings in line; V(absent) deletes.
     type: str
@@ -149,6 +159,14 @@ retired:
   returned: O(state=present)
   type: dict
   sample: {kube-proxy: kube-system/kubewin-kube-proxy-win-1}
+to_retire:
+  description:
+    - With O(retire=false), the components whose ServiceAccount of an older release exists (kept by this run), with
+      its C(namespace/name). A run with O(retire=true) deletes them.
+  returned: O(state=present)
+  type: dict
+  sample: {kube-proxy: kube-system/kubewin-kube-proxy-win-1}
+  version_added: 0.3.0
 pod_cidr:
   description: The Node's pod subnet (C(spec.podCIDR)), read with the Node (V(null) before it has one).
   returned: O(state=present) and O(node_name)
@@ -199,27 +217,39 @@ def present(module, apis, p=None):
     node = kc.call(apis, "get", "nodes", None, node_name, apis.core.read_node, node_name)
     if node is None:
         if module.check_mode:
-            return dict(changed=True, retired={}, pod_cidr=None,
+            return dict(changed=True, retired={}, to_retire={}, pod_cidr=None,
                         changes=["would make the RBAC of %s once it has joined" % node_name],
                         msg="Node %s does not exist yet: its RBAC is made once it has joined." % node_name)
         raise kc.K8sError("Node %s does not exist: kube-proxy and flanneld run as the node, so it must have joined "
                           "first (run scale_up.yml for this host)." % node_name)
-    changes, retired = [], {}
+    changes, retired, to_retire = [], {}, {}
     for component in nc.COMPONENTS:
         obj = objects[component]
+        namespace, name = obj["retired_account"]
+        binding = obj["binding"]
+        if not p.get("retire", True):
+            # The ServiceAccount an older release made for it, kept while the service may still run with its token:
+            # its binding names it beside the node until the run that retires it (review-s5 C1).
+            account = kc.call(apis, "get", "serviceaccounts", namespace, name,
+                              apis.core.read_namespaced_service_account, name, namespace)
+            if ((account or {}).get("metadata") or {}).get("labels", {}).get(nc.MANAGED_LABEL) == "true":
+                to_retire[component] = "%s/%s" % (namespace, name)
+                binding = dict(binding, subjects=binding["subjects"] + [
+                    {"kind": "ServiceAccount", "name": name, "namespace": namespace}])
         # The kubelet's identity, given what it lacks (kube-proxy: system:node-proxier; flanneld: read every Node).
         if obj["role"] is not None:
             api.ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"])
-        api.ensure(module, apis, obj["binding"], "ClusterRoleBinding", changes, ["subjects"])
+        api.ensure(module, apis, binding, "ClusterRoleBinding", changes, ["subjects"])
+        if not p.get("retire", True):
+            continue
         # The ServiceAccount an older release made for it: deleted, which revokes its tokens.
-        namespace, name = obj["retired_account"]
         deleted = api.delete_managed(module, apis, "serviceaccounts", namespace, name,
                                      apis.core.read_namespaced_service_account,
                                      apis.core.delete_namespaced_service_account, (name, namespace))
         if deleted:
             retired[component] = "%s/%s" % (namespace, name)
         changes += deleted
-    return dict(changed=bool(changes), changes=changes, retired=retired,
+    return dict(changed=bool(changes), changes=changes, retired=retired, to_retire=to_retire,
                 pod_cidr=(node.get("spec") or {}).get("podCIDR"))
 
 
@@ -241,6 +271,7 @@ def argument_spec():
         renew_fraction=dict(type="float", default=0.5),
         token_files_sha512=dict(type="dict", default={}, no_log=False),
         shared_secrets=dict(type="list", elements="str", default=[], no_log=False),
+        retire=dict(type="bool", default=True),
         state=dict(type="str", choices=["present", "absent"], default="present"),
     )
     spec.update(kc.auth_argument_spec())

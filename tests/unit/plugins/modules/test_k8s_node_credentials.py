@@ -277,6 +277,35 @@ def test_check_mode_over_the_old_kube_proxy_layout_says_what_it_would_retire(run
     assert ("kube-system", "kubewin-kube-proxy-win-1") in cluster.accounts
 
 
+def test_retire_false_keeps_the_old_accounts_and_their_binding_subjects_until_a_run_retires_them(run, cluster):
+    """Review-s5 C1: the network role's first call keeps the older release's ServiceAccounts (and each binding names
+    them beside the node), so kube-proxy and flanneld, still running with those tokens until their services are
+    switched, keep their rights; a second call after the switch deletes the accounts and leaves only the node."""
+    old_kube_proxy_layout(cluster)
+    old_flanneld_layout(cluster)
+    first = run({"retire": False})
+    assert first["_rc"] == 0 and first["retired"] == {}
+    assert first["to_retire"] == {"kube-proxy": "kube-system/kubewin-kube-proxy-win-1",
+                                  "flanneld": "kube-flannel/kubewin-flanneld-win-1"}
+    assert ("kube-system", "kubewin-kube-proxy-win-1") in cluster.accounts
+    assert ("kube-flannel", "kubewin-flanneld-win-1") in cluster.accounts
+    assert cluster.bindings["kubewin-kube-proxy-win-1"]["subjects"] == [NODE_USER, {
+        "kind": "ServiceAccount", "name": "kubewin-kube-proxy-win-1", "namespace": "kube-system"}]
+    assert cluster.bindings["kubewin-flanneld-win-1"]["subjects"] == [NODE_USER, {
+        "kind": "ServiceAccount", "name": "kubewin-flanneld-win-1", "namespace": "kube-flannel"}]
+    assert not [c for c in first["changes"] if c.startswith("deleted")]
+    again = run({"retire": False})
+    assert again["changed"] is False and cluster.writes() == [] and again["to_retire"] == first["to_retire"]
+    second = run({})
+    assert second["retired"] == first["to_retire"] and second["to_retire"] == {}
+    assert ("kube-system", "kubewin-kube-proxy-win-1") not in cluster.accounts
+    assert ("kube-flannel", "kubewin-flanneld-win-1") not in cluster.accounts
+    assert cluster.bindings["kubewin-kube-proxy-win-1"]["subjects"] == [NODE_USER]
+    assert cluster.bindings["kubewin-flanneld-win-1"]["subjects"] == [NODE_USER]
+    third = run({"retire": False})
+    assert third["changed"] is False and third["to_retire"] == {} and cluster.writes() == []
+
+
 def old_flanneld_layout(cluster, node="win-1"):
     """What releases before flanneld ran with the kubelet's credential made for it: a ServiceAccount (whose token
     was in C:\\etc\\kube-flannel\\token), a ClusterRole that may patch its Node's status, and a binding to the
