@@ -103,6 +103,7 @@ def dump(root, name):
         "registry": st.get("registry", {}), "pipes": sorted(st.get("pipes", [])),
         "runtime": st.get("runtime"), "build": st.get("build"), "hostname": st.get("hostname"),
         "processes": _processes(st),
+        "scheduled_tasks": sorted(st.get("scheduled_tasks") or {}),
     }
 
 

@@ -158,6 +158,24 @@ def test_docker_with_cri_dockerd_gets_the_host_nat_network(runtime_run, api):
     assert dump["services"]["kubelet"]["dependencies"] == ["cri-dockerd"]
     rc, doc, text = r.sc.run("scale_up.yml")
     assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
+    # Issue 21 point 1: a reboot drops HNS's NAT networks (sig-windows-tools#52, #128). The boot-time service starts
+    # leave "host" missing; the network role's boot task (kubewin-boot, PT1M after boot) makes it again.
+    def hns_and_boot():
+        with core.Host(r.sc.root, host).open(save=False) as h:
+            log = h.local_path("C:\\var\\log\\kubelet\\kubewin-boot.log")
+            text = open(log).read() if os.path.exists(log) else ""
+            return ({n["Name"]: n["ID"] for n in h.state["hns"]["networks"]}, h.state.get("boot_log") or [], text,
+                    h.state["services"]["kube-proxy"]["status"])
+    before, _, _, _ = hns_and_boot()
+    gone, failed = core.reboot(r.sc.root, host)
+    assert "host" in gone and failed == {}
+    after, boot_log, text, kube_proxy = hns_and_boot()
+    assert "host" in after and after["host"] != before["host"], after
+    task = [e for e in boot_log if "task" in e]
+    assert [(e["task"], e["result"]) for e in task] == [("\\kubewin-boot", 0)], task
+    assert task[0]["at"] - max(e["at"] for e in boot_log if "service" in e) >= 60
+    assert "the NAT network host was missing and is made again" in text and kube_proxy == "Running"
+    assert ready_condition(core_api, r.node(DOCKER_PROFILE)).status == "True"
 
 
 def test_cni_follows_a_containerd_config_that_moved_the_directories(runtime_run):

@@ -23,7 +23,8 @@ grammar (tree-sitter-powershell) and checked for what would break it on Windows 
   and SACL from a Get-Acl object), and listing ``\\.\pipe\`` (throws on pipe names .NET rejects).
 - ``contract``: a ``param()`` name that no Python caller passes, a key a caller passes that no
   ``param()`` declares (both case-insensitive), a script nobody runs, and element keys read with
-  ``$item.key`` in ``foreach ($item in $Param)`` that the Python never builds. The callers are found
+  ``$item.key`` in ``foreach ($item in $Param)`` that the Python never builds (a script a scheduled task runs,
+  TASK_SCRIPTS, has no caller: no parameters, no $Ansible, and its role installs it). The callers are found
   by scanning plugins/ for ``run_script(..., "<script>", <parameters>)``; the keys come from the real
   Python: dict literals as written, and the module_utils and plugin_utils functions that build parameters are called
   (BUILDERS below). A caller whose parameters this gate cannot compute is itself a finding.
@@ -606,10 +607,29 @@ def _element_reads(tree, param):
     return reads
 
 
+# Scripts no module runs: a scheduled task runs the file the role installs with powershell.exe -File, so they take no
+# parameters and have no $Ansible (win_powershell's variable). {script: the role file that installs and registers it}
+TASK_SCRIPTS = {"boot": "roles/network/tasks/boot.yml"}
+
+
+def check_task_script(name, tree, text):
+    findings = [Finding(name, 1, "contract", "param() %s: a scheduled task's script takes no parameters" % _text(v))
+                for v, _t in script_params(tree)]
+    if re.search(r"\$Ansible\b", "\n".join(x for x in text.split("\n") if not x.lstrip().startswith("#")), re.I):
+        findings.append(Finding(name, 1, "contract",
+                                "$Ansible is win_powershell's: a scheduled task's script has none"))
+    role = ROOT / TASK_SCRIPTS[name]
+    if not role.exists() or "scripts/%s.ps1" % name not in role.read_text():
+        findings.append(Finding(name, 1, "contract", "%s does not install scripts/%s.ps1" % (TASK_SCRIPTS[name], name)))
+    return findings
+
+
 def check_contract(name, tree, callers, elements=None):
     findings = []
     params = {variable_name(v): _text(v) for v, _t in script_params(tree)}
     mine = [c for c in callers if c[0] == name]
+    if not mine and name in TASK_SCRIPTS:
+        return check_task_script(name, tree, _text(tree.root_node))
     if not mine:
         return [Finding(name, 1, "contract", "no run_script call in plugins/ runs this script")]
     passed = set()

@@ -389,6 +389,21 @@ def _write_all_text(interp, node, path, text):
     return VOID
 
 
+def _append_all_text(interp, node, path, text):
+    """[IO.File]::AppendAllText: UTF-8 without a byte order mark, the file created when missing; a missing directory
+    is a DirectoryNotFoundException (Microsoft Learn, File.AppendAllText)."""
+    local = _writable(interp, node, "AppendAllText", 2, path)
+    if not os.path.isdir(os.path.dirname(local)):
+        raise _method_error(interp, node, "AppendAllText", 2, "Could not find a part of the path '%s'." % to_str(path),
+                            "System.IO.DirectoryNotFoundException")
+    new = not os.path.exists(local)
+    with open(local, "ab") as f:
+        f.write(to_str(text).encode("utf-8"))
+    if new:
+        winsim_files.created(interp.host.host, to_str(path))
+    return VOID
+
+
 def _write_all_bytes(interp, node, path, data):
     with open(_writable(interp, node, "WriteAllBytes", 2, path), "wb") as f:
         f.write(bytes(_bytes(interp, data, node)))
@@ -551,7 +566,8 @@ def register(interp):
         "Delete": _dir_delete, "CreateDirectory": _create_directory})
     file_statics = dict(t["io.file"].statics) if "io.file" in t else {}
     file_statics.update({"delete": _file_delete, "move": _file_move, "replace": _file_replace,
-                         "writealltext": _write_all_text, "writeallbytes": _write_all_bytes})
+                         "writealltext": _write_all_text, "writeallbytes": _write_all_bytes,
+                         "appendalltext": _append_all_text})
     t["io.file"] = TypeInfo("File", "System.IO.File", statics=file_statics)
     enums = {"io.filemode": ("FileMode", "CreateNew"), "io.fileshare": ("FileShare", "None"),
              "io.fileoptions": ("FileOptions", "None"),

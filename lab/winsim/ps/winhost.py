@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import datetime
 import os
 import re
 
@@ -955,6 +956,22 @@ def _get_env(interp, node, name, target=None):
     return _expand(interp.host.host, value) if value is not None and to_str(name).lower() == "path" else value
 
 
+class UtcDateTime(NetObject):
+    """[System.DateTime]::UtcNow at the host's clock (winsim_scm.clock); ToString('o') only (the round-trip format:
+    yyyy-MM-ddTHH:mm:ss.fffffffZ for a UTC time, Microsoft Learn "Standard date and time format strings")."""
+
+    type_name = "System.DateTime"
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def m_tostring(self, interp, node, fmt=None):
+        if fmt is None or to_str(fmt) != "o":
+            interp.unsupported("DateTime.ToString other than ToString('o')", node)
+        t = datetime.datetime.fromtimestamp(self.seconds, datetime.timezone.utc)
+        return t.strftime("%Y-%m-%dT%H:%M:%S.") + "%07dZ" % (t.microsecond * 10)
+
+
 def _host_name(interp, node):
     st = interp.host.state
     # the DNS host name keeps its case; COMPUTERNAME is the upper-case NetBIOS name
@@ -1005,6 +1022,9 @@ def register(interp):
     # after the New-Object of winfiles and wincrypto: -ComObject HNetCfg.FwPolicy2 (the firewall's rules, read only)
     interp.cmdlets["new-object"] = winfirewall.wrap_new_object(copy.copy(interp.cmdlets["new-object"]), interp)
     t["net.dns"] = TypeInfo("Dns", "System.Net.Dns", statics={"GetHostName": _host_name})
+    t["datetime"] = TypeInfo("DateTime", "System.DateTime",
+                             statics={"UtcNow": lambda i: UtcDateTime(winsim_scm.clock(host))})
+    t["datetime"].properties = ("utcnow",)
     t["environment"] = TypeInfo("Environment", "System.Environment", statics={"GetEnvironmentVariable": _get_env})
     t["runtime.interopservices.marshal"] = TypeInfo("Marshal", "System.Runtime.InteropServices.Marshal",
                                                     statics={"GetExceptionForHR": _exception_for_hr})

@@ -24,8 +24,18 @@ def test_the_real_scripts_pass_every_rule():
 def test_every_script_has_a_caller_whose_keys_are_computed():
     callers = psgate.find_callers()
     from ansible_collections.kubewin.nodes.plugins.plugin_utils._win_scripts import names
-    assert {c[0] for c in callers} == set(names())
+    # a scheduled task's script (TASK_SCRIPTS) is run by Task Scheduler, not by an action plugin
+    assert {c[0] for c in callers} == set(names()) - set(psgate.TASK_SCRIPTS)
     assert all(c[2] is not None and c[3] is None for c in callers)
+
+
+def test_a_scheduled_tasks_script_takes_no_parameters_and_has_no_ansible_variable():
+    text = "param([string]$Name)\n$Ansible.Result = @{}\n"
+    out = [f.message for f in psgate.check_script("boot", text, callers=[]) if f.rule == "contract"]
+    assert any("takes no parameters" in m for m in out) and any("$Ansible" in m for m in out)
+    assert [f for f in psgate.check_script("boot", "param()\nStart-Service -Name kube-proxy\n", callers=[])
+            if f.rule == "contract"] == []
+    assert findings("param()\n", "contract", callers=[])  # any other script still needs a caller
 
 
 # --- parse ---------------------------------------------------------------------------------------

@@ -143,12 +143,22 @@ def test_both_hns_scripts_carry_the_same_pinvoke():
         text = win_scripts.load(name)
         start = text.index("Add-Type -Namespace KubewinNodes")
         return text[start:text.index("\n}\n", text.index("function Invoke-Hns"))]
-    assert pinvoke("hns_state") == pinvoke("hns_calls")
+    assert pinvoke("hns_state") == pinvoke("hns_calls") == pinvoke("boot")
+
+
+def test_the_boot_script_makes_the_nat_network_as_the_runtime_role_does():
+    """boot.ps1 sends the request win_hns_network sends for the runtime role's network host (type nat)."""
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import hns
+    request = hns.network_request(hns.desired_network("host", "nat"))
+    code = _code("boot")
+    assert "Invoke-Hns 'POST' '/networks/' '%s'" % request.replace(" ", "") in code
+    assert "Start-Service -Name kube-proxy" in code
+    assert "token" not in code.lower() and "kubeconfig" not in code.lower() and ".conf" not in code.lower()
 
 
 def test_each_script_file_names_itself_in_its_header():
     names = win_scripts.names()
-    assert len(names) == 7  # service_watch went into service_apply (issue 22)
+    assert len(names) == 8  # service_watch went into service_apply (issue 22); boot (issue 21)
     for name in names:
         assert win_scripts.load(name).startswith(win_scripts.HEADER_PREFIX + name + "\n")
 

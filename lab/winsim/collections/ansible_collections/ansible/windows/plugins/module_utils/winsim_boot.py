@@ -35,11 +35,13 @@ Microsoft Learn, SERVICE_FAILURE_ACTIONS). Not modelled: the load order groups (
 system's own services; the services the lab knows start by name, dependencies first. ``boot_log`` records
 each start in order. A service that reports Running and fails later follows winsim_scm.observe (its
 recovery actions apply). The vSwitch blips of networks created at boot are over before anyone connects.
+
+Then the Task Scheduler runs the tasks with a boot trigger, each after its delay (winsim_tasks.run_boot_tasks).
 """
 
 from __future__ import annotations
 
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries, winsim_scm
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries, winsim_scm, winsim_tasks
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
 NON_PERSISTENT = 8  # hcsshim hcn/hcnnetwork.go: EnableNonPersistent NetworkFlags = 8
@@ -141,6 +143,11 @@ def reboot(host):
     st["env_boot"] = dict(st.get("env") or {})
     failed = boot_services(host)
     while winsim_hns.take_blip(st):  # a vSwitch made at boot blipped before anyone connected
+        pass
+    winsim_node.kube_proxy_network_found(host)
+    # then the Task Scheduler's boot-triggered tasks, each after its delay (winsim_tasks)
+    winsim_tasks.run_boot_tasks(host)
+    while winsim_hns.take_blip(st):
         pass
     winsim_node.kube_proxy_network_found(host)
     winsim_kubelet_status.sync(host)

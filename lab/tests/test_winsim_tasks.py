@@ -1,0 +1,146 @@
+"""The simulated Task Scheduler (winsim_tasks, issue 21 point 1): the community.windows.win_scheduled_task stand-in
+registers what the real module would (and refuses what it would), and a boot runs the boot-triggered tasks after
+their delay through the lab's PowerShell interpreter: kubewin.nodes' boot.ps1 as the network role installs it makes
+Docker's NAT network "host" again and starts kube-proxy. No control plane needed."""
+
+import json
+import os
+from unittest import mock
+
+import pytest
+from simhost import one
+from winsim import core
+
+# isort: split
+# winsim.core has put the stand-in ansible.windows collection on sys.path.
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns, winsim_scm, winsim_tasks
+
+BOOT_PS1 = os.path.join(core.REPO, "plugins", "plugin_utils", "scripts", "boot.ps1")
+SVCHOST = r"C:\Windows\system32\svchost.exe -k LabTest"
+POWERSHELL = r"C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe"
+ARGS = r"-NoProfile -NonInteractive -ExecutionPolicy Bypass -File C:\k\kubewin-boot.ps1"
+TASK = """
+    - name: task
+      community.windows.win_scheduled_task:
+        name: kubewin-boot
+        description: lab
+        actions: [{path: '%s', arguments: '%s'}]
+        triggers: [{type: boot, delay: PT1M}]
+        username: SYSTEM
+        logon_type: service_account
+        run_level: highest
+        execution_time_limit: PT10M
+""" % (POWERSHELL, ARGS)
+
+
+@pytest.fixture
+def host(tmp_path):
+    with mock.patch.object(winsim_scm.time, "time", return_value=1.9e9):
+        yield core.create_host(str(tmp_path), "w")
+
+
+def _install(st, host, task=True, nat=True):
+    """boot.ps1 where the network role puts it, its task as the stand-in stores it, kube-proxy (demand start here,
+    so nothing but the task starts it) depending on containerd, and Docker's NAT network."""
+    local = host.local_path("C:\\k\\kubewin-boot.ps1")
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    os.makedirs(host.local_path("C:\\var\\log\\kubelet"), exist_ok=True)
+    with open(BOOT_PS1, "rb") as src, open(local, "wb") as dst:
+        dst.write(src.read())
+    winsim_scm.create(st, "kube-proxy", SVCHOST, dependencies=["containerd"], start=3)
+    if nat:
+        assert json.loads(winsim_hns.call(st, "POST", "/networks/", '{"Name":"host","Type":"NAT"}'))["Success"]
+    if task:
+        winsim_tasks.tasks(st)["\\kubewin-boot"] = {
+            "key": "\\kubewin-boot", "name": "kubewin-boot", "path": "\\", "sid": "S-1-5-18",
+            "logon_type": "service_account", "actions": [{"path": POWERSHELL, "arguments": ARGS}],
+            "triggers": [{"type": "boot", "delay": "PT1M"}]}
+
+
+def _state(host):
+    with host.open(save=False):
+        st = host.state
+        return ({n["Name"]: n["ID"] for n in st["hns"]["networks"]}, st["services"]["kube-proxy"]["status"],
+                st.get("boot_log"), host.local_path("C:\\var\\log\\kubelet\\kubewin-boot.log"))
+
+
+def test_the_boot_task_makes_the_nat_network_again_and_starts_kube_proxy_after_its_delay(host):
+    core.edit(host.root, host.name, lambda st: _install(st, host))
+    before, _, _, _ = _state(host)
+    gone, failed = core.reboot(host.root, host.name)
+    after, kube_proxy, log, boot_log = _state(host)
+    assert gone == ["host"] and failed == {}
+    assert set(after) == {"host"} and after["host"] != before["host"]  # a new network, made by the task
+    assert kube_proxy == "Running"
+    services_done = max(e["at"] for e in log if "service" in e)
+    task = [e for e in log if "task" in e]
+    assert task == [{"task": "\\kubewin-boot", "at": task[0]["at"], "result": 0, "error": None}]
+    assert task[0]["at"] - services_done >= 60  # PT1M after the boot-time starts
+    with open(boot_log) as f:
+        lines = f.read().splitlines()
+    assert "the NAT network host was missing and is made again (ID %s)" % after["host"] in lines[0]
+    assert lines[1].endswith("kube-proxy and the services it depends on are started")
+    with open(os.path.join(host.dir, "processes.log")) as f:
+        assert POWERSHELL + " " + ARGS in f.read()
+
+
+def test_without_the_task_the_nat_network_stays_gone(host):
+    core.edit(host.root, host.name, lambda st: _install(st, host, task=False))
+    core.reboot(host.root, host.name)
+    after, kube_proxy, log, boot_log = _state(host)
+    assert "host" not in after and kube_proxy == "Stopped" and not os.path.exists(boot_log)
+
+
+def test_a_disabled_kube_proxy_is_left_alone_and_the_failure_logged(host):
+    def setup(st):
+        _install(st, host)
+        st["services"]["kube-proxy"]["start"] = 4
+    core.edit(host.root, host.name, setup)
+    core.reboot(host.root, host.name)
+    after, kube_proxy, log, boot_log = _state(host)
+    assert "host" in after and kube_proxy == "Stopped"
+    task = [e for e in log if "task" in e][0]
+    assert task["result"] == 1 and "disabled" in task["error"]
+    with open(boot_log) as f:
+        assert "failed: " in f.read().splitlines()[-1]
+
+
+def test_a_task_whose_principal_needs_a_logon_is_not_run_and_a_missing_script_is_powershells_error(host):
+    def setup(st):
+        _install(st, host)
+        st["scheduled_tasks"]["\\kubewin-boot"]["sid"] = "S-1-5-21-1-2-3-500"
+        winsim_tasks.tasks(st)["\\other"] = dict(st["scheduled_tasks"]["\\kubewin-boot"], key="\\other",
+                                                 sid="S-1-5-18", actions=[{"path": POWERSHELL, "arguments":
+                                                                           "-File C:\\k\\missing.ps1"}])
+    core.edit(host.root, host.name, setup)
+    core.reboot(host.root, host.name)
+    after, _, log, _ = _state(host)
+    runs = {e["task"]: (e["result"], e["error"]) for e in log if "task" in e}
+    assert runs["\\kubewin-boot"] == (None, "not run: its principal needs a logon") and "host" not in after
+    assert runs["\\other"] == (-196608, "The argument 'C:\\k\\missing.ps1' to the -File parameter does not exist.")
+
+
+def test_the_stand_in_registers_once_and_removes_and_refuses_what_the_real_module_refuses(lab):
+    rc, _, res = lab.play(TASK, hosts="win-1", check=True)
+    assert rc == 0 and one(res, "task")["changed"]
+    with core.Host(lab.root, "win-1").open(save=False) as h:
+        assert "scheduled_tasks" not in h.state or not h.state["scheduled_tasks"]
+    for changed in (True, False):
+        rc, _, res = lab.play(TASK, hosts="win-1")
+        assert rc == 0 and one(res, "task")["changed"] is changed, res
+    with core.Host(lab.root, "win-1").open(save=False) as h:
+        task = h.state["scheduled_tasks"]["\\kubewin-boot"]
+    assert task["sid"] == "S-1-5-18" and task["triggers"] == [{"type": "boot", "delay": "PT1M"}]
+    assert task["actions"] == [{"path": POWERSHELL, "arguments": ARGS}] and task["execution_time_limit"] == "PT10M"
+    rc, _, res = lab.play(TASK.replace("delay: PT1M", "delay: 1m"), hosts="win-1")
+    assert rc != 0 and "must be in the XML duration format but was '1m'" in one(res, "task")["msg"]
+    rc, _, res = lab.play(TASK.replace("run_level: highest", "run_level: highest\n        allow_demand_start: true"),
+                          hosts="win-1")
+    assert rc != 0 and "allow_demand_start not simulated" in one(res, "task")["msg"]
+    rc, _, res = lab.play(TASK.replace("name: kubewin-boot", "name: new-one").replace(
+        "actions: [{path: '%s', arguments: '%s'}]" % (POWERSHELL, ARGS), ""), hosts="win-1")
+    assert rc != 0 and "cannot create a task with no actions" in one(res, "task")["msg"]
+    rc, _, res = lab.play(TASK.replace("description: lab", "state: absent"), hosts="win-1")
+    assert rc == 0 and one(res, "task")["changed"]
+    with core.Host(lab.root, "win-1").open(save=False) as h:
+        assert h.state["scheduled_tasks"] == {}

@@ -1,0 +1,98 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Test-lab stand-in for community.windows.win_scheduled_task over the simulated Task Scheduler (winsim_tasks: what
+# is simulated and the real module's rules it follows). Its options come from the real module's documentation; as
+# the real win_scheduled_task.ps1 (a legacy Parse-Args module) it returns only changed (and diff.prepared in diff
+# mode); check mode reports without changing.
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_tasks as wt
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_module import run
+
+SIMULATED = {"name", "path", "state", "actions", "triggers", "username", "logon_type", "run_level",
+             "execution_time_limit", "description", "enabled", "update_password"}
+TRIGGER_OPTIONS = {"type", "enabled", "delay"}
+INVALID_NAME = re.compile(r'[\\/:*?"<>|]')
+
+
+def _clean(entries, allowed, what):
+    out = []
+    for entry in entries or []:
+        given = {k: v for k, v in entry.items() if v is not None}
+        extra = sorted(set(given) - allowed)
+        if extra:
+            raise SimError("winsim: win_scheduled_task %s option(s) %s not simulated" % (what, ", ".join(extra)))
+        out.append(given)
+    return out
+
+
+def _wanted(p):
+    """The task's properties the task passes, in the stored form (the user as its SID)."""
+    if p.get("username") is not None and p.get("logon_type") == "service_account" \
+            and wt.sid(p["username"]) not in wt.SERVICE_ACCOUNTS.values():
+        raise SimError("username must be SYSTEM, LOCAL SERVICE or NETWORK SERVICE when logon_type=service_account")
+    if p.get("logon_type") not in (None, "service_account"):
+        raise SimError("winsim: win_scheduled_task logon_type %s is not simulated" % p["logon_type"])
+    wanted = {}
+    if p.get("actions") is not None:
+        wanted["actions"] = _clean(p["actions"], {"path", "arguments", "working_directory"}, "action")
+    if p.get("triggers") is not None:
+        triggers = _clean(p["triggers"], TRIGGER_OPTIONS, "trigger")
+        for t in triggers:
+            if t["type"] != "boot":
+                raise SimError("winsim: win_scheduled_task trigger type %s is not simulated" % t["type"])
+            wt.check_duration("delay", t.get("delay"))
+        wanted["triggers"] = triggers
+    wt.check_duration("execution_time_limit", p.get("execution_time_limit"))
+    for option in ("logon_type", "run_level", "execution_time_limit", "description", "enabled"):
+        if p.get(option) is not None:
+            wanted[option] = p[option]
+    if p.get("username") is not None:
+        wanted["sid"] = wt.sid(p["username"])
+    return wanted
+
+
+def body(sim):
+    p = sim.params
+    extra = sorted(k for k, v in p.items() if v is not None and k not in SIMULATED)
+    if extra:
+        raise SimError("winsim: win_scheduled_task option(s) %s not simulated" % ", ".join(extra))
+    if INVALID_NAME.search(p["name"]):
+        raise SimError("Invalid task name '%s'. The following characters are not valid: \\/:*?\"<>|" % p["name"])
+    store = wt.tasks(sim.state)
+    task_key = wt.key(p["path"], p["name"])
+    task = store.get(task_key)
+    diff = None
+    if p["state"] == "absent":
+        if task is not None:
+            if not sim.check_mode:
+                del store[task_key]
+            diff = "-[Task]\n-%s\n" % task_key
+            sim.result["changed"] = True
+    else:
+        wanted = _wanted(p)
+        if task is None:
+            if not wanted.get("actions"):
+                raise SimError("cannot create a task with no actions, set at least one action with a path to an "
+                               "executable")
+            task = {"key": task_key, "name": p["name"], "path": p["path"], "triggers": []}
+            diff = "+[Task]\n+%s\n" % task_key
+            sim.result["changed"] = True
+        changed = {k: v for k, v in wanted.items() if task.get(k) != v}
+        if changed:
+            sim.result["changed"] = True
+            diff = (diff or "") + "".join("-%s=%s\n+%s=%s\n" % (k, task.get(k), k, v) for k, v in sorted(
+                changed.items()))
+        if sim.result["changed"] and not sim.check_mode:
+            task.update(changed)
+            store[task_key] = task
+    if sim.module._diff and diff is not None:
+        sim.result["diff"] = {"prepared": diff}
+
+
+if __name__ == "__main__":
+    run("win_scheduled_task", body, collection="community.windows")
