@@ -224,6 +224,38 @@ def host_gw_cluster(api):
     core.patch_namespaced_config_map("kube-flannel-cfg", "kube-flannel", {"data": {"net-conf.json": original}})
 
 
+def _host_gw_reboot(sc, core):
+    """Issue 21 point 1 on host-gw: a reboot with no playbook run. HNS keeps cbr0 and its cbr0_ep (no non-persistent
+    flag: flannel hostgw_windows.go "Found existing HNSNetwork", "Found existing bridge HNSEndpoint"; the lab's model,
+    lab/winsim/README.md "Reboots"), flanneld finds them again, the new kube-proxy finds cbr0 and syncs through the
+    API (proxier.go newProxierInternal deletes every policy list first), and the kubelet posts Ready again."""
+    from winsim import core as winsim_core
+
+    def hns():
+        with winsim_core.Host(sc.root, "win-1").open(save=False) as h:
+            st = h.state
+            return ({n["Name"]: n["ID"] for n in st["hns"]["networks"]},
+                    {e["Name"]: e["ID"] for e in st["hns"]["endpoints"] if e.get("Name")},
+                    len(st["hns"]["policylists"]), st["services"], st["processes"].get("kube-proxy") or {})
+    networks, endpoints, policylists, services, _ = hns()
+    assert "cbr0_ep" in endpoints, endpoints
+    core.patch_node_status("hg-win-1", {"status": {"conditions": [
+        {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+         "message": "Kubelet stopped posting node status."}]}})
+    sc.reset_ops("win-1")
+    gone, failed = winsim_core.reboot(sc.root, "win-1")
+    assert gone == [] and failed == {}
+    after, after_eps, after_policylists, after_services, proxy = hns()
+    assert after == networks and after_eps["cbr0_ep"] == endpoints["cbr0_ep"]  # kept, same IDs
+    assert all(after_services[s]["status"] == "Running" for s in ("containerd", "kubelet", "flanneld", "kube-proxy"))
+    assert after_services["kube-proxy"]["pid"] != services["kube-proxy"]["pid"]
+    # the new kube-proxy found cbr0 and listed what it proxies through the API (its first sync after the start)
+    assert proxy.get("network_checked") and not proxy.get("sync_error"), proxy
+    assert set(proxy.get("synced") or ()) == {"*v1.Service", "*v1.EndpointSlice", "*v1.ServiceCIDR"}, proxy
+    assert after_policylists == policylists  # what it programs, programmed again
+    assert ready(core, "hg-win-1") and sc.ops("win-1") == []
+
+
 def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, api, host_gw_cluster):
     core, _ = api
     sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="hg-{{ inventory_hostname }}",
@@ -255,6 +287,7 @@ def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, ap
     assert "10.0.0.0/24" in conf, conf
     rc, doc, text = sc.run("scale_up.yml")
     assert rc == 0 and scenario.changed_tasks(doc) == {}
+    _host_gw_reboot(sc, core)
     rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
     assert rc == 0, "\n".join(scenario.failures(doc))
     assert sc.dump("win-1")["firewall"]["rules"] == []
