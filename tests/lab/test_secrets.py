@@ -9,7 +9,6 @@ looks for each, plain and base64, in the output of scale-up, a re-run, an upgrad
 -vvvv with --diff, with the JSON callback (every result, as AWX stores it) and the default one."""
 
 import base64
-import datetime
 import json
 import os
 import re
@@ -279,6 +278,8 @@ def test_a_kubelet_can_neither_set_nor_remove_the_ownership_label(api):
 
 
 # --- per-node credentials of kube-proxy and flanneld ----------------------------------------------
+# Helpers of test_scale_up.py's test_each_windows_node_runs_kube_proxy_as_itself_..., which checks these credentials
+# on that file's two vxlan nodes (issue 22 T7) and imports them from here.
 class AsToken(object):
     """Requests to the lab API server with a bearer token, verified against the lab's CA."""
 
@@ -475,132 +476,3 @@ def plant_old_flanneld_layout(sc, host, node):
     with open(os.path.join(folder, "kubeconfig"), "w") as f:
         f.write(json.dumps({"users": [{"name": name, "user": {"tokenFile": "C:\\etc\\kube-flannel\\token"}}]}))
     return token
-
-
-def test_each_windows_node_runs_kube_proxy_as_itself_with_credentials_that_rotate_themselves(tmp_path, api):
-    """Issue 21 point 2: kube-proxy and flanneld run with the kubelet's kubeconfig (system:node:<node>, a client
-    certificate the kubelet rotates), so no credential a run issued can expire under them; one binding per node gives
-    what the Node authorizer does not, and deleting it takes exactly that away. Against the real API server."""
-    core, _ = api
-    as_token = AsToken(tmp_path)
-    rbac = client.RbacAuthorizationV1Api(config.new_client_from_config(config_file=scenario.ADMIN_CONF))
-    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="pc-{{ inventory_hostname }}")
-    rc, doc, text = sc.run("scale_up.yml")
-    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-
-    # 1. kube-proxy names the kubelet's kubeconfig; no token, no token kubeconfig, no ServiceAccount; its binding
-    # keeps kubeadm's role for kube-proxy and names the node
-    for host in sc.hosts:
-        assert service_kubeconfig(sc, host, "kube-proxy") == "C:\\etc\\kubernetes\\kubelet.conf"
-        files = {f.lower() for f in sc.dump(host)["files"]}
-        assert not files & RETIRED_FILES, files & RETIRED_FILES
-        binding = rbac.read_cluster_role_binding("kubewin-kube-proxy-pc-" + host)
-        assert (binding.role_ref.kind, binding.role_ref.name) == ("ClusterRole", "system:node-proxier")
-        assert [(s.kind, s.name) for s in binding.subjects] == [("User", "system:node:pc-" + host)]
-    assert not [a.metadata.name for a in core.list_service_account_for_all_namespaces().items
-                if a.metadata.name.startswith("kubewin-") and a.metadata.name.endswith(("-pc-win-1", "-pc-win-2"))]
-    assert managed_secret_values(core) == []
-    # the simulated kube-proxy listed what it proxies through the real API with that credential
-    record = kube_proxy_record(sc, "win-1")
-    assert "sync_error" not in record and set(record["synced"]) == {"*v1.Service", "*v1.EndpointSlice",
-                                                                     "*v1.ServiceCIDR"}, record
-
-    # 2. the node's own certificate (what both services run with) reads what kube-proxy v1.37 needs
-    # (cmd/kube-proxy/app/server.go L591-620, pkg/proxy/node.go) and posts Events; the rest stays refused
-    as_proxy = node_credential(sc, "win-1", tmp_path, "kube-proxy")
-    as_flanneld = flanneld_credential(sc, "win-1", tmp_path)
-    needs = ("/apis/discovery.k8s.io/v1/endpointslices?labelSelector=%21service.kubernetes.io%2Fheadless",
-             "/apis/networking.k8s.io/v1/servicecidrs",
-             "/api/v1/services?labelSelector=%21service.kubernetes.io%2Fservice-proxy-name"
-             "&fieldSelector=spec.clusterIP%21%3DNone",
-             "/api/v1/nodes?fieldSelector=metadata.name%3Dpc-win-1", "/api/v1/nodes/pc-win-1")
-    for path in needs:
-        assert as_proxy("GET", path) == 200, path
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
-    event = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"generateName": "kubewin-probe-"},
-             "eventTime": now, "reportingController": "kube-proxy", "reportingInstance": "kube-proxy-pc-win-1",
-             "action": "StartKubeProxy", "reason": "Starting", "type": "Normal",
-             "regarding": {"kind": "Node", "name": "pc-win-1", "apiVersion": "v1"}}
-    assert as_proxy("POST", "/apis/events.k8s.io/v1/namespaces/default/events?dryRun=All", event) == 201
-    # flanneld as the node: NodeRestriction applies (security-2.md N1: a flanneld token could set
-    # node-restriction.kubernetes.io/ labels on its Node)
-    label = {"metadata": {"labels": {"node-restriction.kubernetes.io/probe": "1"}}}
-    assert as_flanneld("PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", label) == 403
-    assert as_flanneld("PATCH", "/api/v1/nodes/pc-win-2/status?dryRun=All",
-                       {"metadata": {"labels": {"kubewin.test/probe": "1"}}}) == 403
-    assert as_flanneld("PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All",
-                       {"metadata": {"annotations": {"flannel.alpha.coreos.com/public-ip": "10.0.0.10"}}}) == 200
-    assert as_flanneld("GET", "/api/v1/nodes") == 200  # flannel's node informer lists every Node
-    assert as_flanneld("GET", "/api/v1/namespaces/kube-flannel/pods") == 403
-    labels = {"metadata": {"labels": {"node-restriction.kubernetes.io/probe": "1", "kubewin.test/probe": "1"}}}
-    for path in ("/api/v1/nodes/pc-win-2?dryRun=All", "/api/v1/nodes/pc-win-2/status?dryRun=All",
-                 "/api/v1/nodes/pc-win-1/status?dryRun=All"):
-        assert as_proxy("PATCH", path, labels) == 403, path
-    assert as_proxy("DELETE", "/api/v1/nodes/pc-win-2?dryRun=All") == 403
-    for path in ("/api/v1/namespaces/kube-system/secrets", "/api/v1/namespaces/kube-system/configmaps",
-                 "/api/v1/pods", "/api/v1/namespaces/kube-system/serviceaccounts"):
-        assert as_proxy("GET", path) == 403, path
-    # the same chain (Node authorizer, then RBAC) as SelfSubjectAccessReviews. Creating a CSR is allowed: it is how
-    # the kubelet rotates this certificate (the ServiceAccount of earlier releases could not)
-    allowed = {("watch", "discovery.k8s.io", "endpointslices"), ("list", "networking.k8s.io", "servicecidrs"),
-               ("watch", "", "services"), ("create", "events.k8s.io", "events", "", "", "default"),
-               ("watch", "", "nodes"), ("create", "certificates.k8s.io", "certificatesigningrequests")}
-    # (pods create is allowed here: the Node authorizer lets a node create mirror pods, NodeRestriction limits them)
-    denied = {("create", "", "serviceaccounts", "token", "kubewin-kube-proxy-pc-win-1", "kube-system"),
-              ("list", "", "secrets", "", "", "kube-system"), ("list", "", "configmaps", "", "", "kube-system"),
-              ("delete", "", "nodes", "", "pc-win-2"), ("update", "rbac.authorization.k8s.io", "clusterrolebindings",
-                                                         "", "kubewin-kube-proxy-pc-win-1")}
-    for review in allowed | denied:
-        assert as_proxy.can(*review) is (review in allowed), review
-
-    # 3. the binding is what gives EndpointSlices and ServiceCIDRs (RBAC, not the Node authorizer): without it they
-    # are refused and the simulated kube-proxy syncs nothing; a re-run makes it again
-    rbac.delete_cluster_role_binding("kubewin-kube-proxy-pc-win-1")
-    assert until(lambda: as_proxy("GET", needs[0]) == 403), "EndpointSlices still allowed without the binding"
-    assert as_proxy("GET", needs[1]) == 403 and as_proxy("GET", needs[2]) == 200
-    record = kube_proxy_record(sc, "win-1", relist=True)
-    assert "synced" not in record and "*v1.EndpointSlice" in record["sync_error"], record
-    assert "Not syncing hns" in record["sync_error"] and "403" in record["sync_error"]
-    assert "synced" in kube_proxy_record(sc, "win-2", relist=True)  # the other node keeps its own binding
-    rc, doc, text = sc.run("scale_up.yml")
-    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-    binding = rbac.read_cluster_role_binding("kubewin-kube-proxy-pc-win-1")
-    assert [(s.kind, s.name) for s in binding.subjects] == [("User", "system:node:pc-win-1")]
-    assert doc["stats"]["win-1"]["changed"] > 0 and doc["stats"]["win-2"]["changed"] == 0, doc["stats"]
-    assert until(lambda: as_proxy("GET", needs[0]) == 200) and as_proxy("GET", needs[1]) == 200
-    record = kube_proxy_record(sc, "win-1", relist=True)
-    assert "sync_error" not in record and "synced" in record, record
-
-    # 4. an upgrade from the previous release: its ServiceAccount with a token file and token kubeconfig, the binding
-    # naming the ServiceAccount, kube-proxy's service running with that kubeconfig, and flanneld's older layout too.
-    # One run retires it all: the old tokens fail, the files go, the binding names the node; the next changes nothing
-    old_proxy_token = plant_old_kube_proxy_layout(sc, "win-1", "pc-win-1")
-    old_flannel_token = plant_old_flanneld_layout(sc, "win-1", "pc-win-1")
-    assert as_token(old_proxy_token, "GET", needs[0]) == 200
-    assert as_token(old_flannel_token, "PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", label) == 200
-    rc, doc, text = sc.run("scale_up.yml")
-    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-    assert all(s["changed"] == 0 for h, s in doc["stats"].items() if h == "win-2"), doc["stats"]
-    assert until(lambda: as_token(old_proxy_token, "GET", needs[0]) == 401), "the old kube-proxy token still works"
-    assert not authenticated(old_proxy_token) and not authenticated(old_flannel_token)
-    etc = os.path.join(sc.root, "hosts", "win-1", "C", "etc")
-    for rel in (("kube-proxy", "token"), ("kube-proxy", "kubeconfig"), ("kube-flannel", "token"),
-                ("kube-flannel", "kubeconfig")):
-        assert not os.path.exists(os.path.join(etc, *rel)), rel
-    binding = rbac.read_cluster_role_binding("kubewin-kube-proxy-pc-win-1")
-    assert [(s.kind, s.name) for s in binding.subjects] == [("User", "system:node:pc-win-1")]
-    assert binding.role_ref.name == "system:node-proxier"
-    assert service_kubeconfig(sc, "win-1", "kube-proxy") == "C:\\etc\\kubernetes\\kubelet.conf"
-    assert as_flanneld("PATCH", "/api/v1/nodes/pc-win-1/status?dryRun=All", label) == 403
-    record = kube_proxy_record(sc, "win-1", relist=True)
-    assert "sync_error" not in record and record["kubeconfig"] == "C:\\etc\\kubernetes\\kubelet.conf", record
-    rc, doc, text = sc.run("scale_up.yml")
-    assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
-    assert all(s["changed"] == 0 for s in doc["stats"].values()), doc["stats"]
-
-    # 5. reset deletes the RBAC it made
-    assert managed_rbac("pc-win-1") == ["binding kubewin-flanneld-pc-win-1", "binding kubewin-kube-proxy-pc-win-1",
-                                        "role kubewin-flanneld-pc-win-1"]
-    rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
-    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-    assert managed_rbac("pc-win-1") == [] and managed_rbac("pc-win-2") == []
