@@ -1,10 +1,17 @@
 """Issue 12 item 5 against the lab control plane: HostProcess mode uses its images only pinned by digest,
 changes the Pod Security enforce label of its namespaces only where needed and records what was there,
-and reset removes every object the mode made and puts the label back."""
+rolls flannel and kube-proxy out as DaemonSets whose pods run on the nodes, and reset removes every object the mode
+made and puts the label back."""
+
+import json
+import os
+import time
 
 import pytest
 import scenario
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd, winsim_firewall
 from kubernetes import client, config
+from winsim import core as winsim_core
 
 ENFORCE = "pod-security.kubernetes.io/enforce"
 PRIOR = "kubewin.nodes/pod-security-enforce-before"
@@ -66,24 +73,45 @@ def _clear_leftovers(core, apps, rbac):
                                                      "annotations": {PRIOR: None}}})
 
 
+def _pods_run_on(core, nodes):
+    """Wait until each of ``nodes`` runs a flannel and a kube-proxy HostProcess pod (kwok runs them)."""
+    deadline = time.time() + 120
+    while True:
+        pods = [p for p in core.list_pod_for_all_namespaces(label_selector="app in (flannel-windows)").items
+                + core.list_pod_for_all_namespaces(label_selector="k8s-app=kube-proxy-windows").items
+                if p.spec.node_name in nodes]
+        if len(pods) == 2 * len(nodes) and all(p.status.phase == "Running" for p in pods):
+            return
+        assert time.time() < deadline, [(p.metadata.name, p.spec.node_name, p.status.phase) for p in pods]
+        time.sleep(2)
+
+
 def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path, api):
+    """Two nodes from a cluster without kubewin.nodes: preflight refuses images not set or not pinned, then the
+    DaemonSets roll out and their pods run on both nodes, a re-run changes nothing, and reset removes it all (with
+    test_scenarios' former test_hostprocess_mode_rolls_flannel_and_kube_proxy_out_as_daemonsets: issue 22 T4)."""
     core, apps = api
     rbac = client.RbacAuthorizationV1Api(config.new_client_from_config(config_file=scenario.ADMIN_CONF))
     _clear_leftovers(core, apps, rbac)
     # flannel's namespace enforces baseline before kubewin.nodes comes (HostProcess pods need privileged)
     core.patch_namespace("kube-flannel", {"metadata": {"labels": {ENFORCE: "baseline"}}})
     system_before = _labels(core, "kube-system")
+    sc, reset = None, False
     try:
         # the defaults: no image (none published fits the DaemonSets), refused by preflight naming both
-        sc = scenario.Scenario(tmp_path, nodes=1, kubewin_node_name="hpm-{{ inventory_hostname }}",
-                               kubewin_deployment_mode="hostprocess")
+        sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="hpm-{{ inventory_hostname }}",
+                               kubewin_ready_timeout=20)
+        # in the Windows group's vars (the sample keeps it in group_vars/all, but an operator may set it per group),
+        # which the control-plane host (that applies the DaemonSets) does not see
+        with open(os.path.join(sc.root, "group_vars", "kube_windows_nodes.yml"), "w") as f:
+            f.write("kubewin_deployment_mode: hostprocess\n")
         rc, doc, text = sc.run("scale_up.yml")
         messages = "\n".join(scenario.failures(doc))
         assert rc != 0 and "kubewin_flannel_hostprocess_image is not set" in messages, messages or text[-2000:]
         assert "kubewin_kube_proxy_hostprocess_image is not set" in messages
         assert _managed(apps, rbac) == []
 
-        common = dict(kubewin_node_name="hpm-{{ inventory_hostname }}", kubewin_deployment_mode="hostprocess",
+        common = dict(kubewin_node_name="hpm-{{ inventory_hostname }}", kubewin_ready_timeout=20,
                       kubewin_flannel_hostprocess_image=FLANNEL_TAG, kubewin_kube_proxy_hostprocess_image=PROXY_DIGEST)
         sc.set_vars(**common)
         # a tag without a pin: refused by preflight, nothing changed in the cluster
@@ -101,6 +129,22 @@ def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path
         proxy = apps.read_namespaced_daemon_set("kube-proxy-windows", "kube-system")
         assert [c.image for c in flannel.spec.template.spec.containers] == [FLANNEL_DIGEST]
         assert [c.image for c in proxy.spec.template.spec.containers] == [PROXY_DIGEST]
+        for ds in (flannel, proxy):
+            assert ds.spec.template.spec.security_context.windows_options.host_process is True
+            assert ds.spec.template.spec.node_selector == {"kubernetes.io/os": "windows"}
+        _pods_run_on(core, ("hpm-win-1", "hpm-win-2"))
+        services = sc.dump("win-1")["services"]
+        assert "kube-proxy" not in services and "flanneld" not in services
+        assert services["kubelet"]["status"] == "Running"
+        # Ready was earned: the node role put the CNI config and the plugins its delegate names where containerd
+        # reads them (HostProcess pods run with the host's network and cannot install it)
+        with winsim_core.Host(sc.root, "win-1").open(save=False) as h:
+            assert winsim_containerd.cni_problems(h) == []
+            # the HostProcess pods run on the host's network: the kubelet's and vxlan's ports are opened there too
+            assert winsim_firewall.inbound_allowed(h.state, "tcp", 10250)
+            port = json.loads(core.read_namespaced_config_map("kube-flannel-cfg", "kube-flannel")
+                              .data["net-conf.json"])["Backend"].get("Port", 4789)
+            assert winsim_firewall.inbound_allowed(h.state, "udp", port)
         labels, annotations = _labels(core, "kube-flannel")
         assert labels[ENFORCE] == "privileged" and annotations[PRIOR] == "baseline"
         labels, annotations = _labels(core, "kube-system")
@@ -131,6 +175,7 @@ def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path
         assert denied.value.status == 403
         rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true",
                                "-e", "kubewin_ownership_legacy_label=false")
+        reset = True
         assert rc == 0, "\n".join(scenario.failures(doc))
         assert _managed(apps, rbac) == []
         labels, annotations = _labels(core, "kube-flannel")
@@ -141,6 +186,8 @@ def test_hostprocess_objects_are_pinned_scoped_and_all_removed_by_reset(tmp_path
         assert rc == 0 and not [t for t in scenario.changed_tasks(doc).get("localhost", [])
                                 if "HostProcess" in t or "Pod Security" in t]
     finally:
+        if sc is not None and not reset:  # a failure before reset: take the nodes out (as far as reset can)
+            sc.run("reset.yml", "-e", "skip_confirmation=true")
         _delete_impostor(core)
         core.patch_namespace("kube-flannel", {"metadata": {"labels": {ENFORCE: None}, "annotations": {PRIOR: None}}})
         if _labels(core, "kube-system") != system_before:  # a failure before reset: put kube-system back too

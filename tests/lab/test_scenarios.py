@@ -1,5 +1,6 @@
 """More end-to-end cases in the lab: bad inputs stopped by preflight before any change, flannel
-host-gw, HostProcess deployment and an upgrade to the next minor (Docker with cri-dockerd: test_readiness.py)."""
+host-gw and an upgrade to the next minor (Docker with cri-dockerd: test_readiness.py; HostProcess deployment:
+test_hostprocess_mode.py)."""
 
 import json
 import os
@@ -8,9 +9,7 @@ import time
 import pytest
 import scenario
 import yaml
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd, winsim_firewall
 from kubernetes.client.exceptions import ApiException
-from winsim import core as winsim_core
 
 TOKEN_SELECTOR = "type=bootstrap.kubernetes.io/token"
 
@@ -291,56 +290,6 @@ def test_host_gw_uses_an_l2bridge_network_and_rerun_changes_nothing(tmp_path, ap
     rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
     assert rc == 0, "\n".join(scenario.failures(doc))
     assert sc.dump("win-1")["firewall"]["rules"] == []
-
-
-def test_hostprocess_mode_rolls_flannel_and_kube_proxy_out_as_daemonsets(tmp_path, api):
-    core, apps = api
-    sc = scenario.Scenario(tmp_path, nodes=2, kubewin_node_name="hp-{{ inventory_hostname }}", kubewin_ready_timeout=20,
-                           # HostProcess images pinned by digest, published ones (controlplane/published-images.txt)
-                           kubewin_flannel_hostprocess_image=scenario.published_image(
-                               "registry.lab.invalid/kubewin/flannel-hostprocess:v0.26.7"),
-                           kubewin_kube_proxy_hostprocess_image=scenario.published_image(
-                               "registry.lab.invalid/kubewin/kube-proxy-hostprocess:%s" % scenario.lab_version()))
-    # in the Windows group's vars (the sample keeps it in group_vars/all, but an operator may set it per group),
-    # which the control-plane host (that applies the DaemonSets) does not see
-    with open(os.path.join(sc.root, "group_vars", "kube_windows_nodes.yml"), "w") as f:
-        f.write("kubewin_deployment_mode: hostprocess\n")
-    try:
-        rc, doc, text = sc.run("scale_up.yml")
-        assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-        for ns, name in (("kube-flannel", "kube-flannel-ds-windows"), ("kube-system", "kube-proxy-windows")):
-            ds = apps.read_namespaced_daemon_set(name, ns)
-            assert ds.spec.template.spec.security_context.windows_options.host_process is True
-            assert ds.spec.template.spec.node_selector == {"kubernetes.io/os": "windows"}
-        labels = core.read_namespace("kube-flannel").metadata.labels
-        assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
-        import time
-        deadline = time.time() + 120
-        while True:
-            pods = [p for p in core.list_pod_for_all_namespaces(label_selector="app in (flannel-windows)").items
-                    + core.list_pod_for_all_namespaces(label_selector="k8s-app=kube-proxy-windows").items
-                    if p.spec.node_name in ("hp-win-1", "hp-win-2")]
-            if len(pods) == 4 and all(p.status.phase == "Running" for p in pods):
-                break
-            assert time.time() < deadline, [(p.metadata.name, p.spec.node_name, p.status.phase) for p in pods]
-            time.sleep(2)
-        services = sc.dump("win-1")["services"]
-        assert "kube-proxy" not in services and "flanneld" not in services
-        assert services["kubelet"]["status"] == "Running"
-        # Ready was earned: the node role put the CNI config and the plugins its delegate names where containerd
-        # reads them (HostProcess pods run with the host's network and cannot install it)
-        with winsim_core.Host(sc.root, "win-1").open(save=False) as h:
-            assert winsim_containerd.cni_problems(h) == []
-            # the HostProcess pods run on the host's network: the kubelet's and vxlan's ports are opened there too
-            assert winsim_firewall.inbound_allowed(h.state, "tcp", 10250)
-            port = json.loads(core.read_namespaced_config_map("kube-flannel-cfg", "kube-flannel")
-                              .data["net-conf.json"])["Backend"].get("Port", 4789)
-            assert winsim_firewall.inbound_allowed(h.state, "udp", port)
-        rc, doc, text = sc.run("scale_up.yml")
-        assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
-    finally:
-        rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
-        assert rc == 0, "\n".join(scenario.failures(doc))
 
 
 def test_upgrade_to_the_next_minor_one_node_at_a_time(tmp_path, api):
