@@ -117,6 +117,16 @@ FILES_ARGSPEC = dict(
     checksum_timeout=dict(type="int", default=30),
 )
 
+# kubewin.nodes.win_node_health
+NODE_HEALTH_ARGSPEC = dict(
+    node_name=dict(type="str", required=True),
+    node=dict(type="dict", required=True),
+    pod_network=dict(type="str", required=True),
+    container_runtime=dict(type="str", required=True, choices=["containerd", "docker"]),
+    external_network=dict(type="str"),
+    network_services=dict(type="bool", default=True),
+)
+
 # kubewin.nodes.node_preflight
 PREFLIGHT_ARGSPEC = dict(
     node_name=dict(type="str", required=True),

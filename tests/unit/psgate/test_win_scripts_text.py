@@ -138,12 +138,12 @@ def test_discard_removes_a_dangling_link_too():
     assert "if (Get-Item -LiteralPath $path -Force -ErrorAction SilentlyContinue) { Remove-Tree $path }" in loop
 
 
-def test_both_hns_scripts_carry_the_same_pinvoke():
+def test_the_hns_scripts_carry_the_same_pinvoke():
     def pinvoke(name):
         text = win_scripts.load(name)
         start = text.index("Add-Type -Namespace KubewinNodes")
         return text[start:text.index("\n}\n", text.index("function Invoke-Hns"))]
-    assert pinvoke("hns_state") == pinvoke("hns_calls") == pinvoke("boot")
+    assert pinvoke("hns_state") == pinvoke("hns_calls") == pinvoke("boot") == pinvoke("node_health")
 
 
 def test_the_boot_script_makes_the_nat_network_as_the_runtime_role_does():
@@ -158,7 +158,7 @@ def test_the_boot_script_makes_the_nat_network_as_the_runtime_role_does():
 
 def test_each_script_file_names_itself_in_its_header():
     names = win_scripts.names()
-    assert len(names) == 8  # service_watch went into service_apply (issue 22); boot (issue 21)
+    assert len(names) == 9  # service_watch went into service_apply (issue 22); boot and node_health (issue 21)
     for name in names:
         assert win_scripts.load(name).startswith(win_scripts.HEADER_PREFIX + name + "\n")
 

@@ -16,6 +16,8 @@ CASES = {
     "win_host_service": ({"name": "kube-proxy", "path": "C:\\k\\kube-proxy.exe"}, "service kube-proxy: "),
     "win_host_facts": ({}, ""),
     "win_host_files": ({"directories": [{"path": "C:\\k"}]}, ""),
+    "win_node_health": ({"node_name": "win-9", "node": {}, "pod_network": "flannel.4096",
+                         "container_runtime": "containerd"}, ""),
 }
 
 
@@ -27,7 +29,8 @@ def _refuse(params):
 def test_a_failed_script_names_module_host_and_what_the_host_said(make_action, module):
     options, subject = CASES[module]
     action_cls = importlib.import_module("ansible_collections.kubewin.nodes.plugins.action." + module).ActionModule
-    host = RemoteHost({name: _refuse for name in ("hns_state", "service_state", "node_facts", "files_state")})
+    scripts = ("hns_state", "service_state", "node_facts", "files_state", "node_health")
+    host = RemoteHost({name: _refuse for name in scripts})
     result = make_action(action_cls, options, host).run(task_vars={"inventory_hostname": "win-9"})
     assert result["failed"] and len(host.calls) == 1
     script = host.calls[0][0]

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Test-lab stand-in for ansible.windows.win_powershell: the kubewin.nodes scripts listed in INTERPRETED
-# (all seven) run as written, through the lab's PowerShell interpreter (lab/winsim/ps, found
+# (all eight) run as written, through the lab's PowerShell interpreter (lab/winsim/ps, found
 # through KUBEWIN_SIM_LIB set by the winsim connection); any other script fails loudly
 # (module_utils/winsim_scripts.py).
 from __future__ import absolute_import, division, print_function
@@ -25,7 +25,7 @@ from ansible_collections.ansible.windows.plugins.module_utils.winsim_scripts imp
 
 # Scripts the lab runs as written (their Python re-implementations are gone).
 INTERPRETED = frozenset(["hns_state", "hns_calls", "service_state", "service_apply", "node_facts", "files_state",
-                         "node_sync"])
+                         "node_sync", "node_health"])
 # win_powershell's error_action option -> $ErrorActionPreference
 _ERROR_ACTION = {"stop": "Stop", "continue": "Continue", "silently_continue": "SilentlyContinue"}
 

@@ -1,0 +1,122 @@
+#!/usr/bin/python
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: win_node_health
+short_description: Check a Windows node's services, its HNS networks and its Node conditions, in one remote operation
+version_added: 0.2.0
+description:
+  - Reads, in one remote operation, the state and start mode of the node's services (the runtime's, the kubelet's
+    and, with O(network_services), flanneld's and kube-proxy's) and the names and types of the HNS networks, and
+    judges them with the Node the Kubernetes API returned (O(node)).
+  - Healthy means every service exists, is Running and is Automatic (not delayed); the pod network (O(pod_network))
+    and, when given, O(external_network) exist in HNS; the Node is Ready and its C(NetworkUnavailable) condition is
+    not True. A cordoned Node is a warning, not a failure.
+  - Changes nothing; the repair is left to the caller (the kubewin.nodes.health role), in the order of RV(repair).
+options:
+  node_name:
+    description: The Node's name, for the findings.
+    type: str
+    required: true
+  node:
+    description:
+      - The Node as M(kubewin.nodes.k8s_node) returns it (C(exists), C(conditions), C(unschedulable)).
+      - C(error), when set, says why the Node could not be read; it is then reported instead of the conditions.
+    type: dict
+    required: true
+  pod_network:
+    description: The HNS network flanneld creates (C(flannel.<VNI>) on vxlan, C(cbr0) on host-gw).
+    type: str
+    required: true
+  container_runtime:
+    description:
+      - The node's container runtime, whose services are checked (C(containerd), or C(docker) and C(cri-dockerd)).
+    type: str
+    required: true
+    choices: [containerd, docker]
+  external_network:
+    description: The HNS network that binds the adapter to its vSwitch (V(External) in the services mode).
+    type: str
+  network_services:
+    description: Whether flanneld and kube-proxy run as Windows services (the services mode), so are checked.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: windows
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+author:
+  - kubewin.nodes maintainers (@kubewin)
+"""
+
+EXAMPLES = r"""
+- name: Read the Node
+  kubewin.nodes.k8s_node:
+    name: win-1
+  delegate_to: "{{ groups['kube_control_plane'] | first }}"
+  register: node
+
+- name: Check the node
+  kubewin.nodes.win_node_health:
+    node_name: win-1
+    node: "{{ node.node }}"
+    pod_network: flannel.4096
+    container_runtime: containerd
+    external_network: External
+"""
+
+RETURN = r"""
+healthy:
+  description: Whether no check failed.
+  returned: success
+  type: bool
+checks:
+  description:
+    - One entry per check, C(check) (what), C(status) (V(ok), V(warn) or V(fail)), C(detail), C(fix) (what to do,
+      or null) and C(repair) (the repair step that addresses it, or null).
+  returned: success
+  type: list
+  elements: dict
+  sample: [{check: pod network flannel.4096, status: fail, detail: missing from HNS (HNS restarted, or flanneld failed),
+            fix: "run playbooks/repair.yml, which restarts flanneld and then kube-proxy", repair: flanneld}]
+repair:
+  description: The repair steps the failed checks ask for, in dependency order (V(runtime), V(kubelet), V(flanneld),
+    V(kube-proxy)).
+  returned: success
+  type: list
+  elements: str
+  sample: [flanneld, kube-proxy]
+node_name:
+  description: O(node_name).
+  returned: success
+  type: str
+runtime_services:
+  description: The runtime's services that were checked (what the repair step V(runtime) starts).
+  returned: success
+  type: list
+  elements: str
+  sample: [containerd]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import NODE_HEALTH_ARGSPEC
+
+
+def main():
+    module = AnsibleModule(argument_spec=NODE_HEALTH_ARGSPEC, supports_check_mode=True)
+    # Reached only if the action plugin was bypassed.
+    module.fail_json(msg="kubewin.nodes.win_node_health runs through its action plugin")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The health check of a Windows node, judged on the controller: findings, the repair plan and the report."""
+
+from __future__ import annotations
+
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import hns
+
+SCHEMA = "kubewin.nodes/health/v1"
+# The repair steps in dependency order (the services' DependOnService chain): the runtime, the kubelet, flanneld
+# (which recreates its HNS network at start), kube-proxy (which re-applies every load balancer only at start:
+# proxier.go svcInfo.policyApplied).
+REPAIR_ORDER = ("runtime", "kubelet", "flanneld", "kube-proxy")
+# SERVICE_AUTO_START (Microsoft Learn, CreateServiceW dwStartType); the roles register every node service so.
+AUTO_START = 2
+
+
+def _check(check, status, detail, fix=None, repair=None):
+    return {"check": check, "status": status, "detail": detail, "fix": fix, "repair": repair}
+
+
+def host_view(answer):
+    """The node_health script's answer -> {services: {name: {...}}, networks: {name: type} or None, hns_error}."""
+    networks, error = None, answer.get("hns_error")
+    if not error:
+        try:
+            raw = hns.parse_response(answer.get("networks"), "GET /networks/")
+            networks = {str(n.get("Name")): n.get("Type") for n in raw}
+        except hns.HnsError as e:
+            error = str(e)
+    return {"services": dict(answer.get("services") or {}), "networks": networks, "hns_error": error}
+
+
+def _service_checks(services, runtime_services, network_services):
+    wanted = [(name, "runtime") for name in runtime_services] + [("kubelet", "kubelet")]
+    if network_services:
+        wanted += [("flanneld", "flanneld"), ("kube-proxy", "kube-proxy")]
+    out = []
+    for name, step in wanted:
+        svc = services.get(name) or {}
+        check = "service %s" % name
+        if not svc.get("exists"):
+            out.append(_check(check, "fail", "the service does not exist",
+                              "run playbooks/scale_up.yml, which registers it"))
+            continue
+        if svc.get("start") != AUTO_START or svc.get("delayed_autostart"):
+            out.append(_check(check, "fail", "start mode is %s, not Automatic" % _start_mode(svc),
+                              "run playbooks/scale_up.yml, which registers it Automatic (not delayed)"))
+        if svc.get("status") != "Running":
+            out.append(_check(check, "fail", "%s, not Running" % svc.get("status"),
+                              "run playbooks/repair.yml, which starts the node services in their order", step))
+        elif svc.get("start") == AUTO_START and not svc.get("delayed_autostart"):
+            out.append(_check(check, "ok", "Running, Automatic"))
+    return out
+
+
+def _start_mode(svc):
+    start = svc.get("start")
+    if start == AUTO_START and svc.get("delayed_autostart"):
+        return "Automatic (delayed)"
+    return {3: "Manual", 4: "Disabled"}.get(start, str(start))
+
+
+def _network_checks(view, pod_network, external_network, network_services):
+    if view["networks"] is None:
+        return [_check("HNS networks", "fail", "HNS could not be read: %s" % view["hns_error"],
+                       "start the Host Network Service (Start-Service hns), then run playbooks/repair.yml")]
+    out = []
+    if pod_network in view["networks"]:
+        out.append(_check("pod network %s" % pod_network, "ok", "present (%s)" % view["networks"][pod_network]))
+    elif network_services:
+        out.append(_check("pod network %s" % pod_network, "fail",
+                          "missing from HNS (HNS restarted, or flanneld failed)",
+                          "run playbooks/repair.yml, which restarts flanneld and then kube-proxy", "flanneld"))
+    else:
+        out.append(_check("pod network %s" % pod_network, "fail", "missing from HNS",
+                          "delete this node's kube-flannel pod so that its DaemonSet starts it again"))
+    if external_network:
+        if external_network in view["networks"]:
+            out.append(_check("network %s" % external_network, "ok",
+                              "present (%s)" % view["networks"][external_network]))
+        else:
+            out.append(_check("network %s" % external_network, "fail", "missing from HNS",
+                              "run playbooks/scale_up.yml --tags network, which creates it and waits for the host"))
+    return out
+
+
+def _condition(node, kind):
+    return next((c for c in node.get("conditions") or [] if c.get("type") == kind), None)
+
+
+def _node_checks(node, node_name):
+    if not node.get("exists"):
+        return [_check("node", "fail", node.get("error") or "Node %s is not registered" % node_name,
+                       "look at the kubelet's log (C:\\var\\log\\kubelet\\kubelet.log), or run playbooks/scale_up.yml")]
+    out = []
+    ready = _condition(node, "Ready") or {}
+    reason = ": ".join(str(x) for x in (ready.get("reason"), ready.get("message")) if x)
+    if ready.get("status") == "True":
+        out.append(_check("node Ready", "ok", "True"))
+    else:
+        detail = "%s (%s)" % (ready.get("status"), reason) if reason else ready.get("status") or "not reported"
+        out.append(_check("node Ready", "fail", detail,
+                          "look at the kubelet service and its log (C:\\var\\log\\kubelet\\kubelet.log)"))
+    unavailable = _condition(node, "NetworkUnavailable")
+    if unavailable and unavailable.get("status") != "False":
+        out.append(_check("node NetworkUnavailable", "fail", str(unavailable.get("status")),
+                          "flanneld clears it once it has the node's subnet: run playbooks/repair.yml", "flanneld"))
+    else:
+        out.append(_check("node NetworkUnavailable", "ok", "False" if unavailable else "not set"))
+    if node.get("unschedulable"):
+        out.append(_check("node schedulable", "warn", "cordoned",
+                          "kubectl uncordon %s once the work it was cordoned for is done" % node_name))
+    else:
+        out.append(_check("node schedulable", "ok", "yes"))
+    return out
+
+
+def judge(view, node, node_name, pod_network, runtime_services, external_network=None, network_services=True):
+    """The findings for one node: ``view`` (host_view), ``node`` (k8s_node's node result). Returns
+    {healthy, checks: [{check, status ok|warn|fail, detail, fix, repair}], repair: the plan}."""
+    checks = (_service_checks(view["services"], runtime_services, network_services)
+              + _network_checks(view, pod_network, external_network, network_services)
+              + _node_checks(node or {}, node_name))
+    return {"healthy": not any(c["status"] == "fail" for c in checks), "checks": checks,
+            "repair": repair_plan(checks)}
+
+
+def repair_plan(checks):
+    """The repair steps the failed checks ask for, in REPAIR_ORDER. flanneld's restart brings kube-proxy's with it:
+    a running kube-proxy never re-applies a load balancer it applied before its network went away."""
+    steps = {c["repair"] for c in checks if c["status"] == "fail" and c.get("repair")}
+    if "flanneld" in steps:
+        steps.add("kube-proxy")
+    return [s for s in REPAIR_ORDER if s in steps]
+
+
+def report(results):
+    """{inventory host: the health result of that host, or None when there is none (unreachable, or failed before
+    the check)} -> the machine-readable report (schema kubewin.nodes/health/v1)."""
+    nodes = []
+    for host in sorted(results):
+        res = results[host]
+        if not isinstance(res, dict) or "checks" not in res:
+            nodes.append({"host": host, "node": None, "healthy": False, "repaired": [], "checks": [
+                _check("host", "fail", "no health result: unreachable, or a task failed before the check",
+                       "look at the run's output for this host")]})
+            continue
+        nodes.append({"host": host, "node": res.get("node_name"), "healthy": bool(res.get("healthy")),
+                      "repaired": list(res.get("repaired") or []),
+                      "checks": [{k: c.get(k) for k in ("check", "status", "detail", "fix")} for c in res["checks"]]})
+    return {"schema": SCHEMA, "healthy": all(n["healthy"] for n in nodes), "nodes": nodes}
+
+
+def table(doc):
+    """The report as text lines: node, check, status, detail, fix (columns padded to the widest cell)."""
+    rows = [("NODE", "CHECK", "STATUS", "DETAIL", "FIX")]
+    for n in doc["nodes"]:
+        for c in n["checks"]:
+            rows.append((n["node"] or n["host"], c["check"], c["status"], c["detail"] or "", c["fix"] or ""))
+    widths = [max(len(str(r[i])) for r in rows) for i in range(4)]
+    return ["  ".join([str(r[i]).ljust(widths[i]) for i in range(4)] + [str(r[4])]).rstrip() for r in rows]

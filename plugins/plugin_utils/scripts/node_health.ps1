@@ -1,0 +1,57 @@
+# kubewin.nodes script: node_health
+# Contract: parameter Services (names). Result: {services: {name: {exists, status, start, delayed_autostart}},
+# networks: the raw JSON text HNS answered for GET on /networks/ ({"Success":..,"Output":[..]}), or null with
+# hns_error saying why HNS could not be read}. Read-only: the health check's one remote operation per host.
+[CmdletBinding(SupportsShouldProcess)]
+param(
+    [string[]]$Services = @()
+)
+$ErrorActionPreference = 'Stop'
+
+# Shared P/Invoke for the HNS v1 API, the same entry point hns.psm1 and hcsshim use. HNSCall returns
+# an HRESULT (hcsshim: ``_hnsCall(...) (hr error) = vmcompute.HNSCall?``); a failure, or an empty
+# answer, ends the script with that error instead of handing null to ConvertFrom-Json. The type name
+# differs from the former void signature, which a long-lived runspace may still hold. hns_state,
+# hns_calls, boot and node_health carry the same copy (tests/unit/psgate/test_win_scripts_text.py keeps them equal).
+Add-Type -Namespace KubewinNodes -Name HnsApi -MemberDefinition @'
+[DllImport("vmcompute.dll")]
+public static extern int HNSCall(
+    [MarshalAs(UnmanagedType.LPWStr)] string method,
+    [MarshalAs(UnmanagedType.LPWStr)] string path,
+    [MarshalAs(UnmanagedType.LPWStr)] string request,
+    [MarshalAs(UnmanagedType.LPWStr)] out string response);
+'@
+
+function Invoke-Hns([string]$Method, [string]$Path, [string]$Request) {
+    $response = ''
+    $hr = [KubewinNodes.HnsApi]::HNSCall($Method, $Path, $Request, [ref]$response)
+    if ($hr -lt 0) {
+        $reason = [System.Runtime.InteropServices.Marshal]::GetExceptionForHR($hr).Message
+        throw ("HNS call {0} {1} failed with HRESULT 0x{2:X8}: {3} (is the Host Network Service running and the " +
+            "Containers feature installed?)") -f $Method, $Path, $hr, $reason
+    }
+    if (-not $response) { throw "HNS call $Method $Path returned no answer (HRESULT 0)" }
+    $response
+}
+
+$Ansible.Changed = $false
+$serviceFacts = @{}
+foreach ($name in $Services) {
+    $svc = Get-Service -Name $name -ErrorAction SilentlyContinue
+    $entry = @{ exists = [bool]$svc; status = $null; start = $null; delayed_autostart = $null }
+    if ($svc) {
+        $key = Get-Item -LiteralPath "HKLM:\SYSTEM\CurrentControlSet\Services\$($svc.Name)"
+        $entry.status = $svc.Status.ToString()
+        $entry.start = $key.GetValue('Start', $null)
+        $entry.delayed_autostart = $key.GetValue('DelayedAutostart', 0)
+    }
+    $serviceFacts[$name] = $entry
+}
+$networks = $null
+$hnsError = $null
+try {
+    $networks = Invoke-Hns 'GET' '/networks/' ''
+} catch {
+    $hnsError = "$_"  # HNS stopped or missing is a finding, not the end of the check
+}
+$Ansible.Result = @{ services = $serviceFacts; networks = $networks; hns_error = $hnsError }
