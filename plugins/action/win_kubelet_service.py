@@ -25,7 +25,7 @@ class ActionModule(WindowsAction):
             # kubeadm-flags.env comes back with the service state, so what join wrote takes effect.
             flags, warnings = ks.compute_flags(
                 args["kubelet_version"], answer.get("flags_file_content"), args["extra_args"],
-                config_file=args["config_file"], kubeconfig=args["kubeconfig"],
+                config_file=args["config_file"], config_dir=args["config_dir"], kubeconfig=args["kubeconfig"],
                 bootstrap_kubeconfig=args["bootstrap_kubeconfig"], cert_dir=args["cert_dir"],
                 pod_infra_container_image=args["pod_infra_container_image"])
             dependencies = args["dependencies"]
@@ -33,7 +33,8 @@ class ActionModule(WindowsAction):
                 dependencies = ks.DEFAULT_DEPENDENCIES[args["container_runtime"]]
             desired = ws.desired_definition(
                 ks.render_command_line(args["kubelet_path"], flags, args["log_runner_path"], args["log_file"],
-                                       args["kubelet_version"]), dependencies,
+                                       args["kubelet_version"], args["log_file_max_size_mb"],
+                                       args["log_file_max_age_hours"]), dependencies,
                 args["restart_delay_seconds"], ks.DISPLAY_NAME, ks.DESCRIPTION)
             return desired, warnings
 

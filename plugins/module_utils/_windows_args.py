@@ -38,6 +38,7 @@ KUBELET_SERVICE_ARGSPEC = dict(
     kubelet_version=dict(type="str"),
     kubelet_path=dict(type="str", default=wp.KUBELET_EXE),
     config_file=dict(type="str", default=wp.KUBELET_CONFIG),
+    config_dir=dict(type="str", default=wp.KUBELET_DROPIN_DIR),
     kubeconfig=dict(type="str", default=wp.KUBELET_CONF),
     bootstrap_kubeconfig=dict(type="str", default=wp.BOOTSTRAP_CONF),
     cert_dir=dict(type="str", default=wp.KUBELET_PKI),
@@ -49,6 +50,9 @@ KUBELET_SERVICE_ARGSPEC = dict(
     restart_delay_seconds=dict(type="int", default=10),
     log_runner_path=dict(type="str", default=wp.KUBE_LOG_RUNNER_EXE),
     log_file=dict(type="str", default=wp.LOG_FILES["kubelet"]),
+    # service_logs.LOG_FILE_MAX_SIZE_MB / LOG_FILE_MAX_AGE_HOURS (module_utils cannot import plugin_utils)
+    log_file_max_size_mb=dict(type="int", default=100),
+    log_file_max_age_hours=dict(type="int", default=168),
     watch_seconds=dict(type="int"),
 )
 KUBELET_SERVICE_REQUIRED_IF = [("state", "present", ["kubelet_version"]), ("state", "started", ["kubelet_version"]),

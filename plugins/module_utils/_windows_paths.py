@@ -24,10 +24,18 @@ KUBELET_DIR = "C:\\var\\lib\\kubelet"
 KUBELET_CONFIG = KUBELET_DIR + "\\config.yaml"
 KUBELET_PKI = KUBELET_DIR + "\\pki"
 KUBEADM_FLAGS = KUBELET_DIR + "\\kubeadm-flags.env"
+# The kubelet's --config-dir: drop-in KubeletConfigurations merged over --config in lexical order (kubernetes v1.37.2
+# cmd/kubelet/app/server.go mergeKubeletConfigurations; kubeadm rewrites only config.yaml, so a drop-in survives
+# kubeadm join and kubeadm upgrade node).
+KUBELET_DROPIN_DIR = KUBELET_DIR + "\\config.d"
 
-# The services' logs: kube-log-runner writes the kubelet's and kube-proxy's output, NSSM flanneld's.
-LOG_DIR = "C:\\var\\log\\kubelet"
-LOG_FILES = {name: "%s\\%s.log" % (LOG_DIR, name) for name in ("kubelet", "kube-proxy", "flanneld")}
+# The services' logs: kube-log-runner writes the kubelet's and kube-proxy's output, NSSM flanneld's. Each in
+# C:\\var\\log\\<service>\\<service>.log, where the kubelet's node log query looks for a service that has no event log
+# provider (kubernetes v1.37.2 pkg/kubelet/kubelet_server_journal.go: nodeLogDir "/var/log/", which Go resolves on
+# the kubelet's drive, C:; heuristicsCopyFileLogs tries <service>, <service>.log, <service>/<service>.log).
+LOG_ROOT = "C:\\var\\log"
+LOG_DIRS = {name: "%s\\%s" % (LOG_ROOT, name) for name in ("kubelet", "kube-proxy", "flanneld")}
+LOG_FILES = {name: "%s\\%s.log" % (d, name) for name, d in LOG_DIRS.items()}
 
 FLANNEL_DIR = "C:\\etc\\kube-flannel"
 KUBE_PROXY_DIR = "C:\\etc\\kube-proxy"

@@ -45,6 +45,14 @@ options:
     description: The kubelet configuration file C(kubeadm join) writes.
     type: str
     default: C:\var\lib\kubelet\config.yaml
+  config_dir:
+    description:
+      - The kubelet's C(--config-dir), drop-in KubeletConfigurations (C(*.conf)) merged over O(config_file) in
+        lexical order. The directory must exist when the kubelet starts. The node role writes the drop-in that turns
+        the node log query on there (docs/troubleshooting.md, "Reading a node's logs").
+      - An empty value passes no C(--config-dir).
+    type: str
+    default: C:\var\lib\kubelet\config.d
   kubeconfig:
     description: The kubelet's kubeconfig, written by the TLS bootstrap.
     type: str
@@ -95,9 +103,23 @@ options:
     type: str
     default: C:\k\kube-log-runner.exe
   log_file:
-    description: The kubelet's log file, written by O(log_runner_path) (rotated from Kubernetes 1.36 on).
+    description:
+      - The kubelet's log file, written by O(log_runner_path) (rotated from Kubernetes 1.34 on, see
+        O(log_file_max_size_mb)). The kubelet's node log query reads it there (C:\var\log\<service>\<service>.log).
     type: str
     default: C:\var\log\kubelet\kubelet.log
+  log_file_max_size_mb:
+    description:
+      - kube-log-runner renames O(log_file) to C(<name>-<time>.log) and starts a new one when it would pass this many
+        MiB (C(-log-file-size)); from Kubernetes 1.34 on, as for O(log_file_max_age_hours).
+    type: int
+    default: 100
+  log_file_max_age_hours:
+    description:
+      - kube-log-runner removes rotated files older than this many hours when it rotates (C(-log-file-age)). It
+        keeps no count, so the disk the log uses is bounded by the size times the rotations within this age.
+    type: int
+    default: 168
   watch_seconds:
     description:
       - After the task starts the kubelet, how long to watch that it stays Running with the same process (the

@@ -119,15 +119,44 @@ def test_services_run_natively_with_recovery(vxlan):
 
 
 def test_kubelet_and_kube_proxy_log_to_files_through_kube_log_runner(vxlan):
-    """Neither has --log-file (v1.37); a service's output goes nowhere unless something writes it."""
+    """Neither has --log-file (v1.37); a service's output goes nowhere unless something writes it. Each file is
+    C:\\var\\log\\<service>\\<service>.log, where the kubelet's node log query looks (below), rotated by size."""
     from winsim import core as winsim_core
     services = vxlan.dump("win-1")["services"]
     for name in ("kubelet", "kube-proxy"):
         argv = split_windows_command_line(services[name]["image_path"])
-        assert argv[:2] == ["C:\\k\\kube-log-runner.exe", "-log-file=C:\\var\\log\\kubelet\\%s.log" % name], argv
+        log = "C:\\var\\log\\%s\\%s.log" % (name, name)
+        assert argv[:4] == ["C:\\k\\kube-log-runner.exe", "-log-file=" + log, "-log-file-size=100Mi",
+                            "-log-file-age=168h"], argv
         assert "C:\\k\\%s.exe" % name in argv and "--windows-service" in argv
         host = winsim_core.Host(vxlan.root, "win-1")
-        assert os.path.isfile(host.local_path("C:\\var\\log\\kubelet\\%s.log" % name))
+        assert os.path.isfile(host.local_path(log))
+    params = services["flanneld"]["parameters"]
+    assert params["AppStdout"] == params["AppStderr"] == "C:\\var\\log\\flanneld\\flanneld.log"
+
+
+def test_the_node_log_query_returns_each_services_log(vxlan):
+    """kubectl get --raw "/api/v1/nodes/<node>/proxy/logs/?query=<service>", answered by the simulated kubelet from
+    its configuration (config.yaml and the --config-dir drop-in the node role wrote) and the host's files, as the
+    kubelet's source reads them (lab/winsim/logquery.py). Each service's file gets a line, as the service would
+    write it, which the query must return."""
+    from winsim import core as winsim_core
+    from winsim import logquery
+    argv = split_windows_command_line(vxlan.dump("win-1")["services"]["kubelet"]["image_path"])
+    assert "--config-dir=C:\\var\\lib\\kubelet\\config.d" in argv
+    host = winsim_core.Host(vxlan.root, "win-1")
+    lines = {}
+    for name in ("kubelet", "kube-proxy", "flanneld"):
+        lines[name] = "I1128 00:00:00.000000 1 test.go:1] a line of %s for the node log query\n" % name
+        with open(host.local_path("C:\\var\\log\\%s\\%s.log" % (name, name)), "a") as f:
+            f.write(lines[name])
+    for name, line in lines.items():
+        status, body = logquery.serve(vxlan.root, "win-1", "", {"query": [name]})
+        assert status == 200 and body.endswith(line), (name, status, body[-500:])
+    # the runtime: containerd's log is the runtime installer's (its event log provider with --register-service),
+    # which the simulated host does not have: the kubelet's file heuristics find nothing
+    assert logquery.serve(vxlan.root, "win-1", "", {"query": ["containerd"]}) == (
+        200, "\nlog not found for containerd\n")
 
 
 def test_the_kubelet_finds_the_cluster_ca_where_the_clusters_kubelet_config_puts_it(vxlan, api):

@@ -12,7 +12,9 @@ is not already the value wanted.
 
 The table holds the versioned specs of the gates that matter on Windows, as
 k8s.io/kubernetes pkg/features/kube_features.go declares them (``defaultVersionedKubernetesFeatureGates``),
-read at v1.36.3 (lines 2111-2135) and v1.37.2 (lines 2282-2306), identical in both. Each entry is
+read at v1.36.3 (lines 2111-2135) and v1.37.2 (lines 2282-2306), identical in both; NodeLogQuery read at v1.34.4
+(lines 1512-1515), v1.35.4 (1571-1574), v1.36.3 (1726-1730) and v1.37.2 (1908-1912): Beta and off up to 1.35, GA
+and locked on from 1.36 ("remove in 1.39"). Each entry is
 (first minor, default, pre-release, locked); ``REMOVED`` holds the minor from which a gate is
 gone from the code. Gates not in the table are passed through unchanged: this module cannot judge
 them.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 # name -> [((major, minor), default, pre_release, locked), ...] in version order
 GATES = {
+    "NodeLogQuery": [((1, 27), False, "Alpha", False), ((1, 30), False, "Beta", False), ((1, 36), True, "GA", True)],
     "WinDSR": [((1, 14), False, "Alpha", False), ((1, 33), True, "Beta", False), ((1, 34), True, "GA", True)],
     "WinOverlay": [((1, 14), False, "Alpha", False), ((1, 20), True, "Beta", False), ((1, 34), True, "GA", True)],
     "WindowsCPUAndMemoryAffinity": [((1, 32), False, "Alpha", False)],

@@ -9,6 +9,7 @@ Because a service has a static command line, the flags kubeadm writes at join ti
 
 from __future__ import annotations
 
+import json
 import re
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
@@ -41,6 +42,36 @@ PAUSE_FLAG_BELOW = (1, 27)
 
 # The service the kubelet talks to (Docker through cri-dockerd).
 DEFAULT_DEPENDENCIES = {name: [r["cri_service"]] for name, r in runtimes.RUNTIMES.items()}
+
+# The node log query (KEP-2258, `kubectl get --raw /api/v1/nodes/<node>/proxy/logs/?query=kubelet`): the kubelet serves
+# /logs/ with queries only when its configuration has enableSystemLogHandler (default true, v1beta1 defaults.go) and
+# enableSystemLogQuery (default false), and enableSystemLogQuery needs the NodeLogQuery gate (kubernetes v1.37.2
+# pkg/kubelet/apis/config/validation/validation.go lines 398-403, v1.34.4 lines 352-357: the kubelet refuses to start
+# otherwise; pkg/kubelet/kubelet.go line 1887). Neither field has a flag, and kubeadm writes config.yaml from the
+# cluster's kubelet-config, so they go in a drop-in of --config-dir (wp.KUBELET_DROPIN_DIR).
+LOG_QUERY_DROPIN = "50-kubewin-node-log-query.conf"
+
+
+def log_query_config(kube_version):
+    """The text of the kubelet drop-in that turns the node log query on at ``kube_version``: the two fields, and
+    NodeLogQuery=true where the gate is off by default (up to 1.35; GA and locked on from 1.36, so not passed there,
+    and passing it would stop the kubelet once a release removes it). A KubeletConfiguration with its apiVersion and
+    kind, which mergeKubeletConfigurations requires of every drop-in (cmd/kubelet/app/server.go v1.37.2)."""
+    ver = versions.parse(kube_version)
+    if ver is None:
+        raise ValueError("kube_version %r is not a Kubernetes version like v1.36.2 (the node log query's feature gate "
+                         "depends on it)" % (kube_version,))
+    try:
+        gates = fg.needed_gates(ver, {"NodeLogQuery": True}, "kubelet")
+    except fg.FeatureGateError as e:
+        raise ValueError("%s (the node log query)" % e) from None
+    doc = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+           "enableSystemLogHandler": True, "enableSystemLogQuery": True}
+    if gates:
+        doc["featureGates"] = gates
+    # JSON is YAML, which the kubelet's file loader reads
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
 
 _FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
@@ -125,7 +156,7 @@ def _flag_value(value):
 
 
 def compute_flags(version, flags_env_text=None, extra_args=None, config_file=None, kubeconfig=None,
-                  bootstrap_kubeconfig=None, cert_dir=None, pod_infra_container_image=None):
+                  bootstrap_kubeconfig=None, cert_dir=None, pod_infra_container_image=None, config_dir=None):
     """The kubelet flags for this node, in order, and warnings for the user.
 
     Precedence as on Linux: base flags < kubeadm-flags.env < the user's extra_args (last wins).
@@ -143,8 +174,9 @@ def compute_flags(version, flags_env_text=None, extra_args=None, config_file=Non
         flags[name] = value
 
     put("windows-service", None)
-    for name, value in (("config", config_file), ("bootstrap-kubeconfig", bootstrap_kubeconfig),
-                        ("kubeconfig", kubeconfig), ("cert-dir", cert_dir)):
+    for name, value in (("config", config_file), ("config-dir", config_dir),
+                        ("bootstrap-kubeconfig", bootstrap_kubeconfig), ("kubeconfig", kubeconfig),
+                        ("cert-dir", cert_dir)):
         if value:
             put(name, value)
     # Windows has no cgroups, and its resolver is not a resolv.conf (sig-windows-tools PrepareNode.ps1).
@@ -197,12 +229,17 @@ def compute_flags(version, flags_env_text=None, extra_args=None, config_file=Non
     return flags, warnings
 
 
-def render_command_line(executable, flags, log_runner=None, log_file=None, version=None):
+def render_command_line(executable, flags, log_runner=None, log_file=None, version=None,
+                        log_max_size_mb=sl.LOG_FILE_MAX_SIZE_MB, log_max_age_hours=sl.LOG_FILE_MAX_AGE_HOURS):
     """The service's command line; with ``log_runner`` the kubelet runs under kube-log-runner, which
     writes its output to ``log_file`` (service_logs): the kubelet has no --log-file of its own."""
     argv = [executable] + ["--%s" % k if v is None else "--%s=%s" % (k, v) for k, v in flags.items()]
     if log_runner:
         if not log_file:
             raise KubeletServiceError("log_file is needed with log_runner_path (the file kube-log-runner writes)")
-        argv = sl.log_runner_argv(argv, log_file, versions.parse(version), log_runner)
+        try:
+            argv = sl.log_runner_argv(argv, log_file, versions.parse(version), log_runner, log_max_size_mb,
+                                      log_max_age_hours)
+        except ValueError as e:
+            raise KubeletServiceError(str(e)) from None
     return ws.render_command_line(argv)

@@ -38,13 +38,16 @@ import ntpath
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 
-# kube-log-runner rotates its file with -log-file-size and -log-file-age (kubernetes PR #127667,
-# merged 2024-10; read in k8s.io/component-base v0.37.2 logs/kube-log-runner/kube-log-runner.go).
-# A release without them exits on the unknown flag, so they are passed only from the oldest
-# release checked here on; older kubelets run without rotation.
-LOG_ROTATION_FROM = (1, 36)
-LOG_FILE_SIZE = "100Mi"
-LOG_FILE_AGE = "168h"
+# kube-log-runner rotates its file with -log-file-size (a resource.Quantity: the file is renamed to
+# <name>-<time><ext> when a write would pass the size) and removes rotated files older than -log-file-age (a Go
+# duration) at each rotation (kubernetes PR #127667; read in k8s.io/component-base v0.34.4, v0.35.4 and v0.37.2
+# logs/kube-log-runner/kube-log-runner.go lines 48-53 and internal/logrotation/logrotation.go rotate/clean). Both
+# flags are in every release read, so they are passed from the oldest of them on; an older kube-log-runner would exit
+# on an unknown flag, so older releases run without rotation. There is no count: the disk a log uses is bounded by
+# the size times the rotations within the age (docs/troubleshooting.md, "Reading a node's logs").
+LOG_ROTATION_FROM = (1, 34)
+LOG_FILE_MAX_SIZE_MB = 100
+LOG_FILE_MAX_AGE_HOURS = 168
 
 WATCH_RESTART_PERIODS = 2
 WATCH_INTERVAL_MS = 1000
@@ -55,21 +58,37 @@ def log_file(service):
     return wp.LOG_FILES.get(str(service).lower())
 
 
-def log_runner_argv(program_argv, log_path, version, log_runner=wp.KUBE_LOG_RUNNER_EXE):
-    """``program_argv`` run through kube-log-runner writing to ``log_path`` (stdout and stderr)."""
+def _positive(value, name):
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = 0
+    if isinstance(value, bool) or number < 1 or str(number) != str(value).strip():
+        raise ValueError("%s is %r: a whole number of at least 1 is needed" % (name, value))
+    return number
+
+
+def log_runner_argv(program_argv, log_path, version, log_runner=wp.KUBE_LOG_RUNNER_EXE,
+                    max_size_mb=LOG_FILE_MAX_SIZE_MB, max_age_hours=LOG_FILE_MAX_AGE_HOURS):
+    """``program_argv`` run through kube-log-runner writing to ``log_path`` (stdout and stderr), rotated at
+    ``max_size_mb`` MiB, rotated files removed after ``max_age_hours`` (kubewin_log_file_max_size_mb and
+    kubewin_log_file_max_age_hours)."""
+    size = _positive(max_size_mb, "kubewin_log_file_max_size_mb")
+    age = _positive(max_age_hours, "kubewin_log_file_max_age_hours")
     argv = [log_runner, "-log-file=%s" % log_path]
     if tuple(version[:2]) >= LOG_ROTATION_FROM:
-        argv += ["-log-file-size=%s" % LOG_FILE_SIZE, "-log-file-age=%s" % LOG_FILE_AGE]
+        argv += ["-log-file-size=%dMi" % size, "-log-file-age=%dh" % age]
     return argv + list(program_argv)
 
 
-def kube_log_runner(program_argv, log_path, kube_version, log_runner=wp.KUBE_LOG_RUNNER_EXE):
+def kube_log_runner(program_argv, log_path, kube_version, log_runner=wp.KUBE_LOG_RUNNER_EXE,
+                    max_size_mb=LOG_FILE_MAX_SIZE_MB, max_age_hours=LOG_FILE_MAX_AGE_HOURS):
     """Filter form of log_runner_argv: the version as text ('v1.37.2')."""
     version = versions.parse(kube_version)
     if version is None:
         raise ValueError("kube_version %r is not a Kubernetes version like v1.33.2 (kube-log-runner's flags depend on "
                          "it)" % (kube_version,))
-    return log_runner_argv(program_argv, log_path, version, log_runner)
+    return log_runner_argv(program_argv, log_path, version, log_runner, max_size_mb, max_age_hours)
 
 
 def log_hint(service, path=None):

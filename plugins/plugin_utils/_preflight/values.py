@@ -36,6 +36,8 @@ NUMBER_RANGES = {
     "kubewin_vswitch_wait_timeout": (1, None, True, "seconds to wait for a host after its vSwitch change"),
     "kubewin_vswitch_settle_seconds": (0, None, True, "seconds to let a vSwitch change settle"),
     "kubewin_drain_timeout": (1, None, True, "seconds to wait for a drain"),
+    "kubewin_log_file_max_size_mb": (1, None, True, "MiB at which kube-log-runner rotates a log"),
+    "kubewin_log_file_max_age_hours": (1, None, True, "hours kube-log-runner keeps a rotated log"),
     "kube_apiserver_port": (1, 65535, True, "a TCP port"),
 }
 _EXCLUSIVE_BOUNDS = set()

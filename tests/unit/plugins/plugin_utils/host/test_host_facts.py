@@ -100,7 +100,7 @@ def test_windows_paths_have_one_home():
                         if re.search(r'"C:\\\\(k|etc|var)\b', f.read()):
                             offenders.append(rel)
     assert offenders == []
-    assert wp.LOG_FILES["kube-proxy"] == "C:\\var\\log\\kubelet\\kube-proxy.log"
+    assert wp.LOG_FILES["kube-proxy"] == "C:\\var\\log\\kube-proxy\\kube-proxy.log"
 
 
 def test_the_transport_key_is_in_the_facts_for_sealing():

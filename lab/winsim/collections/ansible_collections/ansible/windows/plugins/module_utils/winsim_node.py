@@ -468,14 +468,15 @@ binaries.PROCESSES["kube-proxy"] = _kube_proxy_process
 # --- kube-log-runner ----------------------------------------------------------------------------
 # k8s.io/component-base v0.37.2 logs/kube-log-runner/kube-log-runner.go: Go flags (-log-file,
 # -also-stdout, -redirect-stderr, -flush-interval, -log-file-size, -log-file-age; the last three
-# came with kubernetes PR #127667 in 2024: winsim refuses them before 1.36, the stricter choice for
-# releases not read), then the command. It opens the log file (O_APPEND|O_CREATE: the directory
+# came with kubernetes PR #127667 in 2024 and are in k8s.io/component-base v0.34.4 and v0.35.4 too (lines
+# 48-53): winsim refuses them before 1.34, the stricter choice for releases not read), then the command. It
+# opens the log file (O_APPEND|O_CREATE: the directory
 # must exist), starts the command with its stdout and stderr going to the file, and waits for it.
 # It has no service code: the program it starts answers the SCM (--windows-service), as in the
 # kubelet and kube-proxy services of kubernetes cluster/gce/windows/k8s-node-setup.psm1.
 LOG_RUNNER_FLAGS = {"log-file": "str", "also-stdout": "bool", "redirect-stderr": "bool", "flush-interval": "str",
                     "log-file-size": "str", "log-file-age": "str", "help": "bool", "h": "bool"}
-LOG_RUNNER_ROTATION_FROM = (1, 36)
+LOG_RUNNER_ROTATION_FROM = (1, 34)
 PROCESS_ABORTED = "1067: The process terminated unexpectedly."
 
 
