@@ -233,3 +233,31 @@ def test_a_start_with_a_new_definition_replaces_what_the_recovery_actions_restar
             svc = winsim_scm.find(host.state, "kube-proxy")
             runs_new = not svc.get("crash") and svc["image_path"] == PROXY
         assert runs_new is (text is None), text is None
+
+
+# --- NSSM running kube-log-runner (flanneld's service, network role) ------------------------------------------
+def test_under_nssm_kube_log_runner_writes_its_commands_output_to_its_log_file(host, frozen):
+    """NSSM starts kube-log-runner, which opens -log-file and runs its command with stdout and stderr going there
+    (k8s.io/component-base v0.37.2 logs/kube-log-runner/kube-log-runner.go configureAndRun); the runner's own
+    lines (log.Printf/log.Fatal: stderr) go to NSSM's AppStderr. The watch's child is kube-log-runner.exe."""
+    core.write_binary(host.local_path("C:\\k\\kube-log-runner.exe"), "kube-log-runner", "v1.37.2")
+    os.makedirs(host.local_path("C:\\var\\log\\demo"), exist_ok=True)
+    runner = ("-log-file=C:\\var\\log\\demo\\demo.log -log-file-size=100Mi -log-file-age=168h C:\\k\\kube-proxy.exe "
+              "--kubeconfig=%s --network-name=cbr0")
+    _nssm_service(host, Application="C:\\k\\kube-log-runner.exe",
+                  AppParameters=runner % "C:\\etc\\kube-proxy\\kubeconfig", AppStderr="C:\\var\\log\\demo\\nssm.log")
+    answer = _watch(host, child="kube-log-runner.exe", seconds=2)
+    assert {s["status"] for s in answer["samples"]} == {"Running"} and answer["samples"][0]["child"]
+    assert os.path.isfile(host.local_path("C:\\var\\log\\demo\\demo.log"))
+    host2 = core.create_host(str(host.dir) + "-2", "w2")
+    core.write_binary(host2.local_path("C:\\k\\kube-proxy.exe"), "kube-proxy", "v1.33.2")
+    core.write_binary(host2.local_path("C:\\k\\kube-log-runner.exe"), "kube-log-runner", "v1.37.2")
+    os.makedirs(host2.local_path("C:\\var\\log\\demo"), exist_ok=True)
+    _nssm_service(host2, Application="C:\\k\\kube-log-runner.exe", AppParameters=runner % "C:\\etc\\missing",
+                  AppStderr="C:\\var\\log\\demo\\nssm.log")
+    with open(host2.local_path("C:\\var\\log\\demo\\demo.log")) as f:
+        program = f.read()
+    with open(host2.local_path("C:\\var\\log\\demo\\nssm.log")) as f:
+        own = f.read()
+    assert "C:\\etc\\missing" in program and "kube-log-runner: running command: exit status" in own, (program, own)
+    assert "C:\\etc\\missing" not in own

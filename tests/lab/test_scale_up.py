@@ -118,7 +118,7 @@ def test_services_run_natively_with_recovery(vxlan):
     assert [d.lower() for d in services["kube-proxy"]["dependencies"]] == ["flanneld"]
 
 
-def test_kubelet_and_kube_proxy_log_to_files_through_kube_log_runner(vxlan):
+def test_each_service_logs_to_a_file_through_kube_log_runner(vxlan):
     """Neither has --log-file (v1.37); a service's output goes nowhere unless something writes it. Each file is
     C:\\var\\log\\<service>\\<service>.log, where the kubelet's node log query looks (below), rotated by size."""
     from winsim import core as winsim_core
@@ -131,8 +131,13 @@ def test_kubelet_and_kube_proxy_log_to_files_through_kube_log_runner(vxlan):
         assert "C:\\k\\%s.exe" % name in argv and "--windows-service" in argv
         host = winsim_core.Host(vxlan.root, "win-1")
         assert os.path.isfile(host.local_path(log))
+    # flanneld: NSSM runs kube-log-runner, which runs flanneld (NSSM never deletes the files it rotates)
     params = services["flanneld"]["parameters"]
-    assert params["AppStdout"] == params["AppStderr"] == "C:\\var\\log\\flanneld\\flanneld.log"
+    app = split_windows_command_line("x " + params["AppParameters"])[1:]
+    assert params["Application"] == "C:\\k\\kube-log-runner.exe"
+    assert app[:4] == ["-log-file=C:\\var\\log\\flanneld\\flanneld.log", "-log-file-size=100Mi", "-log-file-age=168h",
+                       "C:\\k\\flanneld.exe"], app
+    assert params["AppStderr"] == "C:\\var\\log\\flanneld\\kube-log-runner.log"
 
 
 def test_the_node_log_query_returns_each_services_log(vxlan):

@@ -230,6 +230,10 @@ def locked_files(host):
     for name, proc in (host.state.get("processes") or {}).items():
         if proc.get("application") and proc.get("state") == "running":
             add(str(proc["application"]))
+            # under NSSM, kube-log-runner's command and its log file are in use too
+            for key in ("command", "log_file"):
+                if (proc.get("log_runner") or {}).get(key):
+                    add(str(proc["log_runner"][key]))
         svc = (host.state.get("services") or {}).get(name) or {}
         if proc.get("wrapper") == "nssm":
             for key, value in (svc.get("parameters") or {}).items():

@@ -490,39 +490,46 @@ def _split_go_flags(args):
     return args[:i], args[i:]
 
 
-def _log_runner_service_start(host, version, svc, args):
+def _log_runner_open(host, version, args):
+    """What kube-log-runner does before it starts its command (configureAndRun): its flags, the log file opened
+    (O_APPEND|O_CREATE), the command found. (log file, (win path, marker) of the command, the command's arguments);
+    raises ProcessExit with what it writes to its stderr (log.Fatal) when it exits instead."""
     flag_args, command = _split_go_flags(args)
     spec = dict(LOG_RUNNER_FLAGS)
     if binaries_version(version) < LOG_RUNNER_ROTATION_FROM:
         spec.pop("log-file-size")
         spec.pop("log-file-age")
-    try:
-        flags = go_flag_parse(flag_args, spec, "kube-log-runner")
-    except binaries.ProcessExit as e:  # exits before anything answers the SCM
-        raise SimError("%s (kube-log-runner: %s)" % (PROCESS_ABORTED, e)) from None
+    flags = go_flag_parse(flag_args, spec, "kube-log-runner")
     if not command:
-        raise SimError("%s (kube-log-runner: not enough arguments to run)" % PROCESS_ABORTED)
+        raise binaries.ProcessExit("not enough arguments to run", 1)
     log_file = flags.get("log-file") or ""
     if log_file:
         local = host.local_path(log_file)
         if not os.path.isdir(os.path.dirname(local)):
-            raise SimError("%s (kube-log-runner: failed to create log file %s: open %s: The system cannot find the "
-                           "path specified.)" % (PROCESS_ABORTED, log_file, log_file))
+            raise binaries.ProcessExit("failed to create log file %s: open %s: The system cannot find the path "
+                                       "specified." % (log_file, log_file), 1)
         open(local, "a").close()
     win, local = binaries.resolve_executable(host, command[0])
     if local is None:
-        raise SimError("%s (kube-log-runner: starting command: exec: \"%s\": file does not exist)"
-                       % (PROCESS_ABORTED, command[0]))
+        raise binaries.ProcessExit("starting command: exec: \"%s\": file does not exist" % command[0], 1)
     marker = binaries.read_marker(local)
     if marker is None:
         raise SimError("winsim: %s is not a stand-in binary" % win)
+    return log_file, (win, marker), command[1:]
+
+
+def _log_runner_service_start(host, version, svc, args):
+    try:
+        log_file, (win, marker), command_args = _log_runner_open(host, version, args)
+    except binaries.ProcessExit as e:  # exits before anything answers the SCM
+        raise SimError("%s (kube-log-runner: %s)" % (PROCESS_ABORTED, e)) from None
     fn = binaries.SERVICE_START.get(marker[0])
     if fn is None:  # the program never answers the SCM
         raise SimError(SERVICE_TIMEOUT)
     # the program's output (stdout and stderr: -redirect-stderr defaults to true) goes to the file;
     # without -log-file it goes to kube-log-runner's own stdout, which the SCM discards
     try:
-        return fn(host, marker[1], svc, command[1:])
+        return fn(host, marker[1], svc, command_args)
     except binaries.ExitsAfterRunning as e:
         _append_log(host, log_file, klog_error_line(e))
         raise
@@ -621,11 +628,20 @@ def _nssm_service_start(host, version, svc, args):
     if marker is None:
         raise SimError("winsim: %s is not a stand-in binary" % win)
     tool, app_version = marker
+    # NSSM runs CreateProcess on "<Application>" <AppParameters>; the program reads its argv from that
+    argv = split_command_line(nssm_command_line(app, _param(params, "AppParameters")))[1:]
+    # the application's stderr, or, under kube-log-runner, its -log-file (-redirect-stderr defaults to true; the
+    # runner's own log.Printf/log.Fatal lines go to its stderr, NSSM's AppStderr)
+    app_log, runner = _param(params, "AppStderr"), None
+    if tool == "kube-log-runner":
+        try:
+            app_log, (runner, (tool, app_version)), argv = _log_runner_open(host, app_version, argv)
+        except binaries.ProcessExit as e:  # the application exits: NSSM throttles it (below)
+            _append_log(host, _param(params, "AppStderr"), "kube-log-runner: %s" % e)
+            raise binaries.ExitsAfterRunning("kube-log-runner: %s" % e, kind="nssm") from None
     fn = binaries.PROCESSES.get(tool)
     if fn is None:
         raise SimError("winsim: no implementation of %s (%s) running as a plain process under NSSM" % (win, tool))
-    # NSSM runs CreateProcess on "<Application>" <AppParameters>; the program reads its argv from that
-    argv = split_command_line(nssm_command_line(app, _param(params, "AppParameters")))[1:]
     env = service_environment(host, svc)
     app_env = _multi(_param(params, "AppEnvironment"))
     if app_env:  # AppEnvironment replaces the environment; AppEnvironmentExtra adds to it
@@ -635,13 +651,16 @@ def _nssm_service_start(host, version, svc, args):
         if k:
             env[k.upper()] = (k, v)
     record = {"program": tool, "version": app_version, "wrapper": "nssm", "application": app, "args": argv,
+              "log_runner": {"command": runner, "log_file": app_log} if runner else None,
               "directory": cwd, "environment": sorted("%s=%s" % kv for kv in env.values()
                                                       if kv[0].upper() not in ("PATH",))}
     try:
         host.fault("exec:" + tool)
         fn(host, app_version, argv, env, cwd, svc)
     except binaries.ProcessExit as e:
-        _append_log(host, _param(params, "AppStderr"), _klog_error(str(e)))
+        _append_log(host, app_log, _klog_error(str(e)))
+        if runner:
+            _append_log(host, _param(params, "AppStderr"), "kube-log-runner: running command: exit status %s" % e.code)
         record.update(state="exited", exit_code=e.code, error=str(e))
         processes(host.state)[svc["name"].lower()] = record
         # NSSM has reported Running; the application exiting within AppThrottle (1500 ms) makes it
