@@ -379,7 +379,8 @@ def test_identity_survives_hns_moving_the_address_to_the_host_vnic():
 
 def test_identity_of_a_single_adapter_host_needs_no_setting():
     assert identity([{"name": "Ethernet 2", "ipv4": ["192.168.1.10", "169.254.3.3"]}], None) == {
-        "name": "win-worker-1", "ip": "192.168.1.10", "adapter": "Ethernet 2", "subnet": None, "firewall_remoteip": "any"}
+        "name": "win-worker-1", "ip": "192.168.1.10", "adapter": "Ethernet 2", "subnet": None,
+        "firewall_remoteip": "any"}
 
 
 # --- kubespray: direct routing and conflicts with the cluster ------------------------------------------------
