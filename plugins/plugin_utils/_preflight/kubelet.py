@@ -142,6 +142,14 @@ def check_kubelet_args(extra_args, kube, node_name=None, allow_insecure=False):
             for problem in taint_flag_problems(value):
                 f.fail(EXTRA_ARGS_VAR, "%s: --register-with-taints: %s; write key[=value]:Effect, comma-separated"
                        % (EXTRA_ARGS_VAR, problem))
+        elif name == "feature-gates" and _turns_off(value, "NodeLogQuery"):
+            # review-s6 L3: the node role sets enableSystemLogQuery (plugin_utils/_host/kubelet.py), which the kubelet
+            # refuses without the gate (pkg/kubelet/apis/config/validation/validation.go); from 1.36 the gate is also
+            # locked on, and component-base's featuregate refuses to set a locked gate to another value
+            f.fail(EXTRA_ARGS_VAR, "%s: --feature-gates turns NodeLogQuery off, and the kubelet would then refuse to "
+                                   "start: the node role turns on the node log query (enableSystemLogQuery), which "
+                                   "needs that gate (locked on from Kubernetes 1.36); remove NodeLogQuery=false from "
+                                   "the feature-gates of %s" % (EXTRA_ARGS_VAR, EXTRA_ARGS_VAR))
         elif name == "hostname-override" and node_name and str(value) != node_name:
             f.fail(EXTRA_ARGS_VAR, "%s: --hostname-override=%s differs from the node name %r: the kubelet would "
                                    "register another Node than the one the roles join and wait for; set %s instead "
@@ -161,6 +169,15 @@ def check_kubelet_args(extra_args, kube, node_name=None, allow_insecure=False):
                                "configuration file (it logs that at each start)"
                % (EXTRA_ARGS_VAR, ", ".join(config_file), "s" if one else "", minor, "it" if one else "them"))
     return f.result()
+
+
+def _turns_off(feature_gates, gate):
+    """Whether a --feature-gates value (Gate=bool,...) sets ``gate`` false, as Go's strconv.ParseBool reads it."""
+    for item in str(feature_gates if feature_gates is not None else "").split(","):
+        key, eq, val = item.partition("=")
+        if eq and key.strip() == gate and val.strip() in ("0", "f", "F", "false", "FALSE", "False"):
+            return True
+    return False
 
 
 def check_kubelet_config(config, allow_insecure=False):

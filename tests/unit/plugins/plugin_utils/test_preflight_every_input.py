@@ -114,6 +114,9 @@ BAD = [
     (dict(kubelet_extra_args={"hostname-override": "other"}), "kubewin_kubelet_extra_args",
      ["differs from the node name", "kubewin_node_name"]),
     (dict(kubelet_extra_args={"mystery-flag": "1"}), "kubewin_kubelet_extra_args", ["no flag --mystery-flag"]),
+    # review-s6 L3: the node log query needs the gate, and from 1.36 it is locked on: the kubelet would not start
+    (dict(kubelet_extra_args={"feature-gates": "InPlacePodVerticalScaling=true, NodeLogQuery=False"}),
+     "kubewin_kubelet_extra_args", ["turns NodeLogQuery off", "remove NodeLogQuery=false"]),
     # the four weakening flags of security-2.md N9 (A.4), and an old TLS floor
     (dict(kubelet_extra_args={"anonymous-auth": True}), "kubewin_kubelet_extra_args",
      ["--anonymous-auth=True", "kubewin_kubelet_allow_insecure: true"]),
