@@ -128,7 +128,9 @@ def judge(view, node, node_name, pod_network, runtime_services, external_network
 
 def repair_plan(checks):
     """The repair steps the failed checks ask for, in REPAIR_ORDER. flanneld's restart brings kube-proxy's with it:
-    a running kube-proxy never re-applies a load balancer it applied before its network went away."""
+    kube-proxy v1.37 re-applies its load balancers by itself only once it sees the network under a new ID
+    (pkg/proxy/winkernel/proxier.go syncProxyRules), so a restart at start-up is the step that does not depend on
+    when its next sync comes or on the network's ID (a host-gw network kept with its ID is never re-applied)."""
     steps = {c["repair"] for c in checks if c["status"] == "fail" and c.get("repair")}
     if "flanneld" in steps:
         steps.add("kube-proxy")
