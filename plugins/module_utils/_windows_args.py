@@ -38,7 +38,7 @@ KUBELET_SERVICE_ARGSPEC = dict(
     kubelet_version=dict(type="str"),
     kubelet_path=dict(type="str", default=wp.KUBELET_EXE),
     config_file=dict(type="str", default=wp.KUBELET_CONFIG),
-    config_dir=dict(type="str", default=wp.KUBELET_DROPIN_DIR),
+    config_dir=dict(type="str"),
     kubeconfig=dict(type="str", default=wp.KUBELET_CONF),
     bootstrap_kubeconfig=dict(type="str", default=wp.BOOTSTRAP_CONF),
     cert_dir=dict(type="str", default=wp.KUBELET_PKI),

@@ -49,10 +49,9 @@ options:
     description:
       - The kubelet's C(--config-dir), drop-in KubeletConfigurations (C(*.conf)) merged over O(config_file) in
         lexical order. The directory must exist when the kubelet starts. The node role writes the drop-in that turns
-        the node log query on there (docs/troubleshooting.md, "Reading a node's logs").
-      - An empty value passes no C(--config-dir).
+        the node log query on there (docs/troubleshooting.md, "Reading a node's logs"), C(C:\var\lib\kubelet\config.d).
+      - Unset or empty passes no C(--config-dir) (a kubelet started with one that does not exist does not start).
     type: str
-    default: C:\var\lib\kubelet\config.d
   kubeconfig:
     description: The kubelet's kubeconfig, written by the TLS bootstrap.
     type: str
