@@ -2,24 +2,15 @@
 credential (kube-proxy and flanneld run with the kubelet's kubeconfig)."""
 
 import ntpath
-from pathlib import Path
 
 import yaml
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _walk(tasks):
-    for task in tasks or []:
-        yield task
-        for key in ("block", "rescue", "always"):
-            yield from _walk(task.get(key))
+from role_tasks import ROOT, walk
 
 
 def _restricted_files():
     tasks = yaml.safe_load((ROOT / "roles" / "node" / "tasks" / "main.yml").read_text())
     node_vars = yaml.safe_load((ROOT / "roles" / "node" / "vars" / "main.yml").read_text())
-    for task in _walk(tasks):
+    for task in walk(tasks):
         args = task.get("kubewin.nodes.win_host_files") or {}
         files = args.get("files")
         for f in files if isinstance(files, list) else []:

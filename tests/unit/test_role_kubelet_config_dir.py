@@ -2,19 +2,10 @@
 module has no default (a kubelet given a --config-dir that does not exist does not start), and a task that left it out
 would drop the node log query's drop-in from the service, or change the service on every run."""
 
-from pathlib import Path
-
 import yaml
+from role_tasks import ROOT, walk
 
-ROOT = Path(__file__).resolve().parents[2]
 MODULE = "kubewin.nodes.win_kubelet_service"
-
-
-def _walk(tasks):
-    for task in tasks or []:
-        yield task
-        for key in ("block", "rescue", "always"):
-            yield from _walk(task.get(key))
 
 
 def test_each_kubelet_service_task_passes_the_config_dir_the_node_role_makes():
@@ -22,7 +13,7 @@ def test_each_kubelet_service_task_passes_the_config_dir_the_node_role_makes():
     for path in sorted((ROOT / "roles").glob("*/*/main.yml")):
         if path.parent.name not in ("tasks", "handlers"):
             continue
-        for task in _walk(yaml.safe_load(path.read_text())):
+        for task in walk(yaml.safe_load(path.read_text())):
             args = task.get(MODULE)
             if isinstance(args, dict) and args.get("state") != "absent":
                 calls.append((str(path.relative_to(ROOT)), task["name"], args.get("config_dir")))

@@ -2,22 +2,12 @@
 tokens) only after both services run with the kubelet's kubeconfig (review-s5 C1): a run that stops in between
 leaves them with a token that still works, not a revoked one."""
 
-from pathlib import Path
-
 import yaml
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _walk(tasks):
-    for task in tasks or []:
-        yield task
-        for key in ("block", "rescue", "always"):
-            yield from _walk(task.get(key))
+from role_tasks import ROOT, walk
 
 
 def _tasks():
-    return list(_walk(yaml.safe_load((ROOT / "roles" / "network" / "tasks" / "main.yml").read_text())))
+    return list(walk(yaml.safe_load((ROOT / "roles" / "network" / "tasks" / "main.yml").read_text())))
 
 
 def _index(tasks, predicate, what):
