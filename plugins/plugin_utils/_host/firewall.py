@@ -59,10 +59,12 @@ def _address(token):
 
 
 def remote_addresses(value):
-    """RemoteAddresses (or a remoteip option) token by token as ``_address`` reads them; empty or * is any."""
+    """RemoteAddresses (or a remoteip option) token by token as ``_address`` reads them, sorted and without repeats;
+    empty or * is any. win_firewall_rule compares remoteip as a set, so the facts and the desired value (both made
+    here) must too: an inventory listing the same addresses in another order then skips the module (review-s6 F1)."""
     if value in (None, "", "*"):
         return "any"
-    return ",".join(_address(token.strip()) for token in str(value).split(","))
+    return ",".join(sorted({_address(token.strip()) for token in str(value).split(",")}))
 
 
 def _profiles(mask):

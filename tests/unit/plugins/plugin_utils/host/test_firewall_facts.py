@@ -120,3 +120,14 @@ def test_remote_addresses_compare_token_by_token_in_the_form_windows_reads_back(
     assert remoteip("10.0.0.0/255.0.0.0") == "10.0.0.0/8" != "10.1.2.3/8"  # one that clears them: the module runs
     assert remoteip("10.0.0.1-10.0.0.9,192.0.2.10/255.255.255.255") == "10.0.0.1-10.0.0.9,192.0.2.10"
     assert remoteip("10.0.0.0/255.0.255.0") == "10.0.0.0/255.0.255.0"  # not a mask: as read, never equal
+
+
+def test_remote_addresses_compare_as_a_set_like_win_firewall_rule():
+    """F1 (review-s6): the module compares remoteip as a set, so the same addresses in another order or repeated must
+    read back equal to the desired value, else the role runs the module on every run for nothing."""
+    def remoteip(value):
+        return fwf.rule_facts([raw(remote_addresses=value)])["kubewin-kubelet-10250-tcp"]["remoteip"]
+
+    windows_order = remoteip("192.0.2.10/255.255.255.255,10.0.0.0/255.0.0.0,LocalSubnet")
+    assert windows_order == fwf.remote_addresses("LocalSubnet,10.0.0.0/8,192.0.2.10/32,10.0.0.0/8")
+    assert windows_order == "10.0.0.0/8,192.0.2.10,LocalSubnet"
