@@ -12,9 +12,10 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credent
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
 
 
-def ensure(module, apis, desired, kind, changes, fields):
+def ensure(module, apis, desired, kind, changes, fields, keep_rules=False):
     """Create ``desired`` or bring its ``fields`` (and managed label, node annotation) in line: ``(what was read,
-    the object as it is now)`` (``None`` for what does not exist, or is not known in check mode)."""
+    the object as it is now)`` (``None`` for what does not exist, or is not known in check mode). ``keep_rules``: a
+    ClusterRole's rules become the union of the ones it has and the desired ones (nothing it grants is cut)."""
     meta = desired["metadata"]
     name, namespace = meta["name"], meta.get("namespace")
     if kind == "ServiceAccount":
@@ -51,6 +52,9 @@ def ensure(module, apis, desired, kind, changes, fields):
             kc.call(apis, "delete", resource, None, name, apis.rbac.delete_cluster_role_binding, name)
             kc.call(apis, "create", resource, None, name, create[0], *create[1], not_found_ok=False)
         return None, None
+    if keep_rules:
+        kept = list(current.get("rules") or [])
+        desired = dict(desired, rules=kept + [r for r in desired["rules"] if r not in kept])
     different = nc.drift(current, desired, fields)
     if different:
         changes.append("updated %s %s (%s)" % (kind, name, ", ".join(different)))

@@ -112,7 +112,8 @@ options:
   retire:
     description:
       - With V(false), the ServiceAccounts older releases made are kept, and each binding that names one keeps naming
-        it beside the node, so a kube-proxy or flanneld still running with that account's token keeps working; the
+        it beside the node, and flanneld's ClusterRole keeps the rules it had (an older release's may patch its
+        Node's status), so a kube-proxy or flanneld still running with that account's token keeps working; the
         accounts that exist are named in RV(to_retire). A second run with V(true), once the services run with the
         kubelet's kubeconfig, deletes them (the network role does so after it has switched kube-proxy's service).
       - With V(true), the accounts are deleted, which revokes their tokens, and the bindings name only the node.
@@ -226,7 +227,7 @@ def present(module, apis, p=None):
     for component in nc.COMPONENTS:
         obj = objects[component]
         namespace, name = obj["retired_account"]
-        binding = obj["binding"]
+        binding, keep_rules = obj["binding"], False
         if not p.get("retire", True):
             # The ServiceAccount an older release made for it, kept while the service may still run with its token:
             # its binding names it beside the node until the run that retires it (review-s5 C1).
@@ -234,11 +235,15 @@ def present(module, apis, p=None):
                               apis.core.read_namespaced_service_account, name, namespace)
             if ((account or {}).get("metadata") or {}).get("labels", {}).get(nc.MANAGED_LABEL) == "true":
                 to_retire[component] = "%s/%s" % (namespace, name)
+                # Its ClusterRole keeps what the older release granted (flanneld's patch of nodes/status) until the
+                # retiring call: a service that restarts on the old token before it is switched keeps working
+                # (review-s6 M1).
+                keep_rules = True
                 binding = dict(binding, subjects=binding["subjects"] + [
                     {"kind": "ServiceAccount", "name": name, "namespace": namespace}])
         # The kubelet's identity, given what it lacks (kube-proxy: system:node-proxier; flanneld: read every Node).
         if obj["role"] is not None:
-            api.ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"])
+            api.ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"], keep_rules=keep_rules)
         api.ensure(module, apis, binding, "ClusterRoleBinding", changes, ["subjects"])
         if not p.get("retire", True):
             continue

@@ -294,6 +294,12 @@ def test_retire_false_keeps_the_old_accounts_and_their_binding_subjects_until_a_
     assert cluster.bindings["kubewin-flanneld-win-1"]["subjects"] == [NODE_USER, {
         "kind": "ServiceAccount", "name": "kubewin-flanneld-win-1", "namespace": "kube-flannel"}]
     assert not [c for c in first["changes"] if c.startswith("deleted")]
+    # Review-s6 M1: flanneld's ClusterRole keeps the older release's patch of its Node's status until the retiring
+    # call, so an old flanneld restarting on its token before its service is switched can still complete its lease.
+    old_flanneld_rules = [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"], "resourceNames": ["win-1"]}]
+    assert cluster.roles["kubewin-flanneld-win-1"]["rules"] == old_flanneld_rules
     again = run({"retire": False})
     assert again["changed"] is False and cluster.writes() == [] and again["to_retire"] == first["to_retire"]
     second = run({})
@@ -302,6 +308,7 @@ def test_retire_false_keeps_the_old_accounts_and_their_binding_subjects_until_a_
     assert ("kube-flannel", "kubewin-flanneld-win-1") not in cluster.accounts
     assert cluster.bindings["kubewin-kube-proxy-win-1"]["subjects"] == [NODE_USER]
     assert cluster.bindings["kubewin-flanneld-win-1"]["subjects"] == [NODE_USER]
+    assert cluster.roles["kubewin-flanneld-win-1"]["rules"] == nc.flanneld_rules("win-1") != old_flanneld_rules
     third = run({"retire": False})
     assert third["changed"] is False and third["to_retire"] == {} and cluster.writes() == []
 
