@@ -37,11 +37,19 @@ each start in order. A service that reports Running and fails later follows wins
 recovery actions apply). The vSwitch blips of networks created at boot are over before anyone connects.
 
 Then the Task Scheduler runs the tasks with a boot trigger, each after its delay (winsim_tasks.run_boot_tasks).
+
+Windows updates installed and waiting for a reboot complete while the host is down, before the services start
+(winsim_updates.complete_at_boot, with their effects).
 """
 
 from __future__ import annotations
 
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries, winsim_scm, winsim_tasks
+from ansible_collections.ansible.windows.plugins.module_utils import (
+    winsim_binaries,
+    winsim_scm,
+    winsim_tasks,
+    winsim_updates,
+)
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
 NON_PERSISTENT = 8  # hcsshim hcn/hcnnetwork.go: EnableNonPersistent NetworkFlags = 8
@@ -137,6 +145,7 @@ def reboot(host):
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns, winsim_kubelet_status, winsim_node
     st = host.state
     gone = shutdown(host)
+    winsim_updates.complete_at_boot(st)  # the updates waiting for this reboot, and their effects
     st["reboots"] = int(st.get("reboots") or 0) + 1
     st["last_boot"] = winsim_scm.clock(host)
     # New logons see the machine environment as it is now (winsim_binaries.session_path).

@@ -85,6 +85,9 @@ def _create_networks(state, hns, doc):
     name, ntype = doc.get("Name"), TYPES.get(str(doc.get("Type", "")).lower())
     if not name or not ntype:
         raise HnsFail("HNS failed with error : The parameter is incorrect. (Name and a valid Type are required)")
+    refused = (state.get("hns_refuse") or {}).get(ntype)
+    if refused:  # an update broke this network type (winsim_updates effects; the lab's fault, seeded by tests)
+        raise HnsFail(refused)
     if any(n["Name"] == name for n in hns["networks"]):
         raise HnsFail("HNS failed with error : {Object Exists} An attempt was made to create an object and the "
                       "object name already existed. (network already exists: %s)" % name)
