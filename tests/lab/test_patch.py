@@ -104,7 +104,7 @@ def test_patch_check_lists_the_updates_per_node(nodes, api):
         nodes.reset_ops(host)
     rc, doc, text = nodes.run("patch.yml", "--check")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-    table = _debug(doc, "Show the updates each node would get", "localhost")
+    table = _debug(doc, "Show the updates each node would get", "localhost")  # kube_control_plane[0]
     for host, update in UPDATES.items():
         assert any(line.split()[:3] == [_node_name(host), host, "KB" + update["kb"][0]] for line in table), table
     for host in HOSTS:
