@@ -125,8 +125,7 @@ def test_a_failed_update_fails_the_run_with_its_hresult():
 
 @pytest.mark.parametrize("reboot", [False, True])
 def test_the_stand_in_action_reboots_only_when_asked(lab, reboot):
-    """Runs a playbook against a simulated host (no control plane). Written in session 6; not run there (the lab's
-    machine was busy): run it before relying on it."""
+    """Runs a playbook against a simulated host (no control plane)."""
     core.edit(lab.root, "win-1", lambda state: state.update(_state(CU)))
     lab.reset_ops()
     rc, _, res = lab.play("""

@@ -153,12 +153,6 @@ def check(values):
     return settings, errors
 
 
-def settings(values):
-    """The filter's answer: ``{settings, errors}`` (the playbook fails with the errors, before any change)."""
-    result, errors = check(values)
-    return {"settings": result, "errors": errors}
-
-
 def found(result):
     """The updates a win_updates result lists to install, sorted by KB: ``[{kb, title}]`` (kb with its prefix)."""
     updates = (result or {}).get("updates") or {}

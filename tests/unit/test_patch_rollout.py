@@ -34,7 +34,8 @@ DISCOVERED = {"_kubewin_api_kubeconfig": "/nonexistent/admin.conf", "kubewin_dep
 
 
 def _collections(tmp_path):
-    """kubewin.nodes as it is, with k8s_node and win_node_health faked; ansible.windows faked."""
+    """kubewin.nodes as it is (patch_rollout its own), with k8s_node and win_node_health faked; ansible.windows
+    faked."""
     base = tmp_path / "collections" / "ansible_collections"
     ours = base / "kubewin" / "nodes"
     (ours / "plugins" / "action").mkdir(parents=True)
@@ -44,6 +45,7 @@ def _collections(tmp_path):
         (ours / "plugins" / name).symlink_to(ROOT / "plugins" / name)
     for name in ("k8s_node", "win_node_health"):
         (ours / "plugins" / "action" / ("%s.py" % name)).symlink_to(FAKES / ("%s.py" % name))
+    (ours / "plugins" / "action" / "patch_rollout.py").symlink_to(ROOT / "plugins" / "action" / "patch_rollout.py")
     windows = base / "ansible" / "windows"
     (windows / "plugins" / "action").mkdir(parents=True)
     (windows / "meta").mkdir()

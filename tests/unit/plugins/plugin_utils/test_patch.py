@@ -123,10 +123,9 @@ def test_the_traps_the_pattern_avoids():
 def test_the_playbook_passes_every_patch_variable_to_the_check():
     """A kubewin_patch_* option the validation play does not pass would reach the role unchecked."""
     plays = yaml.safe_load((ROOT / "playbooks" / "patch.yml").read_text())
-    check = plays[1]["tasks"][0]["ansible.builtin.set_fact"]["_kubewin_patch_check"]
-    passed = set(re.findall(r"'(kubewin_patch_\w+)':", check))
-    assert passed == {name for name in SPEC if name.startswith("kubewin_patch_")}
-    assert "kubewin.nodes.patch_settings" in check
+    passed = plays[1]["tasks"][0]["kubewin.nodes.patch_rollout"]["inputs"]
+    assert set(passed) == {name for name in SPEC if name.startswith("kubewin_patch_")}
+    assert all(value.startswith("{{ %s " % name) for name, value in passed.items())
 
 
 def test_the_documented_categories_are_the_ones_refused_otherwise():
