@@ -117,7 +117,7 @@ def _serial(value, errors):
     if not isinstance(value, bool) and re.match(r"^\d+$", text) and int(text) >= 1:
         return int(text)
     errors.append("%s must be a number of nodes (1 or more) or a percentage from 1%% to 100%%, not %r; "
-                  "set it with -e, e.g. -e kubewin_patch_serial=1." % (name, value))
+                  "e.g. kubewin_patch_serial: 1." % (name, value))
     return None
 
 

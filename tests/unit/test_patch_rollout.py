@@ -164,3 +164,26 @@ def test_serial_two_lets_the_failing_batch_finish_and_stops_the_next(rollout):
     data = rollout.read()
     assert _node(data, "win-1") == (False, {}) and _node(data, "win-2")[0] is True
     assert "win-3" not in data["ops"]
+
+
+def test_serial_set_in_the_inventory_is_the_rollout_s_serial(tmp_path):
+    """kubewin_patch_serial in group_vars: a play keyword sees no inventory variable of a host, so the playbook
+    reads the first Windows host's. win-1 fails; with 2 at a time win-2, in its batch, finishes its turn."""
+    rollout = Rollout(tmp_path, {"win-1": [["5000001"]], "win-2": [["5000002"]], "win-3": [["5000003"]]},
+                      unhealthy=["win-1"])
+    (tmp_path / "group_vars").mkdir()
+    (tmp_path / "group_vars" / "kube_windows_nodes.yml").write_text("kubewin_patch_serial: 2\n")
+    rc, out = rollout.run()
+    assert rc != 0
+    data = rollout.read()
+    assert _node(data, "win-1")[0] is True and _node(data, "win-2") == (False, {}) and "win-2" in data["ops"]
+    assert "win-3" not in data["ops"]
+
+
+def test_serial_differing_between_hosts_is_refused_before_any_change(rollout):
+    (rollout.tmp / "host_vars").mkdir()
+    (rollout.tmp / "host_vars" / "win-3.yml").write_text("kubewin_patch_serial: 3\n")
+    rc, out = rollout.run()
+    assert rc != 0
+    assert "kubewin_patch_serial is 3 on win-3 but 1 on win-1" in out, out
+    assert rollout.read().get("ops", {}) == {}

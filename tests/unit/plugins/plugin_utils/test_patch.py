@@ -48,7 +48,7 @@ def test_the_defaults_pass_and_reject_the_known_bad_kb():
     ({"kubewin_patch_accept_kbs": ["KB5044281"], "kubewin_patch_reject_kbs": ["kb5044281"]},
      "kubewin_patch_reject_kbs", "remove it from one"),
     ({"kubewin_patch_accept_kbs": ["KB5040437"]}, "kubewin_patch_known_bad_kbs", "without it"),
-    ({"kubewin_patch_serial": 0}, "kubewin_patch_serial", "-e kubewin_patch_serial=1"),
+    ({"kubewin_patch_serial": 0}, "kubewin_patch_serial", "e.g. kubewin_patch_serial: 1"),
     ({"kubewin_patch_serial": "101%"}, "kubewin_patch_serial", "percentage from 1% to 100%"),
     ({"kubewin_patch_serial": True}, "kubewin_patch_serial", "number of nodes"),
     ({"kubewin_patch_server_selection": "wsus"}, "kubewin_patch_server_selection", "managed_server"),
@@ -71,8 +71,8 @@ def test_every_bad_input_is_reported_at_once():
 
 
 @pytest.mark.parametrize("given, expected", [
-    (["security updates", "UpdateRollups", "criticalupdates"], ["Security Updates", "Update Rollups",
-                                                                 "Critical Updates"]),
+    (["security updates", "UpdateRollups", "criticalupdates"],
+     ["Security Updates", "Update Rollups", "Critical Updates"]),
     (["*"], ["*"]),
     (["Upgrades", "Upgrades"], ["Upgrades"]),
 ])
