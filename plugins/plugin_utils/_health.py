@@ -13,6 +13,12 @@ SCHEMA = "kubewin.nodes/health/v1"
 REPAIR_ORDER = ("runtime", "kubelet", "flanneld", "kube-proxy")
 # SERVICE_AUTO_START (Microsoft Learn, CreateServiceW dwStartType); the roles register every node service so.
 AUTO_START = 2
+DISABLED = 4
+
+
+def _disabled_fix(name):
+    return ("%s is Disabled, which the repair does not change: run playbooks/scale_up.yml, which registers it "
+            "Automatic, then playbooks/repair.yml" % name)
 
 
 def _check(check, status, detail, fix=None, repair=None):
@@ -46,7 +52,10 @@ def _service_checks(services, runtime_services, network_services):
         if svc.get("start") != AUTO_START or svc.get("delayed_autostart"):
             out.append(_check(check, "fail", "start mode is %s, not Automatic" % _start_mode(svc),
                               "run playbooks/scale_up.yml, which registers it Automatic (not delayed)"))
-        if svc.get("status") != "Running":
+        if svc.get("status") != "Running" and svc.get("start") == DISABLED:
+            # The repair cannot start it (win_service: ERROR_SERVICE_DISABLED, 1058), so it is left to the operator.
+            out.append(_check(check, "fail", "%s, not Running" % svc.get("status"), _disabled_fix(name)))
+        elif svc.get("status") != "Running":
             out.append(_check(check, "fail", "%s, not Running" % svc.get("status"),
                               "run playbooks/repair.yml, which starts the node services in their order", step))
         elif svc.get("start") == AUTO_START and not svc.get("delayed_autostart"):
@@ -122,8 +131,31 @@ def judge(view, node, node_name, pod_network, runtime_services, external_network
     checks = (_service_checks(view["services"], runtime_services, network_services)
               + _network_checks(view, pod_network, external_network, network_services)
               + _node_checks(node or {}, node_name))
+    checks = _leave_blocked_steps(checks, view["services"], runtime_services)
     return {"healthy": not any(c["status"] == "fail" for c in checks), "checks": checks,
             "repair": repair_plan(checks)}
+
+
+def _leave_blocked_steps(checks, services, runtime_services):
+    """The checks, those whose repair step would start a Disabled service left to the operator: Windows starts no
+    Disabled service (ERROR_SERVICE_DISABLED), nor one whose dependency is Disabled and stopped (1068,
+    ERROR_SERVICE_DEPENDENCY_FAIL: each step's services depend on the step before, REPAIR_ORDER), and a failed
+    win_service task would end the repair of that host."""
+    step_services = {"runtime": list(runtime_services), "kubelet": ["kubelet"], "flanneld": ["flanneld"],
+                     "kube-proxy": ["kube-proxy"]}
+    blocked, stopped_before = {}, None
+    for step in REPAIR_ORDER:
+        disabled = [n for n in step_services[step] if (services.get(n) or {}).get("start") == DISABLED]
+        blocker = (disabled or [stopped_before])[0]
+        if blocker:
+            blocked[step] = blocker
+        stopped_before = stopped_before or next(
+            (n for n in disabled if (services.get(n) or {}).get("status") != "Running"), None)
+    # flanneld's restart brings kube-proxy's with it (repair_plan), so a blocked kube-proxy blocks flanneld's step
+    if "kube-proxy" in blocked:
+        blocked.setdefault("flanneld", blocked["kube-proxy"])
+    return [dict(c, repair=None, fix=_disabled_fix(blocked[c["repair"]])) if c.get("repair") in blocked else c
+            for c in checks]
 
 
 def repair_plan(checks):

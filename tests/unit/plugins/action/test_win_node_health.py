@@ -145,3 +145,27 @@ def test_win_node_health_reads_the_host_once_and_judges_it(make_action):
     docker = RemoteHost({"node_health": lambda p: _answer()})
     make_action(ActionModule, dict(args, container_runtime="docker", network_services=False), docker).run(task_vars={})
     assert docker.calls == [("node_health", {"Services": ["docker", "cri-dockerd", "kubelet"]})]
+
+
+@pytest.mark.parametrize("service", ["containerd", "kubelet", "flanneld", "kube-proxy"])
+def test_a_stopped_disabled_service_is_left_to_the_operator_not_started(service):
+    # review-s6 H3: win_service state: started fails on a Disabled service, which ended that host's repair.
+    result = _judge(_answer({service: {"status": "Stopped", "start": 4}}))
+    assert not result["healthy"] and result["repair"] == []
+    stopped = next(c for c in result["checks"] if c["check"] == "service " + service and "Running" in c["detail"])
+    assert stopped["repair"] is None and stopped["fix"].startswith(service + " is Disabled")
+    assert "scale_up.yml" in stopped["fix"]
+
+
+def test_the_steps_after_a_stopped_disabled_service_are_left_too_as_its_dependents_cannot_start():
+    answer = _answer({"kubelet": {"status": "Stopped", "start": 4}, "flanneld": {"status": "Stopped"}},
+                     networks=("External",))
+    result = _judge(answer)
+    assert result["repair"] == []
+    assert _failed(result)["pod network flannel.4096"] == ("missing from HNS (HNS restarted, or flanneld failed)", None)
+    assert {c["fix"] for c in result["checks"] if c["check"] in ("service flanneld", "pod network flannel.4096")} == {
+        health._disabled_fix("kubelet")}
+    # Disabled but still Running: its own step is left (a restart would not start it again), the others are taken.
+    result = _judge(_answer({"kube-proxy": {"start": 4}, "containerd": {"status": "Stopped"}}, networks=("External",)))
+    assert result["repair"] == ["runtime"]
+    assert _failed(result)["pod network flannel.4096"][1] is None
