@@ -1,7 +1,8 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin for kubewin.nodes.win_node_health: the node's services and HNS networks in one read (the
-node_health script), judged with the Node the API returned (plugin_utils/_health.py)."""
+node_health script), judged with the Node the API returned (plugin_utils/_health.py); or, with ``report``, the report
+and table of those results (no host is read)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,18 @@ class ActionModule(WindowsAction):
     ARGSPEC = wa.NODE_HEALTH_ARGSPEC
 
     def act(self, args):
+        if args["report"] is not None:
+            given = [k for k in wa.NODE_HEALTH_CHECK_ARGS + ("external_network",) if args[k] is not None]
+            if given:
+                return dict(failed=True, msg="%s on %s: report is the report of checks made before, not a check: "
+                            "leave out %s" % (self.module_name, self.host, ", ".join(given)))
+            # Checks nothing: the report of the results the task was given (its play's last step, playbooks/health.yml).
+            doc = health.report(args["report"])
+            return dict(changed=False, report=doc, table=health.table(doc))
+        missing = [k for k in wa.NODE_HEALTH_CHECK_ARGS if args[k] is None]
+        if missing:
+            return dict(failed=True, msg="%s on %s: missing required arguments: %s (or give report)"
+                        % (self.module_name, self.host, ", ".join(missing)))
         runtime = runtimes.RUNTIMES[args["container_runtime"]]
         runtime_services = list(dict.fromkeys([runtime["service"], runtime["cri_service"]]))
         services = runtime_services + ["kubelet"]

@@ -122,13 +122,16 @@ FILES_ARGSPEC = dict(
 )
 
 # kubewin.nodes.win_node_health
+# Either the check of one node (node_name, node, pod_network, container_runtime) or the report of the checks (report).
+NODE_HEALTH_CHECK_ARGS = ("node_name", "node", "pod_network", "container_runtime")
 NODE_HEALTH_ARGSPEC = dict(
-    node_name=dict(type="str", required=True),
-    node=dict(type="dict", required=True),
-    pod_network=dict(type="str", required=True),
-    container_runtime=dict(type="str", required=True, choices=["containerd", "docker"]),
+    node_name=dict(type="str"),
+    node=dict(type="dict"),
+    pod_network=dict(type="str"),
+    container_runtime=dict(type="str", choices=["containerd", "docker"]),
     external_network=dict(type="str"),
     network_services=dict(type="bool", default=True),
+    report=dict(type="dict"),
 )
 
 # kubewin.nodes.node_preflight

@@ -17,26 +17,28 @@ description:
     and, when given, O(external_network) exist in HNS; the Node is Ready and its C(NetworkUnavailable) condition is
     not True. A cordoned Node is a warning, not a failure.
   - Changes nothing; the repair is left to the caller (the kubewin.nodes.health role), in the order of RV(repair).
+  - With O(report), checks nothing and reads no host, but returns the report (RV(report)) and the table (RV(table)) of
+    the results of earlier checks (the last play of the collection's C(playbooks/health.yml)).
 options:
   node_name:
-    description: The Node's name, for the findings.
+    description: The Node's name, for the findings. Required unless O(report) is given.
     type: str
-    required: true
   node:
     description:
       - The Node as M(kubewin.nodes.k8s_node) returns it (C(exists), C(conditions), C(unschedulable)).
       - C(error), when set, says why the Node could not be read; it is then reported instead of the conditions.
+      - Required unless O(report) is given.
     type: dict
-    required: true
   pod_network:
-    description: The HNS network flanneld creates (C(flannel.<VNI>) on vxlan, C(cbr0) on host-gw).
+    description:
+      - The HNS network flanneld creates (C(flannel.<VNI>) on vxlan, C(cbr0) on host-gw).
+      - Required unless O(report) is given.
     type: str
-    required: true
   container_runtime:
     description:
       - The node's container runtime, whose services are checked (C(containerd), or C(docker) and C(cri-dockerd)).
+      - Required unless O(report) is given.
     type: str
-    required: true
     choices: [containerd, docker]
   external_network:
     description: The HNS network that binds the adapter to its vSwitch (V(External) in the services mode).
@@ -45,6 +47,14 @@ options:
     description: Whether flanneld and kube-proxy run as Windows services (the services mode), so are checked.
     type: bool
     default: true
+  report:
+    description:
+      - Instead of a check, the report of checks made before, a mapping of inventory host name to this module's
+        result for that host (with C(repaired), the repair steps taken, when the host was repaired), or null for a
+        host that has none (unreachable, or failed before its check), which is reported unhealthy.
+      - Mutually exclusive with the options of a check (O(node_name), O(node), O(pod_network), O(container_runtime),
+        O(external_network)).
+    type: dict
 attributes:
   check_mode:
     support: full
@@ -77,13 +87,13 @@ EXAMPLES = r"""
 RETURN = r"""
 healthy:
   description: Whether no check failed.
-  returned: success
+  returned: success, without O(report)
   type: bool
 checks:
   description:
     - One entry per check, C(check) (what), C(status) (V(ok), V(warn) or V(fail)), C(detail), C(fix) (what to do,
       or null) and C(repair) (the repair step that addresses it, or null).
-  returned: success
+  returned: success, without O(report)
   type: list
   elements: dict
   sample: [{check: pod network flannel.4096, status: fail, detail: missing from HNS (HNS restarted, or flanneld failed),
@@ -91,17 +101,31 @@ checks:
 repair:
   description: The repair steps the failed checks ask for, in dependency order (V(runtime), V(kubelet), V(flanneld),
     V(kube-proxy)).
-  returned: success
+  returned: success, without O(report)
   type: list
   elements: str
   sample: [flanneld, kube-proxy]
 node_name:
   description: O(node_name).
-  returned: success
+  returned: success, without O(report)
   type: str
+report:
+  description:
+    - With O(report), the machine-readable report (schema C(kubewin.nodes/health/v1)), C(schema), C(healthy) (whether
+      every host is), and C(nodes), per host C(host), C(node), C(healthy), C(repaired) and C(checks) (C(check),
+      C(status), C(detail), C(fix)), sorted by host.
+  returned: with O(report)
+  type: dict
+  sample: {schema: kubewin.nodes/health/v1, healthy: true, nodes: [{host: win-1, node: win-1, healthy: true,
+           repaired: [], checks: [{check: node Ready, status: ok, detail: "True", fix: null}]}]}
+table:
+  description: With O(report), the report as lines of text, node, check, status, detail and fix in padded columns.
+  returned: with O(report)
+  type: list
+  elements: str
 runtime_services:
   description: The runtime's services that were checked (what the repair step V(runtime) starts).
-  returned: success
+  returned: success, without O(report)
   type: list
   elements: str
   sample: [containerd]

@@ -1,6 +1,7 @@
 """The health check of a Windows node (issue 21 point 4): each finding of the judge (plugin_utils/_health.py), the
 repair plan's order, the report's schema and table, and win_node_health's one read of the host."""
 
+import hashlib
 import json
 
 import pytest
@@ -169,3 +170,36 @@ def test_the_steps_after_a_stopped_disabled_service_are_left_too_as_its_dependen
     result = _judge(_answer({"kube-proxy": {"start": 4}, "containerd": {"status": "Stopped"}}, networks=("External",)))
     assert result["repair"] == ["runtime"]
     assert _failed(result)["pod network flannel.4096"][1] is None
+
+
+def _report_results():
+    return {"w1": dict(_judge(_answer(networks=("External",))), node_name="win-1", repaired=["flanneld", "kube-proxy"]),
+            "w2": dict(_judge(), node_name="win-2", repaired=[]), "w3": None,
+            "w0": dict(_judge(_answer({"kubelet": {"status": "Stopped", "start": 3}}), node=_node(ready="False")),
+                       node_name="win-0", repaired=[])}
+
+
+def _sha256(value):
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def test_win_node_health_with_report_reads_no_host_and_gives_the_report_and_table_the_filters_gave(make_action):
+    host = RemoteHost({})
+    result = make_action(ActionModule, {"report": _report_results()}, host, check_mode=True).run(task_vars={})
+    assert host.calls == [] and result["changed"] is False and not result.get("failed")
+    # What the filters kubewin.nodes.health_report and health_table (removed when playbooks/health.yml moved to this)
+    # gave for these results: the report as JSON with sorted keys, and the table's lines joined by newlines.
+    assert _sha256(json.dumps(result["report"], sort_keys=True)) == (
+        "dccadab06f1eb1f31a109902550439ea350990a3cd053df6fb076b8359e6676f")
+    assert _sha256("\n".join(result["table"])) == "5feb332e95ae1b3977ab66c8f67b6ac899bd6e1cb2537c102dc5e4838cb285de"
+    assert result["table"][3].split("  ")[0] == "win-0" and "Stopped, not Running" in result["table"][3]
+    assert result["table"][-1].startswith("w3     host ")
+
+
+def test_win_node_health_is_either_a_check_or_a_report(make_action):
+    host = RemoteHost({})
+    both = make_action(ActionModule, {"report": {}, "node_name": "win-1"}, host).run(task_vars={})
+    assert both["failed"] and "leave out node_name" in both["msg"]
+    neither = make_action(ActionModule, {"node_name": "win-1"}, host).run(task_vars={})
+    assert neither["failed"] and "missing required arguments: node, pod_network, container_runtime" in neither["msg"]
+    assert host.calls == []
