@@ -1,6 +1,6 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the HostProcess mode: digest-pinned images and the Pod Security label it changes."""
+"""Filter of the HostProcess mode: digest-pinned images."""
 
 from __future__ import annotations
 
@@ -24,6 +24,4 @@ class FilterModule:
     def filters(self):
         return {
             "hostprocess_pinned_image": _wrap(hp.pinned_image),
-            "pod_security_enable": hp.pod_security_enable,
-            "pod_security_reverts": hp.pod_security_reverts,
         }

@@ -2,8 +2,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 """What ``kubewin.nodes.k8s_join_info`` reads: ``gather(module, apis)``, with the decisions from ``_cluster_facts``
-(and ``_cluster_info``, ``_daemonset_os`` for its options ``discovery`` and ``pin_daemonsets``). The module file
-keeps its documentation, argument spec and ``main()``. PRIVATE to the collection: no compatibility promise outside it.
+(and ``_cluster_info``, ``_daemonset_os``, ``_pod_security`` for its options ``discovery``, ``pin_daemonsets`` and
+``pod_security``). The module file keeps its documentation, argument spec and ``main()``. PRIVATE to the collection:
+no compatibility promise outside it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from ansible_collections.kubewin.nodes.plugins.module_utils import _cluster_facts as cf
 from ansible_collections.kubewin.nodes.plugins.module_utils import _cluster_info as ci
 from ansible_collections.kubewin.nodes.plugins.module_utils import _daemonset_os as dso
+from ansible_collections.kubewin.nodes.plugins.module_utils import _pod_security as pod_security
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
 
 
@@ -89,6 +91,9 @@ def gather(module, apis):
             raise kc.K8sError("pin_daemonsets: %s" % exc) from None
         result["daemonset_pins"] = dict(to_pin=plan["to_pin"], conflicts=plan["conflicts"], missing=plan["missing"],
                                         landing_on_windows=landing)
+    if module.params["pod_security"]:
+        namespaces = kc.call(apis, "list", "namespaces", None, None, apis.core.list_namespace) or {}
+        result["pod_security"] = pod_security.changes(namespaces.get("items"), flannel["namespace"])
     return dict(
         result,
         changed=False,

@@ -61,9 +61,16 @@ options:
     type: list
     elements: str
     version_added: 0.3.0
+  pod_security:
+    description:
+      - Also list the Namespaces and return in RV(pod_security) how the HostProcess mode of the collection's
+        C(control_plane) role changes their Pod Security enforce label, and how its reset puts it back, changing
+        nothing.
+    type: bool
+    default: false
 notes:
   - The kubeconfig's user must be allowed to list Nodes and get ConfigMaps in C(kube-system) and the flannel
-    namespace; C(/etc/kubernetes/admin.conf) can.
+    namespace (and, with O(pod_security), list Namespaces); C(/etc/kubernetes/admin.conf) can.
 seealso:
   - name: flannel backends
     description: The vxlan and host-gw settings, and what Windows supports.
@@ -101,6 +108,18 @@ daemonset_pins:
   returned: O(pin_daemonsets) is set
   type: dict
   sample: {to_pin: [kube-system/kube-proxy], conflicts: [], missing: [kube-system/kube-flannel], landing_on_windows: []}
+pod_security:
+  description:
+    - With O(pod_security), the Namespace definitions to apply as merge patches. C(enable), for the namespaces the
+      HostProcess pods run in (flannel's, else C(kube-flannel), and C(kube-system)) whose
+      C(pod-security.kubernetes.io/enforce) label is not V(privileged), sets it so and records the value before in
+      the annotation C(kubewin.nodes/pod-security-enforce-before) (once). C(revert), for every namespace with that
+      annotation, puts the recorded value back (removes the label when there was none) and drops the annotation.
+  returned: O(pod_security=true)
+  type: dict
+  sample: {enable: [{apiVersion: v1, kind: Namespace, metadata: {name: kube-flannel,
+           labels: {pod-security.kubernetes.io/enforce: privileged},
+           annotations: {kubewin.nodes/pod-security-enforce-before: baseline}}}], revert: []}
 discovery:
   description: With O(discovery), the C(api_server_endpoint) and C(ca_cert_hashes) of C(kube-public/cluster-info).
   returned: O(discovery=true)
@@ -320,6 +339,7 @@ def argument_spec():
         flannel_configmaps=dict(type="list", elements="str", default=list(cf.FLANNEL_CONFIGMAPS)),
         discovery=dict(type="bool", default=False),
         pin_daemonsets=dict(type="list", elements="str"),
+        pod_security=dict(type="bool", default=False),
     )
     spec.update(kc.auth_argument_spec())
     return spec

@@ -1,23 +1,16 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Decisions of the HostProcess mode (kubewin_deployment_mode: hostprocess): images pinned by digest, the
-Pod Security Admission label it changes (and puts back on reset), and the objects it creates.
+"""Decisions of the HostProcess mode (kubewin_deployment_mode: hostprocess): images pinned by digest (the Pod
+Security Admission label it changes and puts back on reset: module_utils/_pod_security.py).
 
 HostProcess pods run as SYSTEM on the node with the host's network, so their images are the node's
 programs: a tag can be moved to another image by whoever controls the repository, a digest cannot
-(an OCI image reference ``name@sha256:<hex>`` names the content). Pod Security Admission admits
-``hostProcess: true`` only at the ``privileged`` level (kubernetes.io, Pod Security Standards, "HostProcess"
-control of the Baseline policy), set per namespace by the label ``pod-security.kubernetes.io/enforce``.
+(an OCI image reference ``name@sha256:<hex>`` names the content).
 """
 
 from __future__ import annotations
 
 import re
-
-ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
-# The enforce value the namespace had before kubewin.nodes set it to privileged; "" when it had none.
-PRIOR_ANNOTATION = "kubewin.nodes/pod-security-enforce-before"
-MANAGED_LABEL = "kubewin.nodes/managed"
 
 _DIGEST_REF = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*"
                          r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?@sha256:[0-9a-f]{64}$")
@@ -96,41 +89,3 @@ def pinned_image(ref, pins=None, var="the image"):
     if pinned is not None and is_digest_reference(pinned):
         return pinned
     raise HostProcessError((image_problems({var: ref}, pins) or ["%s: %s" % (var, PIN_HELP)])[-1])
-
-
-def _meta(namespace):
-    meta = (namespace or {}).get("metadata") or {}
-    return meta.get("labels") or {}, meta.get("annotations") or {}
-
-
-def pod_security_enable(namespace):
-    """Merge patch for a Namespace (as read) so it admits HostProcess pods, or {} when it already does.
-    Only the enforce label changes; its value before is recorded in PRIOR_ANNOTATION (once: a record
-    from an earlier run is kept, so reset puts back what was there before kubewin.nodes)."""
-    labels, annotations = _meta(namespace)
-    if labels.get(ENFORCE_LABEL) == "privileged":
-        return {}
-    patch = {"labels": {ENFORCE_LABEL: "privileged"}}
-    if PRIOR_ANNOTATION not in annotations:
-        patch["annotations"] = {PRIOR_ANNOTATION: labels.get(ENFORCE_LABEL) or ""}
-    return {"metadata": patch}
-
-
-def pod_security_revert(namespace):
-    """Merge patch that puts back the enforce label recorded by :func:`pod_security_enable` (removes it when
-    there was none) and drops the record, or {} when kubewin.nodes changed nothing there."""
-    labels, annotations = _meta(namespace)
-    if PRIOR_ANNOTATION not in annotations:
-        return {}
-    prior = annotations[PRIOR_ANNOTATION] or None
-    return {"metadata": {"labels": {ENFORCE_LABEL: prior}, "annotations": {PRIOR_ANNOTATION: None}}}
-
-
-def pod_security_reverts(namespaces):
-    """Namespaces (k8s_info resources) -> [{name, patch}] for those kubewin.nodes changed."""
-    out = []
-    for ns in namespaces or []:
-        patch = pod_security_revert(ns)
-        if patch:
-            out.append({"name": ns["metadata"]["name"], "patch": patch})
-    return out

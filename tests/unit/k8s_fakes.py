@@ -47,6 +47,7 @@ class FakeCluster:
         self.pods = {}
         self.services = {}
         self.secrets = {}  # (namespace, name) -> Secret
+        self.namespaces = {}  # name -> Namespace
         self.calls = []
         self.errors = {}  # method -> exception, callable(*args) -> exception/None, or list of those
         self.git_version = version
@@ -139,6 +140,10 @@ class FakeCluster:
         if (namespace, name) not in self.services:
             raise api_error(404, "Not Found")
         return copy.deepcopy(self.services[(namespace, name)])
+
+    def list_namespace(self, **kwargs):
+        self._hit("list_namespace", **kwargs)
+        return {"items": copy.deepcopy(list(self.namespaces.values()))}
 
     def list_node(self, **kwargs):
         self._hit("list_node", **kwargs)

@@ -71,18 +71,6 @@ def test_an_image_by_tag_runs_only_through_its_digest_pin(render):
         render(expr, i="registry.example/flannel:v0.26.7", pins={})
 
 
-def test_reset_gives_a_namespace_back_the_pod_security_label_it_had(render):
-    ns = {"metadata": {"name": "kube-system", "labels": {"pod-security.kubernetes.io/enforce": "baseline"}}}
-    patch = render("{{ ns | kubewin.nodes.pod_security_enable }}", ns=ns)
-    assert patch["metadata"]["labels"] == {"pod-security.kubernetes.io/enforce": "privileged"}
-    changed = {"metadata": {"name": "kube-system", "labels": patch["metadata"]["labels"],
-                            "annotations": patch["metadata"]["annotations"]}}
-    assert render("{{ ns | kubewin.nodes.pod_security_enable }}", ns=changed) == {}  # a re-run changes nothing
-    reverts = render("{{ nss | kubewin.nodes.pod_security_reverts }}", nss=[changed, {"metadata": {"name": "default"}}])
-    assert [r["name"] for r in reverts] == ["kube-system"]
-    assert reverts[0]["patch"]["metadata"]["labels"] == {"pod-security.kubernetes.io/enforce": "baseline"}
-
-
 @pytest.mark.parametrize("given, server, expected", [("1.33.2", "", "v1.33.2"), ("v1.33.2", "v1.32.0", "v1.33.2"),
                                                      ("", "v1.33.1", "v1.33.1")])
 def test_kube_release_in_either_spelling_or_the_servers(render, given, server, expected):

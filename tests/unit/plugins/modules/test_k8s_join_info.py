@@ -192,3 +192,28 @@ def test_pin_daemonsets_reports_what_the_pin_would_do_and_changes_nothing(run, c
     assert cluster.writes() == []
     assert "daemonset_pins" not in run({}, cluster)
     assert run({"pin_daemonsets": ["no-slash"]}, cluster)["_rc"] == 1
+
+
+def _ns(name, labels=None, annotations=None):
+    return {"metadata": {"name": name, "labels": dict(labels or {}), "annotations": dict(annotations or {})}}
+
+
+def test_pod_security_gives_the_namespaces_hostprocess_changes_and_reset_puts_back_changing_nothing(run, cluster):
+    enforce, prior = "pod-security.kubernetes.io/enforce", "kubewin.nodes/pod-security-enforce-before"
+    _flannel(cluster, "kube-flannel", {"Type": "vxlan", "VNI": 4096, "Port": 4789})
+    cluster.namespaces = {"kube-flannel": _ns("kube-flannel", {enforce: "baseline"}),
+                          "kube-system": _ns("kube-system", {enforce: "privileged"}, {prior: "restricted"}),
+                          "default": _ns("default")}
+    assert "pod_security" not in run({}, cluster) and ("list_namespace", ()) not in cluster.calls
+    result = run({"pod_security": True}, cluster)
+    assert result["pod_security"] == {
+        "enable": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": "kube-flannel", "labels": {enforce: "privileged"}, "annotations": {prior: "baseline"}}}],
+        "revert": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": "kube-system", "labels": {enforce: "restricted"}, "annotations": {prior: None}}}]}
+    assert cluster.writes() == []
+    # no flannel ConfigMap: flannel's namespace is kube-flannel (the role's default), created privileged if missing
+    cluster.configmaps.pop(("kube-flannel", "kube-flannel-cfg"))
+    cluster.namespaces = {}
+    assert [(d["metadata"]["name"], d["metadata"]["annotations"]) for d in run({"pod_security": True}, cluster)[
+        "pod_security"]["enable"]] == [("kube-flannel", {prior: ""}), ("kube-system", {prior: ""})]

@@ -68,31 +68,3 @@ def test_hostprocess_mode_needs_both_images_set():
     assert all("is not set" in f["message"] and "roles/control_plane/README.md" in f["message"] for f in fails)
     # an image of the operator's own by another name is fine (pinned)
     assert hp.unusable_images({"kubewin_flannel_hostprocess_image": "registry.corp/sigwindowstools-x/flannel:1"}) == []
-
-
-def _ns(labels=None, annotations=None):
-    return {"metadata": {"name": "kube-flannel", "labels": labels or {}, "annotations": annotations or {}}}
-
-
-def test_only_the_enforce_label_changes_and_its_value_before_is_recorded_once():
-    patch = hp.pod_security_enable(_ns({hp.ENFORCE_LABEL: "baseline", "pod-security.kubernetes.io/warn": "restricted"}))
-    assert patch == {"metadata": {"labels": {hp.ENFORCE_LABEL: "privileged"},
-                                  "annotations": {hp.PRIOR_ANNOTATION: "baseline"}}}
-    assert hp.pod_security_enable(_ns({hp.ENFORCE_LABEL: "privileged"})) == {}  # nothing to do, nothing recorded
-    # none before: recorded as "", so reset removes the label again
-    assert hp.pod_security_enable(_ns())["metadata"]["annotations"] == {hp.PRIOR_ANNOTATION: ""}
-    # someone set it back to restricted after an earlier run: the first record (what was there before) stays
-    again = hp.pod_security_enable(_ns({hp.ENFORCE_LABEL: "restricted"}, {hp.PRIOR_ANNOTATION: "baseline"}))
-    assert again == {"metadata": {"labels": {hp.ENFORCE_LABEL: "privileged"}}}
-
-
-def test_reset_puts_back_what_was_recorded_and_leaves_other_namespaces_alone():
-    namespaces = [_ns({hp.ENFORCE_LABEL: "privileged"}, {hp.PRIOR_ANNOTATION: "baseline"}),
-                  {"metadata": {"name": "kube-system", "labels": {hp.ENFORCE_LABEL: "privileged"},
-                                "annotations": {hp.PRIOR_ANNOTATION: ""}}},
-                  {"metadata": {"name": "default", "labels": {hp.ENFORCE_LABEL: "privileged"}}}]
-    assert hp.pod_security_reverts(namespaces) == [
-        {"name": "kube-flannel", "patch": {"metadata": {"labels": {hp.ENFORCE_LABEL: "baseline"},
-                                                        "annotations": {hp.PRIOR_ANNOTATION: None}}}},
-        {"name": "kube-system", "patch": {"metadata": {"labels": {hp.ENFORCE_LABEL: None},
-                                                       "annotations": {hp.PRIOR_ANNOTATION: None}}}}]
