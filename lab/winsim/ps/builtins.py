@@ -491,6 +491,12 @@ def binary(interp, op, left, right, node):
     if op in ("-band", "-bor", "-bxor"):
         a, b = int(to_number(interp, left, node)), int(to_number(interp, right, node))
         return {"-band": a & b, "-bor": a | b, "-bxor": a ^ b}[op]
+    if op == "..":
+        # about_Operators, "Range operator": the integers from the left bound to the right one, both included,
+        # counting down when the left one is larger; both bounds are converted to int
+        a, b = (int(interp.convert(v, interp.resolve_type("int"), node)) for v in (left, right))
+        step = 1 if a <= b else -1
+        return list(range(a, b + step, step))
     if op == "-xor":
         from .interp import is_true
         return is_true(left) != is_true(right)

@@ -13,7 +13,7 @@ import shutil
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries, winsim_files
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
-from .builtins import NULLSTRING, VOID, Cmdlet, TypeInfo, _bytes
+from .builtins import NULLSTRING, VOID, Cmdlet, TypeInfo, _bytes, to_number
 from .values import ErrorRecord, NetObject, PSEnum, PSObject, to_str
 
 # System.IO.FileAttributes (Microsoft Learn): Directory 16, Archive 32, ReparsePoint 1024.
@@ -460,6 +460,98 @@ class FileStream(NetObject):
         return VOID
 
 
+# System.IO.FileShare's fields (Microsoft Learn, FileShare Enum)
+FILE_SHARE = {"None": 0, "Read": 1, "Write": 2, "ReadWrite": 3, "Delete": 4, "Inheritable": 16}
+
+
+class FileReadStream(NetObject):
+    """.NET Framework's FileStream(path, FileMode.Open, FileAccess.Read, FileShare share) (Microsoft Learn, FileStream
+    constructor (String, FileMode, FileAccess, FileShare)): an existing file opened for reading at Position 0;
+    FileNotFoundException for a missing file, DirectoryNotFoundException for a missing directory,
+    UnauthorizedAccessException for a directory, ArgumentOutOfRangeException for a share outside the enum. A file a
+    running program holds open for writing (winsim_files.in_use) opens only with a share that includes Write
+    (CreateFileW's sharing rule). Length, setting Position, and Dispose are modelled. A test's fault "filestream:open"
+    (core.set_fault) makes the file vanish just before the open (a log rotated away after a Test-Path)."""
+
+    type_name = "System.IO.FileStream"
+
+    def __init__(self, interp, node, path, mode, access, share):
+        if (to_str(mode), to_str(access)) != ("Open", "Read"):
+            interp.unsupported("FileStream mode %s, access %s" % (to_str(mode), to_str(access)), node)
+        share = int(to_number(interp, share, node))
+        if share & ~(FILE_SHARE["ReadWrite"] | FILE_SHARE["Delete"] | FILE_SHARE["Inheritable"]):
+            raise self._error(interp, node, "Enum value was out of legal range.\r\nParameter name: share",
+                              "System.ArgumentOutOfRangeException")
+        host = interp.host.host
+        self.path = to_str(path)
+        local = winsim_files.resolve(host, self.path)
+        if local is None or not os.path.isdir(os.path.dirname(local)):
+            raise self._error(interp, node, "Could not find a part of the path '%s'." % self.path,
+                              "System.IO.DirectoryNotFoundException")
+        if os.path.isdir(local):
+            raise self._error(interp, node, "Access to the path '%s' is denied." % self.path,
+                              "System.UnauthorizedAccessException")
+        try:
+            host.fault("filestream:open")
+        except SimError:
+            local = ""
+        if not os.path.isfile(local):
+            raise self._error(interp, node, "Could not find file '%s'." % self.path, "System.IO.FileNotFoundException")
+        if not share & FILE_SHARE["Write"] and winsim_files.in_use(host, local):
+            raise self._error(interp, node, winsim_files.IN_USE % self.path, "System.IO.IOException")
+        self.f = open(local, "rb")
+
+    @staticmethod
+    def _error(interp, node, message, inner):
+        # New-Object: 'Exception calling ".ctor" with "4" argument(s): ...', the constructor's exception inside
+        err = interp.error('Exception calling ".ctor" with "4" argument(s): "%s"' % message, node,
+                           "System.Management.Automation.MethodInvocationException",
+                           "ConstructorInvokedThrowException,Microsoft.PowerShell.Commands.NewObjectCommand")
+        err.record.inner_type = inner
+        return err
+
+    def prop_length(self):
+        return os.fstat(self.f.fileno()).st_size
+
+    def ps_set(self, name, value, interp, node):
+        """Position: where the next read starts; a negative one is an ArgumentOutOfRangeException (Microsoft Learn,
+        FileStream.Position)."""
+        if name.lower() != "position":
+            interp.unsupported("setting FileStream.%s" % name, node)
+        pos = int(to_number(interp, value, node))
+        if pos < 0:
+            raise interp.error('Exception setting "Position": "Non-negative number required.\r\nParameter name: '
+                               'value"', node, "System.Management.Automation.SetValueInvocationException",
+                               "ExceptionWhenSetting")
+        self.f.seek(pos)
+
+    def m_dispose(self, interp, node):
+        self.f.close()
+        return VOID
+
+
+class StreamReader(NetObject):
+    """.NET Framework's StreamReader(Stream) (Microsoft Learn): UTF-8, the encoding detected from a byte order mark
+    at the stream's position; invalid bytes become U+FFFD (UTF8Encoding's replacement fallback). ReadToEnd only;
+    a UTF-16/32 byte order mark is not modelled."""
+
+    type_name = "System.IO.StreamReader"
+
+    def __init__(self, interp, node, args):
+        if len(args) != 1 or not isinstance(args[0], FileReadStream):
+            interp.unsupported("StreamReader other than (FileStream opened for reading)", node)
+        self.stream = args[0]
+
+    def m_readtoend(self, interp, node):
+        if self.stream.f.closed:
+            raise _method_error(interp, node, "ReadToEnd", 0, "Cannot read from a closed TextReader.",
+                                "System.ObjectDisposedException")
+        data = self.stream.f.read()
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            interp.unsupported("StreamReader on UTF-16/UTF-32 text", node)
+        return data.decode("utf-8-sig", "replace")
+
+
 class WebProxy(NetObject):
     type_name = "System.Net.WebProxy"
 
@@ -526,7 +618,9 @@ def _new_object(interp, b, items, node):
     if name in ("security.accesscontrol.directorysecurity", "security.accesscontrol.filesecurity") and not args:
         return [FileSystemSecurity(name.endswith("directorysecurity"))]
     if name == "io.filestream":
-        return [FileStream(interp, node, args)]
+        return [FileReadStream(interp, node, *args) if len(args) == 4 else FileStream(interp, node, args)]
+    if name == "io.streamreader":
+        return [StreamReader(interp, node, args)]
     if name == "net.webclient" and not args:
         return [WebClient()]
     if name == "net.webproxy":
@@ -569,12 +663,14 @@ def register(interp):
                          "writealltext": _write_all_text, "writeallbytes": _write_all_bytes,
                          "appendalltext": _append_all_text})
     t["io.file"] = TypeInfo("File", "System.IO.File", statics=file_statics)
-    enums = {"io.filemode": ("FileMode", "CreateNew"), "io.fileshare": ("FileShare", "None"),
-             "io.fileoptions": ("FileOptions", "None"),
-             "security.accesscontrol.filesystemrights": ("FileSystemRights", "Write")}
-    for key, (name, member) in enums.items():
+    # the members the scripts use, with their values (Microsoft Learn, each enum's "Fields")
+    enums = {"io.filemode": ("FileMode", {"CreateNew": 1, "Open": 3}), "io.fileshare": ("FileShare", FILE_SHARE),
+             "io.fileaccess": ("FileAccess", {"Read": 1}),
+             "io.fileoptions": ("FileOptions", {"None": 0}),
+             "security.accesscontrol.filesystemrights": ("FileSystemRights", {"Write": 278})}
+    for key, (name, members) in enums.items():
         full = "System." + ".".join(x.capitalize() for x in key.split(".")[:-1]) + "." + name
-        t[key] = TypeInfo(name, full, statics={member: PSEnum(full, member, 0)})
+        t[key] = TypeInfo(name, full, statics={m: PSEnum(full, m, v) for m, v in members.items()})
     t["security.principal.windowsidentity"] = TypeInfo("WindowsIdentity", "System.Security.Principal.WindowsIdentity",
                                                        statics={"getcurrent": _current_identity})
     t["io.fileattributes"] = TypeInfo("FileAttributes", "System.IO.FileAttributes",

@@ -49,6 +49,28 @@ function Invoke-Sc([string[]]$Arguments) {
 # WQL strings are single-quoted with backslash escapes (Microsoft Learn, "WHERE Clause (WMI)"): the watch below.
 function ConvertTo-WqlString([string]$Text) { "'" + $Text.Replace('\', '\\').Replace("'", "\'") + "'" }
 
+# The last $Lines lines of a log file (the watch below). Read through a handle that shares Delete too: kube-log-runner
+# rotates its log by closing and renaming it (k8s.io/component-base logrotation.go rotate), a rename fails while any
+# other handle lacks FILE_SHARE_DELETE (Microsoft Learn, CreateFileW), and after a failed rename every later write
+# fails until the service restarts. Get-Content shares only ReadWrite. Only the last 64 KiB are read.
+function Read-LogTail([string]$Path, [int]$Lines) {
+    $stream = New-Object System.IO.FileStream($Path, [System.IO.FileMode]::Open, [System.IO.FileAccess]::Read,
+        ([System.IO.FileShare]::ReadWrite -bor [System.IO.FileShare]::Delete))
+    try {
+        $cut = $stream.Length -gt 65536
+        if ($cut) { $stream.Position = $stream.Length - 65536 }
+        $text = (New-Object System.IO.StreamReader($stream)).ReadToEnd()
+    } finally { $stream.Dispose() }
+    $all = $text -split "`r?`n"
+    $end = $all.Count - 1
+    if ($all[$end] -eq '') { $end-- }  # the line break that ends the last line
+    $start = $end - $Lines + 1
+    $first = if ($cut) { 1 } else { 0 }  # after the cut the first line is a part of one
+    if ($start -lt $first) { $start = $first }
+    if ($end -lt $start) { return '' }
+    return $all[$start..$end] -join "`n"
+}
+
 if ($Action -eq 'remove') {
     $service = Get-Service -Name $Name -ErrorAction SilentlyContinue | Select-Object -First 1
     if ($service) {
@@ -153,7 +175,7 @@ if ($Run -in @('start', 'restart') -and $WatchSeconds -gt 0) {
     foreach ($log in $WatchLogFiles) {
         try {
             $tails[$log] = if (Test-Path -LiteralPath $log -PathType Leaf) {
-                (Get-Content -LiteralPath $log -Tail $WatchTailLines) -join "`n"
+                Read-LogTail $log $WatchTailLines
             } else { $null }
         } catch {
             # e.g. the log rotated away between Test-Path and the read

@@ -174,3 +174,16 @@ def test_a_directory_another_user_owns_is_refused_before_any_descriptor_is_set_b
     assert remove.index("Assert-Ours $path") < remove.index("Set-Security $path $RootSddl")
     scan = _function(sync, "Find-Foreign")
     assert "(unreadable: run takeown" in scan and "if ($child.FullName -in $Skip) { continue }" in scan
+
+
+def test_the_watch_reads_log_tails_through_a_handle_that_shares_delete():
+    # review-s6 L2: kube-log-runner rotates by renaming its log, which fails while a handle lacks FILE_SHARE_DELETE
+    # (Get-Content's FileShare.ReadWrite); every later write of the service is then lost until it restarts
+    apply = _code("service_apply")
+    assert "Get-Content" not in apply
+    body = _function(apply, "Read-LogTail")
+    assert re.search(r"New-Object System\.IO\.FileStream\(\$Path, \[System\.IO\.FileMode\]::Open, "
+                     r"\[System\.IO\.FileAccess\]::Read,\s+\(\[System\.IO\.FileShare\]::ReadWrite -bor "
+                     r"\[System\.IO\.FileShare\]::Delete\)\)", body)
+    assert re.search(r"try \{.*?\} finally \{ \$stream\.Dispose\(\) \}", body, re.S)
+    assert "Read-LogTail $log $WatchTailLines" in apply
