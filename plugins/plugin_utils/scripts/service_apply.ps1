@@ -52,7 +52,8 @@ function ConvertTo-WqlString([string]$Text) { "'" + $Text.Replace('\', '\\').Rep
 # The last $Lines lines of a log file (the watch below). Read through a handle that shares Delete too: kube-log-runner
 # rotates its log by closing and renaming it (k8s.io/component-base logrotation.go rotate), a rename fails while any
 # other handle lacks FILE_SHARE_DELETE (Microsoft Learn, CreateFileW), and after a failed rename every later write
-# fails until the service restarts. Get-Content shares only ReadWrite. Only the last 64 KiB are read.
+# fails until the service restarts. Get-Content opens with FileShare.ReadWrite only (PowerShell's FileSystemProvider.cs
+# GetContentReader). Only the last 64 KiB are read.
 function Read-LogTail([string]$Path, [int]$Lines) {
     $stream = New-Object System.IO.FileStream($Path, [System.IO.FileMode]::Open, [System.IO.FileAccess]::Read,
         ([System.IO.FileShare]::ReadWrite -bor [System.IO.FileShare]::Delete))
