@@ -32,6 +32,10 @@ class ActionModule(WindowsAction):
         # The inventory host, for the checks across hosts (node_names).
         args["host"] = self.host
         failures, warnings, identity = preflight.run_checks(args)
+        if not failures:
+            # The CNI config and the kubelet's drop-in, static for this node: the node role writes them as they are.
+            identity["config_files"], file_failures = preflight.node_config_files(args, identity)
+            failures.extend(file_failures)
         downloads = None
         # A malformed value (a version, a base URL, the proxy, a pin) would only turn into a misleading
         # checksum-fetch error: fetch only when every value that makes up a download is well formed.

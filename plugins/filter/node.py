@@ -8,7 +8,6 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as nfiles
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as ks
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service_logs as sl
 
@@ -27,10 +26,8 @@ def _wrap(func):
 class FilterModule:
     def filters(self):
         filters = {name: _wrap(getattr(nn, name)) for name in (
-            "windows_flannel", "cni_config", "kube_proxy_args",
-            "source_vip_reservation")}
+            "windows_flannel", "kube_proxy_args", "source_vip_reservation")}
         filters["kube_log_runner"] = _wrap(sl.kube_log_runner)
-        filters["kubelet_log_query_config"] = _wrap(ks.log_query_config)
         # kube_version | kube_release(server_git_version): the release tag the nodes install.
         filters["kube_release"] = versions.effective_kube_version
         return filters

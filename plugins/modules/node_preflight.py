@@ -361,8 +361,8 @@ node:
   description:
     - The node as the roles use it, worked out only here. C(name) is O(node_name); C(ip) the node's IPv4 address, from
       O(adapter_name) or the only adapter with one (an address HNS moved to C(vEthernet (<adapter>)) counts for that
-      adapter), for C(--node-ip), flanneld and the CNI config; C(adapter) the physical adapter that carries it, in the
-      host's spelling; C(subnet) the network of C(ip) (host-gw's OutBoundNAT exception). Null when unknown.
+      adapter); C(adapter) the adapter that carries it; C(subnet) the network of C(ip); null when unknown. Once every
+      check passed, C(config_files), the CNI config and kubelet drop-in (node log query) the node role writes.
   returned: always
   type: dict
   sample: {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Ethernet", "subnet": "10.50.0.0/24"}

@@ -5,6 +5,8 @@ would drop the node log query's drop-in from the service, or change the service 
 import yaml
 from role_tasks import ROOT, walk
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
+
 MODULE = "kubewin.nodes.win_kubelet_service"
 
 
@@ -21,6 +23,6 @@ def test_each_kubelet_service_task_passes_the_config_dir_the_node_role_makes():
     assert all(config_dir == "{{ _kubewin_kubelet_config_dir }}" for dummy, dummy2, config_dir in calls), calls
     role_vars = yaml.safe_load((ROOT / "roles" / "kubewin" / "vars" / "main.yml").read_text())
     node_vars = yaml.safe_load((ROOT / "roles" / "node" / "vars" / "main.yml").read_text())
-    # the directory the node role makes, and where its drop-in goes
+    # the directory the node role makes, and where preflight's drop-in goes (node_config_files)
     assert {"path": role_vars["_kubewin_kubelet_config_dir"]} in node_vars["_kubewin_base_directories"]
-    assert node_vars["_kubewin_log_query_dropin"]["path"].startswith(role_vars["_kubewin_kubelet_config_dir"] + "\\")
+    assert role_vars["_kubewin_kubelet_config_dir"] == wp.KUBELET_DROPIN_DIR

@@ -16,7 +16,11 @@ from __future__ import annotations
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import PREFLIGHT_ARGSPEC as _BASE_ARGSPEC
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as host_kubelet
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as host_network
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.downloads import (  # noqa: F401
     check_downloads,
     cni_plugin_downloads,
@@ -190,6 +194,40 @@ def run_checks(inputs):
         failures.extend(fails)
         warnings.extend(warns)
     return failures, warnings, identity
+
+
+def node_config_files(inputs, node):
+    """The files the node role writes for ``node`` (preflight's identity: its ip and subnet), worked out once here:
+    the flannel CNI config where the runtime reads it (both modes) and the kubelet drop-in that turns the node log
+    query on, as [{path, content}] for win_host_files. A function of the run's inputs alone (the cluster's settings,
+    this host's flannel variables, the runtime, the version), so every run writes the same bytes. Returns (files,
+    failures); files is None when a failure says why they cannot be made."""
+    settings = inputs.get("settings") or {}
+    missing = [k for k in ("pods_subnet", "service_subnet", "dns_server", "dns_domain") if not settings.get(k)]
+    if missing:
+        return None, [finding("settings", None, "the cluster's settings lack %s, which the node's CNI config needs: "
+                                                "run playbooks/discover.yml first, in the same run (docs/tags.md)"
+                              % ", ".join(missing))]
+    conf_dir = (inputs.get("cni_dirs") or {}).get("conf_dir")
+    if not conf_dir:
+        return None, [finding("cni_dirs", VARIABLES["container_runtime"],
+                              "the CNI directories of %s are unknown, so the pod network's configuration cannot be put "
+                              "where the runtime reads it: check kubewin_container_runtime"
+                              % inputs.get("container_runtime"))]
+    kube = versions.effective_kube_version(inputs.get("kube_version"), inputs.get("server_version"))
+    try:
+        flannel = host_network.windows_flannel(settings, inputs.get("host_settings"), node.get("ip"))
+        cni = host_network.cni_config(settings["pods_subnet"], settings["service_subnet"], flannel["backend"],
+                                      flannel["vni"], settings["dns_server"], settings["dns_domain"], node.get("ip"),
+                                      inputs.get("container_runtime"), node.get("subnet"))
+    except host_network.NetworkConfigError as e:
+        return None, [finding("network", VARIABLES["flannel_backend_type"], str(e))]
+    try:
+        log_query = host_kubelet.log_query_config(kube)
+    except ValueError as e:
+        return None, [finding("inputs", VARIABLES["kube_version"], str(e))]
+    return [{"path": "%s\\%s" % (conf_dir, runtime_cni.CNI_CONF_FILE), "content": cni},
+            {"path": "%s\\%s" % (wp.KUBELET_DROPIN_DIR, host_kubelet.LOG_QUERY_DROPIN), "content": log_query}], []
 
 
 def _kube_tuple(kube):

@@ -23,6 +23,10 @@ GOOD = dict(
     server_version="v1.31.4",
     existing_node=dict(exists=False),
     adapters=[dict(name="Ethernet0", ipv4=["192.168.10.21/24"])],
+    # what the node's CNI config is made of (node_config_files)
+    settings=dict(pods_subnet="10.244.0.0/16", service_subnet="10.96.0.0/12", dns_server="10.96.0.10",
+                  dns_domain="cluster.local"),
+    cni_dirs=dict(conf_dir="C:\\etc\\cni\\net.d", bin_dir="C:\\opt\\cni\\bin"),
 )
 
 
@@ -172,8 +176,12 @@ def test_the_node_and_its_verified_downloads_are_returned_with_each_checksum_fet
     result = action.run(task_vars={"inventory_hostname": "win1"})
     assert not result.get("failed"), result.get("msg")
     assert fetched == [url + ".sha512"] and guard.calls == []
+    files = result["node"].pop("config_files")
     assert result["node"] == {"name": "win-worker-1", "ip": "192.168.10.21", "adapter": "Ethernet0",
                               "subnet": "192.168.10.0/24", "firewall_remoteip": "any"}
+    # what the node role writes (their content: test_node_config_files.py)
+    assert [f["path"] for f in files] == ["C:\\etc\\cni\\net.d\\10-flannel.conf",
+                                          "C:\\var\\lib\\kubelet\\config.d\\50-kubewin-node-log-query.conf"]
     assert result["downloads"] == [
         {"url": url, "dest": "C:\\k\\kubelet.exe", "sha512": "c" * 128},
         {"url": "https://mirror.example/nssm.zip", "extract_dir": "C:\\k\\nssm", "sha512": "d" * 128}]

@@ -96,12 +96,9 @@ def test_kubespray_download_and_proxy_settings(render):
         ["mirror.example", "10.0.0.0/8"]
 
 
-def test_net_conf_cni_config_and_source_vip_reservation_through_templating(render):
+def test_net_conf_and_source_vip_reservation_through_templating(render):
     flannel = render("{{ s | kubewin.nodes.windows_flannel }}",
                      s={"flannel_backend_type": "host-gw", "pods_subnet": "10.244.0.0/16"})
     assert data(flannel["net_conf"]) == {"Network": "10.244.0.0/16", "Backend": {"Type": "host-gw"}}
-    conf = data(render("{{ '10.244.0.0/16' | kubewin.nodes.cni_config('10.96.0.0/12', 'host-gw', 4096, "
-                       "'10.96.0.10', 'cluster.local') }}"))
-    assert conf["name"] == "cbr0" and conf["delegate"]["type"] == "sdnbridge"
     reservation = render("{{ '10.244.3.0/24' | kubewin.nodes.source_vip_reservation('vxlan', 4096) }}")
     assert reservation["path"].endswith("\\flannel.4096\\10.244.3.254")

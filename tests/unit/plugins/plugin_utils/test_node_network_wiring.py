@@ -2,6 +2,7 @@
 vxlan warning for Windows Server 2019 and the firewall rules' remote addresses, from the facts read through preflight
 to the roles (realnode F4, F7, F8; security-2 N10)."""
 
+import json
 import re
 from pathlib import Path
 
@@ -81,10 +82,16 @@ def test_the_node_subnet_comes_from_the_adapters_prefix_length():
     assert preflight.run_checks(dict(VALID, adapters=bare["adapters"]))[2]["subnet"] is None
 
 
-def test_the_node_role_passes_the_subnet_to_cni_config():
+def test_the_node_role_writes_preflights_cni_config_which_has_the_subnet():
     node_vars = yaml.safe_load((ROOT / "roles" / "node" / "vars" / "main.yml").read_text())
-    call = node_vars["_kubewin_cni_config"]["content"]
-    assert re.search(r"kubewin\.nodes\.cni_config\([^)]*kubewin_node_spec\.subnet", call, re.S), call
+    assert "kubewin_node_spec.config_files" in node_vars["_kubewin_config_files"]
+    settings = {"pods_subnet": "10.244.0.0/16", "service_subnet": "10.96.0.0/12", "dns_server": "10.96.0.10",
+                "dns_domain": "cluster.local", "flannel_backend_type": "host-gw"}
+    files, dummy = preflight.node_config_files(
+        dict(settings=settings, container_runtime="containerd", cni_dirs={"conf_dir": "C:\\etc\\cni\\net.d"},
+             server_version="v1.37.2"), {"ip": "192.168.1.10", "subnet": "192.168.1.0/24"})
+    nat = json.loads(files[0]["content"])["delegate"]["AdditionalArgs"][0]["Value"]
+    assert nat["Type"] == "OutBoundNAT" and "192.168.1.0/24" in nat["Settings"]["Exceptions"]
 
 
 # --- F7: Windows Server 2019 with vxlan ---------------------------------------------------------------------
