@@ -134,6 +134,22 @@ NODE_HEALTH_ARGSPEC = dict(
     report=dict(type="dict"),
 )
 
+# kubewin.nodes.win_node_bundle
+NODE_BUNDLE_ARGSPEC = dict(
+    container_runtime=dict(type="str", required=True, choices=["containerd", "docker"]),
+    network_services=dict(type="bool", default=True),
+    cluster=dict(type="dict", default={}),
+    max_lines=dict(type="int", default=2000),
+    max_kib=dict(type="int", default=1024),
+    max_events=dict(type="int", default=200),
+)
+
+# kubewin.nodes.bundle_archive
+BUNDLE_ARCHIVE_ARGSPEC = dict(
+    hosts=dict(type="dict", required=True),
+    dest=dict(type="path", required=True),
+)
+
 # kubewin.nodes.node_preflight
 PREFLIGHT_ARGSPEC = dict(
     node_name=dict(type="str", required=True),

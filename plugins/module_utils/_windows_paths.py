@@ -38,6 +38,9 @@ LOG_DIRS = {name: "%s\\%s" % (LOG_ROOT, name) for name in ("kubelet", "kube-prox
 LOG_FILES = {name: "%s\\%s.log" % (d, name) for name, d in LOG_DIRS.items()}
 
 FLANNEL_DIR = "C:\\etc\\kube-flannel"
+FLANNEL_NET_CONF = FLANNEL_DIR + "\\net-conf.json"
+# flanneld's --subnet-file default, /run/flannel/subnet.env (flannel main.go), on the service's drive.
+FLANNEL_SUBNET_FILE = "C:\\run\\flannel\\subnet.env"
 KUBE_PROXY_DIR = "C:\\etc\\kube-proxy"
 # host-local's address reservations, one directory per network (containernetworking/plugins host-local).
 HOST_LOCAL_DATA_DIR = "C:\\var\\lib\\cni\\networks"

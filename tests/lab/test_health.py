@@ -2,16 +2,23 @@
 (services mode, containerd, flannel vxlan: the lab's defaults), checked healthy, then its Host Network Service
 restarted by the simulator alone (lab/winsim/winsim_boot.py, microsoft/Windows-Containers#278: flannel's network
 gone, flanneld and kube-proxy still running and recreating nothing), found by health.yml and repaired by repair.yml.
-What is shown here rests on the simulator's model; what a real host does is listed in docs/verification.md."""
+Then the support bundle (issue 25 point 4) of the same node: its index and contents, and no credential of the run in
+it, plain or base64. What is shown here rests on the simulator's model; what a real host does is listed in
+docs/verification.md."""
 
+import base64
 import json
+import os
+import tarfile
 
 import pytest
 import scenario
 from kubernetes.client.exceptions import ApiException
+from test_secrets import TokenWatcher, host_credentials, managed_secret_values, needles
 
 HOST = "win-1"
 NODE = "hc-" + HOST
+SERVICES = ("containerd", "kubelet", "flanneld", "kube-proxy")
 VNI_NETWORK = "flannel.4096"
 
 
@@ -45,10 +52,12 @@ def _host_tasks(doc, changed=False):
 @pytest.fixture(scope="module")
 def node(tmp_path_factory, api):
     sc = scenario.Scenario(tmp_path_factory.mktemp("health"), nodes=1, kubewin_node_name="hc-{{ inventory_hostname }}")
-    rc, doc, text = sc.run("scale_up.yml")
-    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
-    yield sc
     core, _ = api
+    with TokenWatcher(core) as watch:  # the bootstrap token the join made (deleted again), for the bundle's search
+        rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    sc.bootstrap_tokens = [token for token, dummy, dummy2 in watch.seen.values()]
+    yield sc
     try:  # the shared cluster keeps no Node of this test (a reset run would cost a playbook run)
         core.delete_node(NODE)
     except ApiException as e:
@@ -108,3 +117,73 @@ def test_an_hns_restart_is_found_then_repaired_in_dependency_order(node, tmp_pat
     rc, doc, text = node.run("health.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     assert scenario.changed_tasks(doc).get(HOST) is None
+
+
+def _append(sc, rel, text):
+    path = os.path.join(sc.root, "hosts", HOST, "C", *rel.split("\\"))
+    with open(path, "a") as f:
+        f.write(text)
+
+
+def test_the_support_bundle_has_what_a_user_needs_and_no_credential(node, tmp_path, api):
+    core, _ = api
+    credentials = host_credentials(node, HOST) + managed_secret_values(core)
+    credentials += [("bootstrap token", t) for t in node.bootstrap_tokens]
+    credentials += [("bootstrap token secret", t.split(".")[1]) for t in node.bootstrap_tokens]
+    # the lab's kubelet.conf names its client certificate file (kubelet-client-current.pem, key included)
+    assert node.bootstrap_tokens and any("PRIVATE KEY" in value for dummy, value in credentials), credentials
+    # What a component could log at a high verbosity (a request's headers, a kubeconfig or Secret it read): every
+    # credential in the logs the bundle reads, plain and base64, so only the redaction keeps them out (the test fails
+    # without it).
+    leaked = ""
+    for what, value in credentials:
+        field = "client-key-data" if "client-key-data" in what else "token"
+        leaked += ("I1128 key:\n%s\n" % value if "PRIVATE KEY" in value else
+                   "I1128 Authorization: Bearer %s\nI1128 %s: %s\nI1128 %s: %s\n"
+                   % (value, field, value, field, base64.b64encode(value.encode()).decode()))
+    for rel in ("var\\log\\kubelet\\kubelet.log", "var\\log\\kube-proxy\\kube-proxy.log"):
+        _append(node, rel, leaked)
+
+    node.reset_ops(HOST)
+    rc, doc, text = node.run("support_bundle.yml", "-e", "kubewin_support_bundle_dir=" + str(tmp_path))
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert [script for dummy, dummy2, script in node.ops_detailed(HOST)] == ["node_bundle"]
+    assert scenario.changed_tasks(doc).get(HOST) is None
+    (archive,) = [p for p in os.listdir(str(tmp_path)) if p.endswith(".tar.gz")]
+    assert archive.startswith("kubewin-support-bundle-") and archive in text
+    assert os.stat(str(tmp_path / archive)).st_mode & 0o777 == 0o600
+    with tarfile.open(str(tmp_path / archive)) as tar:
+        members = {m.name.split("/", 1)[1]: tar.extractfile(m).read() for m in tar.getmembers()}
+    index = json.loads(members["index.json"])
+    assert index["schema"] == "kubewin.nodes/support-bundle/v1" and index["hosts"] == [HOST]
+    rows = {r["file"] or r["source"] + " " + r["what"]: r for r in index["files"]}
+    for name in ("var/log/kubelet/kubelet.log", "var/log/kube-proxy/kube-proxy.log", "var/log/flanneld/flanneld.log"):
+        assert rows["%s/node/%s" % (HOST, name)]["what"] == "log (last lines)", sorted(rows)
+        assert "%s/node/%s" % (HOST, name) in members, name
+    assert rows[HOST + "/node/var/log/kubelet/kubelet.log"]["redacted"] > 0
+    assert b"kind: KubeletConfiguration" in members[HOST + "/node/var/lib/kubelet/config.yaml"]
+    assert b"enableSystemLogQuery" in members[HOST + "/node/var/lib/kubelet/config.d/50-kubewin-node-log-query.conf"]
+    assert b'"flannel"' in members[HOST + "/node/Program Files/containerd/cni/conf/10-flannel.conf"]
+    assert HOST + "/node/Program Files/containerd/config.toml" in members
+    services = json.loads(members[HOST + "/node/services.json"])
+    assert {s: services[s]["status"] for s in services} == {s: "Running" for s in SERVICES}
+    assert "kube-log-runner.exe" in services["kubelet"]["image_path"]
+    networks = json.loads(members[HOST + "/node/hns/networks.json"])["Output"]
+    assert VNI_NETWORK in {n["Name"] for n in networks}
+    assert json.loads(members[HOST + "/node/hns/endpoints.json"])["Success"] is True
+    (node_object,) = json.loads(members[HOST + "/cluster/node.json"])
+    assert node_object["metadata"]["name"] == NODE
+    assert {c["type"]: c["status"] for c in node_object["status"]["conditions"]}["Ready"] == "True"
+    assert isinstance(json.loads(members[HOST + "/cluster/events.json"]), list)
+    # the lab's PowerShell has no Get-WinEvent (lab/winsim/README.md): the index says so instead of a file
+    for log in ("System", "Application"):
+        row = rows["Get-WinEvent the newest %s event log records" % log]
+        assert row["file"] is None and row["error"].startswith("not collected: The term 'Get-WinEvent'"), row
+    assert "not collected" in members["index.txt"].decode()
+    # never read: kubeconfigs, token files, keys and certificates
+    sources = " ".join(r["source"] for r in index["files"]).lower()
+    for never in ("kubelet.conf", "kubeconfig", "\\token", "pki"):
+        assert never not in sources and never.strip("\\") not in " ".join(members).lower(), never
+    blob = b"\n".join(members.values()).decode("utf-8", "replace")
+    leaks = sorted({what for what, needle in needles(credentials) if needle in blob})
+    assert not leaks, leaks

@@ -421,6 +421,7 @@ def _builders():
     """'module.function' -> a call returning what that function returns, for the parameter builders
     the action plugins pass to run_script. Add one here when a plugin builds parameters a new way."""
     _collection()
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _bundle as bundle
     from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import facts as host_facts
     from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
 
@@ -433,6 +434,7 @@ def _builders():
         "facts.script_parameters": lambda: host_facts.script_parameters(["C:\\extra"]),
         "files.state_query": lambda: host_files.state_query(*_sample_inputs()),
         "files.plan": plan,
+        "_bundle.script_parameters": lambda: bundle.script_parameters("containerd", True, 10, 1, 5),
     }
 
 

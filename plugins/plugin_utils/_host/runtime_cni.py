@@ -43,6 +43,13 @@ CONTAINERD_CONFIG_FLAG = (
 CRI_DOCKERD_DEFAULT_BIN_DIR = "C:\\k\\cni\\bin\\"
 CRI_DOCKERD_DEFAULT_CONF_DIR = "C:\\k\\cni\\config"
 
+# The runtimes' own configuration files where they read them by default (containerd: defaults/defaults_windows.go
+# DefaultConfigDir, filepath.Join(os.Getenv("ProgramFiles"), "containerd"), + config.toml; Docker: Microsoft Learn,
+# "Docker Engine on Windows", C:\ProgramData\docker\config\daemon.json). The support bundle reads them.
+RUNTIME_CONFIG_FILES = {"containerd": "C:\\Program Files\\containerd\\config.toml",
+                        "docker": "C:\\ProgramData\\docker\\config\\daemon.json"}
+CNI_CONF_DIRS = {"containerd": CONTAINERD_DEFAULT_CONF_DIR, "docker": CRI_DOCKERD_DEFAULT_CONF_DIR}
+
 CNI_CONF_FILE = "10-flannel.conf"
 # The file names a runtime takes as CNI configurations (containernetworking/cni libcni ConfFiles, called by
 # containerd/go-cni opts.go loadFromConfDir with these three extensions, compared as filepath.Ext returns them:

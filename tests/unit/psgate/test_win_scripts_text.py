@@ -143,7 +143,8 @@ def test_the_hns_scripts_carry_the_same_pinvoke():
         text = win_scripts.load(name)
         start = text.index("Add-Type -Namespace KubewinNodes")
         return text[start:text.index("\n}\n", text.index("function Invoke-Hns"))]
-    assert pinvoke("hns_state") == pinvoke("hns_calls") == pinvoke("boot") == pinvoke("node_health")
+    scripts = ("hns_state", "hns_calls", "boot", "node_health", "node_bundle")
+    assert len({pinvoke(name) for name in scripts}) == 1
 
 
 def test_the_boot_script_makes_the_nat_network_as_the_runtime_role_does():
@@ -158,7 +159,8 @@ def test_the_boot_script_makes_the_nat_network_as_the_runtime_role_does():
 
 def test_each_script_file_names_itself_in_its_header():
     names = win_scripts.names()
-    assert len(names) == 9  # service_watch went into service_apply (issue 22); boot and node_health (issue 21)
+    assert len(names) == 10  # service_watch went into service_apply (issue 22); boot and node_health (issue 21);
+    # node_bundle (issue 25)
     for name in names:
         assert win_scripts.load(name).startswith(win_scripts.HEADER_PREFIX + name + "\n")
 

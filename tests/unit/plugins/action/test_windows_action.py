@@ -18,6 +18,7 @@ CASES = {
     "win_host_files": ({"directories": [{"path": "C:\\k"}]}, ""),
     "win_node_health": ({"node_name": "win-9", "node": {}, "pod_network": "flannel.4096",
                          "container_runtime": "containerd"}, ""),
+    "win_node_bundle": ({"container_runtime": "containerd"}, ""),
 }
 
 
@@ -29,7 +30,7 @@ def _refuse(params):
 def test_a_failed_script_names_module_host_and_what_the_host_said(make_action, module):
     options, subject = CASES[module]
     action_cls = importlib.import_module("ansible_collections.kubewin.nodes.plugins.action." + module).ActionModule
-    scripts = ("hns_state", "service_state", "node_facts", "files_state", "node_health")
+    scripts = ("hns_state", "service_state", "node_facts", "files_state", "node_health", "node_bundle")
     host = RemoteHost({name: _refuse for name in scripts})
     result = make_action(action_cls, options, host).run(task_vars={"inventory_hostname": "win-9"})
     assert result["failed"] and len(host.calls) == 1
@@ -39,5 +40,5 @@ def test_a_failed_script_names_module_host_and_what_the_host_said(make_action, m
 
 def test_every_windows_action_plugin_is_covered():
     # node_preflight and patch_rollout run nothing on the host: their failure lists every problem
-    # (test_node_preflight.py, test_patch_rollout_action.py).
-    assert {p.stem for p in ACTION_DIR.glob("*.py")} - {"node_preflight", "patch_rollout"} == set(CASES)
+    # (test_node_preflight.py, test_patch_rollout_action.py); bundle_archive runs on the controller (test_bundle.py).
+    assert {p.stem for p in ACTION_DIR.glob("*.py")} - {"node_preflight", "patch_rollout", "bundle_archive"} == set(CASES)

@@ -1,0 +1,141 @@
+"""The support bundle on the controller (issue 25 point 4): the redaction of every credential kind, plain and in
+base64, the selection that never names a credential file, the files made of the node_bundle answer, and the one
+archive with its index."""
+
+import base64
+import datetime
+import json
+import tarfile
+
+import pytest
+
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _bundle as bundle
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._redact import MARK, redact
+
+BOOTSTRAP = "abcdef.0123456789abcdef"
+JWT = "eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6a3ViZS1zeXN0ZW06eCJ9.c2lnbmF0dXJl"
+KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" \
+      "-----END RSA PRIVATE KEY-----\n"
+SECRETS = (BOOTSTRAP, JWT, "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun", "hunter2pass")
+
+
+def _b64(text):
+    return base64.b64encode(text.encode()).decode()
+
+
+@pytest.mark.parametrize("text", [
+    "I1128 kubeadm join 10.0.0.1:6443 --token %s --discovery-token-ca-cert-hash sha256:00" % BOOTSTRAP,
+    "token: %s" % BOOTSTRAP,
+    '{"token": "%s"}' % JWT,
+    "Authorization: Bearer %s" % JWT,
+    "users:\n- name: x\n  user:\n    client-key-data: %s\n" % _b64(KEY),
+    KEY,
+    KEY[:80],  # a key cut by a log's tail: no END line
+    '[plugins."io.containerd.grpc.v1.cri".registry.configs."r".auth]\n  password = "hunter2pass"\n',
+    "HTTPS_PROXY=http://user:hunter2pass@proxy:3128",
+    "--bootstrap-token=%s" % BOOTSTRAP,
+    "data: %s" % _b64(JWT),
+    "twice %s" % _b64(_b64(KEY)),
+    "a line with %s inside" % _b64("token: " + BOOTSTRAP),
+])
+def test_each_credential_is_redacted_plain_and_in_base64(text):
+    out, count = redact(text)
+    assert count >= 1 and MARK in out
+    for secret in SECRETS:
+        assert secret not in out and _b64(secret) not in out, out
+
+
+def test_what_is_no_credential_is_kept_and_json_stays_json():
+    text = ("authentication:\n  x509:\n    clientCAFile: C:\\etc\\kubernetes\\pki\\ca.crt\nauthorization:\n"
+            "  mode: Webhook\nfeatureGates:\n  NodeLogQuery: true\n")
+    assert redact(text) == (text, 0)
+    line = 'E1128 "Failed to get token" err="context deadline exceeded" path=/var/lib/kubelet/pki/x'
+    assert redact(line) == (line, 0)
+    doc = json.loads(redact(json.dumps({"token": JWT, "name": "n"}))[0])
+    assert doc == {"token": MARK, "name": "n"}
+
+
+def test_the_selection_never_reads_a_credential_file():
+    for runtime in ("containerd", "docker"):
+        for services in (True, False):
+            params = bundle.script_parameters(runtime, services, 10, 1, 5)
+            assert not [p for p in params["Files"] if bundle.is_credential(p)]
+    for path in ("C:\\etc\\kubernetes\\kubelet.conf", "C:\\etc\\kubernetes\\bootstrap-kubelet.conf",
+                 "C:\\etc\\kube-proxy\\kubeconfig", "C:\\etc\\kube-flannel\\token",
+                 "C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem", "C:\\etc\\kubernetes\\pki\\ca.crt",
+                 "C:\\k\\x.key", "C:\\Program Files\\containerd\\cni\\conf\\token.json"):
+        assert bundle.is_credential(path), path
+    for path in ("C:\\var\\lib\\kubelet\\config.d\\50-kubewin-node-log-query.conf",
+                 "C:\\Program Files\\containerd\\cni\\conf\\10-flannel.conf", "C:\\var\\lib\\kubelet\\config.yaml"):
+        assert not bundle.is_credential(path), path
+
+
+def _answer():
+    logs = "I1128 started\nI1128 Authorization: Bearer %s" % JWT
+    return {
+        "files": {"C:\\var\\log\\kubelet\\kubelet.log": {"text": logs, "lines": 2, "truncated": True, "error": None},
+                  "C:\\var\\lib\\kubelet\\config.yaml": {"text": None, "error": "Cannot find path"}},
+        "dirs": {"C:\\Program Files\\containerd\\cni\\conf": {"entries": {
+            "10-flannel.conf": {"text": '{"type": "flannel"}', "lines": 1},
+            "creds-token.json": {"text": "token: %s" % BOOTSTRAP, "lines": 1}}, "error": None},
+            "C:\\var\\lib\\kubelet\\config.d": {"entries": {}, "error": "Cannot find path"}},
+        "listings": {"C:\\var\\log": {"names": ["kubelet"], "error": None}},
+        "services": {"kubelet": {"exists": True, "status": "Running", "environment": ["X_TOKEN=" + BOOTSTRAP]}},
+        "hns": {"networks": json.dumps({"Success": True, "Output": [{"Name": "flannel.4096"}]}), "endpoints": None,
+                "policylists": None},
+        "hns_error": "HNS call GET /endpoints/ failed",
+        "events": {"System": {"records": [{"id": 7036, "message": "The kubelet service entered the running state."}],
+                              "error": None},
+                   "Application": {"records": [], "error": "The term 'Get-WinEvent' is not recognized"}},
+    }
+
+
+def _files():
+    params = bundle.script_parameters("containerd", True, 10, 1, 5)
+    cluster = {"node": {"resources": [{"metadata": {"name": "n"}, "status": {"conditions": [{"type": "Ready"}]}}]},
+               "events": {"failed": True, "msg": "Unauthorized"}}
+    return {f["source"] if f["file"] is None else f["file"]: f for f in bundle.host_files(_answer(), params, cluster)}
+
+
+def test_the_files_of_a_host_say_what_was_read_and_why_not():
+    files = _files()
+    log = files["node/var/log/kubelet/kubelet.log"]
+    assert log["what"] == "log (last lines)" and log["truncated"] and log["redacted"] == 1 and JWT not in log["text"]
+    assert files["C:\\var\\lib\\kubelet\\config.yaml"]["error"] == "Cannot find path"
+    assert files["node/Program Files/containerd/cni/conf/10-flannel.conf"]["text"] == '{"type": "flannel"}\n'
+    assert files["C:\\Program Files\\containerd\\cni\\conf\\creds-token.json"]["error"] == \
+        "not collected: may hold a credential"
+    assert BOOTSTRAP not in files["node/services.json"]["text"]
+    assert json.loads(files["node/hns/networks.json"]["text"])["Output"] == [{"Name": "flannel.4096"}]
+    assert files["HNS"]["error"] == "not collected: HNS call GET /endpoints/ failed"
+    assert json.loads(files["node/events/System.json"]["text"])[0]["id"] == 7036
+    assert files["Get-WinEvent"]["error"] == "not collected: The term 'Get-WinEvent' is not recognized"
+    assert json.loads(files["cluster/node.json"]["text"])[0]["status"]["conditions"] == [{"type": "Ready"}]
+    assert files["Kubernetes API"]["error"] == "not collected: Unauthorized"
+
+
+def test_the_archive_holds_every_host_and_an_index_and_no_credential(tmp_path):
+    hosts = {"win-1": list(_files().values()), "win-2": [
+        {"file": None, "what": "the node's files", "source": "win-2", "text": None,
+         "error": "not collected: unreachable", "truncated": False, "lines": None}]}
+    # a caller that hands in an unredacted text: the writer redacts it again
+    hosts["win-1"].append({"file": "node/extra.txt", "what": "x", "source": "x", "text": "token: " + BOOTSTRAP,
+                           "error": None, "truncated": False, "lines": 1})
+    now = datetime.datetime(2026, 11, 28, 4, 30, tzinfo=datetime.timezone.utc)
+    path, idx = bundle.write_archive(str(tmp_path), hosts, now)
+    assert path == str(tmp_path / "kubewin-support-bundle-20261128T043000Z.tar.gz")
+    assert (tmp_path / path).stat().st_mode & 0o777 == 0o600
+    with tarfile.open(path) as tar:
+        texts = {m.name.split("/", 1)[1]: tar.extractfile(m).read().decode() for m in tar.getmembers()}
+    index = json.loads(texts["index.json"])
+    assert index["schema"] == "kubewin.nodes/support-bundle/v1" and index["hosts"] == ["win-1", "win-2"]
+    rows = {(r["host"], r["file"]): r for r in index["files"]}
+    assert rows[("win-1", "win-1/node/var/log/kubelet/kubelet.log")]["what"] == "log (last lines)"
+    assert rows[("win-2", None)]["error"] == "not collected: unreachable"
+    assert "win-1/node/var/log/kubelet/kubelet.log" in texts and "win-1/cluster/node.json" in texts
+    assert "unreachable" in texts["index.txt"]
+    blob = "\n".join(texts.values())
+    for secret in SECRETS:
+        assert secret not in blob and _b64(secret) not in blob
+    with pytest.raises(FileExistsError):  # one archive per run: never over another
+        bundle.write_archive(str(tmp_path), hosts, now)
