@@ -163,7 +163,7 @@ def test_the_support_bundle_has_what_a_user_needs_and_no_credential(node, tmp_pa
     assert rows[HOST + "/node/var/log/kubelet/kubelet.log"]["redacted"] > 0
     assert b"kind: KubeletConfiguration" in members[HOST + "/node/var/lib/kubelet/config.yaml"]
     assert b"enableSystemLogQuery" in members[HOST + "/node/var/lib/kubelet/config.d/50-kubewin-node-log-query.conf"]
-    assert b'"flannel"' in members[HOST + "/node/Program Files/containerd/cni/conf/10-flannel.conf"]
+    assert b'"name": "flannel.4096"' in members[HOST + "/node/Program Files/containerd/cni/conf/10-flannel.conf"]
     assert HOST + "/node/Program Files/containerd/config.toml" in members
     services = json.loads(members[HOST + "/node/services.json"])
     assert {s: services[s]["status"] for s in services} == {s: "Running" for s in SERVICES}
