@@ -1,7 +1,8 @@
 """The simulated Task Scheduler (winsim_tasks, issue 21 point 1): the community.windows.win_scheduled_task stand-in
 registers what the real module would (and refuses what it would), and a boot runs the boot-triggered tasks after
-their delay through the lab's PowerShell interpreter: kubewin.nodes' boot.ps1 as the network role installs it makes
-Docker's NAT network "host" again and starts kube-proxy. No control plane needed."""
+their delay through the lab's PowerShell interpreter: kubewin.nodes' boot.ps1 as the network role installs it starts
+kube-proxy; Docker's NAT network "host" is dockerd's to make again at its boot start (winsim_docker), not the task's.
+No control plane needed."""
 
 import json
 import os
@@ -13,7 +14,7 @@ from winsim import core
 
 # isort: split
 # winsim.core has put the stand-in ansible.windows collection on sys.path.
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_hns, winsim_scm, winsim_tasks
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_docker, winsim_hns, winsim_scm, winsim_tasks
 
 BOOT_PS1 = os.path.join(core.REPO, "plugins", "plugin_utils", "scripts", "boot.ps1")
 SVCHOST = r"C:\Windows\system32\svchost.exe -k LabTest"
@@ -36,18 +37,19 @@ TASK = """
 @pytest.fixture
 def host(tmp_path):
     with mock.patch.object(winsim_scm.time, "time", return_value=1.9e9):
-        yield core.create_host(str(tmp_path), "w")
+        yield core.create_host(str(tmp_path), "w", profile="ws2022-docker")
 
 
 def _install(st, host, task=True, nat=True):
     """boot.ps1 where the network role puts it, its task as the stand-in stores it, kube-proxy (demand start here,
-    so nothing but the task starts it) depending on containerd, and Docker's NAT network."""
+    so nothing but the task starts it) depending on docker, and a NAT network "host" made through HNS (as the boot
+    script and the runtime role did before review-s6 D1): the running dockerd does not know it."""
     local = host.local_path("C:\\k\\kubewin-boot.ps1")
     os.makedirs(os.path.dirname(local), exist_ok=True)
     os.makedirs(host.local_path("C:\\var\\log\\kubelet"), exist_ok=True)
     with open(BOOT_PS1, "rb") as src, open(local, "wb") as dst:
         dst.write(src.read())
-    winsim_scm.create(st, "kube-proxy", SVCHOST, dependencies=["containerd"], start=3)
+    winsim_scm.create(st, "kube-proxy", SVCHOST, dependencies=["docker"], start=3)
     if nat:
         assert json.loads(winsim_hns.call(st, "POST", "/networks/", '{"Name":"host","Type":"NAT"}'))["Success"]
     if task:
@@ -64,13 +66,15 @@ def _state(host):
                 st.get("boot_log"), host.local_path("C:\\var\\log\\kubelet\\kubewin-boot.log"))
 
 
-def test_the_boot_task_makes_the_nat_network_again_and_starts_kube_proxy_after_its_delay(host):
-    core.edit(host.root, host.name, lambda st: _install(st, host))
+def test_the_boot_task_starts_kube_proxy_after_its_delay_and_dockerd_makes_its_nat_network_again(host):
+    core.edit(host.root, host.name, lambda st: _install(st, host, nat=False))
+    with host.open():
+        assert winsim_docker.cli(host, "24.0.7", ["network", "create", "-d", "nat", "host"])[0] == 0
     before, _, _, _ = _state(host)
     gone, failed = core.reboot(host.root, host.name)
     after, kube_proxy, log, boot_log = _state(host)
     assert gone == ["host"] and failed == {}
-    assert set(after) == {"host"} and after["host"] != before["host"]  # a new network, made by the task
+    assert set(after) == {"host"} and after["host"] != before["host"]  # a new network, made by dockerd at its start
     assert kube_proxy == "Running"
     services_done = max(e["at"] for e in log if "service" in e)
     task = [e for e in log if "task" in e]
@@ -78,13 +82,12 @@ def test_the_boot_task_makes_the_nat_network_again_and_starts_kube_proxy_after_i
     assert task[0]["at"] - services_done >= 60  # PT1M after the boot-time starts
     with open(boot_log) as f:
         lines = f.read().splitlines()
-    assert "the NAT network host was missing and is made again (ID %s)" % after["host"] in lines[0]
-    assert lines[1].endswith("kube-proxy and the services it depends on are started")
+    assert len(lines) == 1 and lines[0].endswith("kube-proxy and the services it depends on are started")
     with open(os.path.join(host.dir, "processes.log")) as f:
         assert POWERSHELL + " " + ARGS in f.read()
 
 
-def test_without_the_task_the_nat_network_stays_gone(host):
+def test_a_nat_network_made_through_hns_stays_gone_and_without_the_task_kube_proxy_stays_stopped(host):
     core.edit(host.root, host.name, lambda st: _install(st, host, task=False))
     core.reboot(host.root, host.name)
     after, kube_proxy, log, boot_log = _state(host)
@@ -98,7 +101,7 @@ def test_a_disabled_kube_proxy_is_left_alone_and_the_failure_logged(host):
     core.edit(host.root, host.name, setup)
     core.reboot(host.root, host.name)
     after, kube_proxy, log, boot_log = _state(host)
-    assert "host" in after and kube_proxy == "Stopped"
+    assert kube_proxy == "Stopped"
     task = [e for e in log if "task" in e][0]
     assert task["result"] == 1 and "disabled" in task["error"]
     with open(boot_log) as f:
@@ -116,7 +119,7 @@ def test_a_task_whose_principal_needs_a_logon_is_not_run_and_a_missing_script_is
     core.reboot(host.root, host.name)
     after, _, log, _ = _state(host)
     runs = {e["task"]: (e["result"], e["error"]) for e in log if "task" in e}
-    assert runs["\\kubewin-boot"] == (None, "not run: its principal needs a logon") and "host" not in after
+    assert runs["\\kubewin-boot"] == (None, "not run: its principal needs a logon")
     assert runs["\\other"] == (-196608, "The argument 'C:\\k\\missing.ps1' to the -File parameter does not exist.")
 
 

@@ -51,6 +51,8 @@ def create_host(root, name, profile="ws2022-containerd", adapters=None, build=No
             version = (state["runtime"] or {}).get("version", "10.0") if tool in runtimes else "10.0"
             with open(local, "w") as f:
                 f.write(winsim_binaries.marker_line(tool, version))
+    if "docker" in state:  # the Docker installer puts the CLI beside dockerd.exe (C:\Program Files\Docker)
+        write_binary(host.local_path("C:\\Program Files\\Docker\\docker.exe"), "docker", state["runtime"]["version"])
     config = winsim_host.PROFILES[profile].get("containerd_config")
     if config:  # an installer's containerd config.toml (see the profile)
         local = host.local_path("C:\\Program Files\\containerd\\config.toml")
@@ -104,6 +106,10 @@ def dump(root, name):
         "runtime": st.get("runtime"), "build": st.get("build"), "hostname": st.get("hostname"),
         "processes": _processes(st),
         "scheduled_tasks": sorted(st.get("scheduled_tasks") or {}),
+        # Docker's own network store (winsim_docker), by name as HNS's objects
+        "docker": {"networks": sorted(({"Name": n["Name"], "Driver": n["Driver"]}
+                                       for n in (st.get("docker") or {}).get("networks", [])),
+                                      key=lambda n: n["Name"])},
     }
 
 

@@ -1,14 +1,14 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin for kubewin.nodes.win_node_health: the node's services and HNS networks in one read (the
-node_health script), judged with the Node the API returned (plugin_utils/_health.py); or, with ``report``, the report
-and table of those results (no host is read)."""
+"""Action plugin for kubewin.nodes.win_node_health: the node's services, HNS networks and (Docker) Docker's networks in
+one read (the node_health script), judged with the Node the API returned (plugin_utils/_health.py); or, with
+``report``, the report and table of those results (no host is read)."""
 
 from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _health as health
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtimes
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import docker, runtimes
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
 
 
@@ -34,7 +34,9 @@ class ActionModule(WindowsAction):
         if args["network_services"]:
             services += ["flanneld", "kube-proxy"]
         # Read-only, so it runs in check mode too.
-        view = health.host_view(self.script("node_health", {"Services": services}))
+        docker_host = args["container_runtime"] == "docker"
+        view = health.host_view(self.script("node_health", {
+            "Services": services, "DockerService": docker.SERVICE if docker_host else ""}))
         result = health.judge(view, args["node"], args["node_name"], args["pod_network"], runtime_services,
-                              args["external_network"], args["network_services"])
+                              args["external_network"], args["network_services"], docker_host)
         return dict(result, changed=False, node_name=args["node_name"], runtime_services=runtime_services)

@@ -26,6 +26,12 @@ HNS_NETWORK_ARGSPEC = dict(
 )
 HNS_NETWORK_REQUIRED_IF = [("state", "present", ["type"])]
 
+# kubewin.nodes.win_docker_network
+DOCKER_NETWORK_ARGSPEC = dict(
+    name=dict(type="str", required=True),
+    state=dict(type="str", default="present", choices=["present", "absent"]),
+)
+
 # kubewin.nodes.win_hns_cleanup
 HNS_CLEANUP_ARGSPEC = dict(
     networks=dict(type="list", elements="str", required=True),

@@ -19,7 +19,8 @@ description:
 options:
   name:
     description:
-      - Name of the HNS network, for example V(host) for the NAT network Docker needs, V(cbr0) or V(flannel.4096).
+      - Name of the HNS network, for example V(cbr0) or V(flannel.4096). Docker's networks (V(host)) are made
+        through Docker instead (M(kubewin.nodes.win_docker_network)), since a running dockerd does not see HNS networks.
     type: str
     required: true
   type:
@@ -78,15 +79,16 @@ extends_documentation_fragment:
 notes:
   - Uses the HNS v1 API (C(vmcompute.dll!HNSCall)), available on Windows Server 2019 and later.
 seealso:
+  - module: kubewin.nodes.win_docker_network
   - module: kubewin.nodes.win_hns_cleanup
 author:
   - kubewin.nodes maintainers (@kubewin)
 """
 
 EXAMPLES = r"""
-- name: NAT network Docker needs for the pause container ("host" network)
+- name: A NAT network in HNS
   kubewin.nodes.win_hns_network:
-    name: host
+    name: lab-nat
     type: nat
 
 - name: Overlay network for flannel vxlan

@@ -4,13 +4,13 @@
 
 from __future__ import annotations
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import hns
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import docker, hns
 
 SCHEMA = "kubewin.nodes/health/v1"
-# The repair steps in dependency order (the services' DependOnService chain): the runtime, the kubelet, flanneld
-# (which recreates its HNS network at start), kube-proxy (which re-applies every load balancer only at start:
-# proxier.go svcInfo.policyApplied).
-REPAIR_ORDER = ("runtime", "kubelet", "flanneld", "kube-proxy")
+# The repair steps in dependency order (the services' DependOnService chain): the runtime, Docker's network host
+# (made through the running dockerd), the kubelet, flanneld (which recreates its HNS network at start), kube-proxy
+# (which re-applies every load balancer only at start: proxier.go svcInfo.policyApplied).
+REPAIR_ORDER = ("runtime", "docker-network", "kubelet", "flanneld", "kube-proxy")
 # SERVICE_AUTO_START (Microsoft Learn, CreateServiceW dwStartType); the roles register every node service so.
 AUTO_START = 2
 DISABLED = 4
@@ -26,7 +26,8 @@ def _check(check, status, detail, fix=None, repair=None):
 
 
 def host_view(answer):
-    """The node_health script's answer -> {services: {name: {...}}, networks: {name: type} or None, hns_error}."""
+    """The node_health script's answer -> {services: {name: {...}}, networks: {name: type} or None, hns_error,
+    docker_networks: [name] or None, docker_error}."""
     networks, error = None, answer.get("hns_error")
     if not error:
         try:
@@ -34,7 +35,10 @@ def host_view(answer):
             networks = {str(n.get("Name")): n.get("Type") for n in raw}
         except hns.HnsError as e:
             error = str(e)
-    return {"services": dict(answer.get("services") or {}), "networks": networks, "hns_error": error}
+    docker_networks = answer.get("docker_networks")
+    return {"services": dict(answer.get("services") or {}), "networks": networks, "hns_error": error,
+            "docker_networks": None if docker_networks is None else [str(n) for n in docker_networks],
+            "docker_error": answer.get("docker_error")}
 
 
 def _service_checks(services, runtime_services, network_services):
@@ -94,6 +98,20 @@ def _network_checks(view, pod_network, external_network, network_services):
     return out
 
 
+def _docker_checks(view):
+    """Docker's network host: in Docker's own store (docker.py: a network made through HNS while dockerd runs is
+    not), which hostNetwork pods' sandboxes need."""
+    check = "Docker network %s" % docker.HOST_NETWORK
+    if view.get("docker_networks") is None:
+        return [_check(check, "fail", "Docker's networks could not be read: %s" % view.get("docker_error"),
+                       "start the docker service (Start-Service docker), then run playbooks/repair.yml")]
+    if docker.HOST_NETWORK in view["docker_networks"]:
+        return [_check(check, "ok", "in Docker's networks")]
+    return [_check(check, "fail", "not in Docker's networks (docker network ls): hostNetwork pods cannot start",
+                   "run playbooks/repair.yml, which makes it through Docker (docker network create -d nat host)",
+                   "docker-network")]
+
+
 def _condition(node, kind):
     return next((c for c in node.get("conditions") or [] if c.get("type") == kind), None)
 
@@ -125,11 +143,14 @@ def _node_checks(node, node_name):
     return out
 
 
-def judge(view, node, node_name, pod_network, runtime_services, external_network=None, network_services=True):
-    """The findings for one node: ``view`` (host_view), ``node`` (k8s_node's node result). Returns
-    {healthy, checks: [{check, status ok|warn|fail, detail, fix, repair}], repair: the plan}."""
+def judge(view, node, node_name, pod_network, runtime_services, external_network=None, network_services=True,
+          docker_host=False):
+    """The findings for one node: ``view`` (host_view), ``node`` (k8s_node's node result); ``docker_host``: Docker's
+    network host is checked too. Returns {healthy, checks: [{check, status ok|warn|fail, detail, fix, repair}],
+    repair: the plan}."""
     checks = (_service_checks(view["services"], runtime_services, network_services)
               + _network_checks(view, pod_network, external_network, network_services)
+              + (_docker_checks(view) if docker_host else [])
               + _node_checks(node or {}, node_name))
     checks = _leave_blocked_steps(checks, view["services"], runtime_services)
     return {"healthy": not any(c["status"] == "fail" for c in checks), "checks": checks,
@@ -141,8 +162,9 @@ def _leave_blocked_steps(checks, services, runtime_services):
     Disabled service (ERROR_SERVICE_DISABLED), nor one whose dependency is Disabled and stopped (1068,
     ERROR_SERVICE_DEPENDENCY_FAIL: each step's services depend on the step before, REPAIR_ORDER), and a failed
     win_service task would end the repair of that host."""
-    step_services = {"runtime": list(runtime_services), "kubelet": ["kubelet"], "flanneld": ["flanneld"],
-                     "kube-proxy": ["kube-proxy"]}
+    # docker-network starts no service of its own: it needs the runtime's (Docker) running
+    step_services = {"runtime": list(runtime_services), "docker-network": [], "kubelet": ["kubelet"],
+                     "flanneld": ["flanneld"], "kube-proxy": ["kube-proxy"]}
     blocked, stopped_before = {}, None
     for step in REPAIR_ORDER:
         disabled = [n for n in step_services[step] if (services.get(n) or {}).get("start") == DISABLED]

@@ -8,7 +8,11 @@ import time
 
 import pytest
 import scenario
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd, winsim_kubelet_status
+from ansible_collections.ansible.windows.plugins.module_utils import (
+    winsim_containerd,
+    winsim_docker,
+    winsim_kubelet_status,
+)
 from winsim import core
 
 CNI_NOT_INITIALIZED = ("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
@@ -155,26 +159,33 @@ def test_docker_with_cri_dockerd_gets_the_host_nat_network(runtime_run, api):
     assert ready_condition(core_api, r.node(DOCKER_PROFILE)).status == "True"
     dump = r.sc.dump(host)
     assert {n["Name"]: n["Type"] for n in dump["hns"]["networks"]}["host"] == "NAT"
+    # review-s6 D1: made through Docker, so Docker has it in its own store, where a hostNetwork pod's sandbox
+    # (NetworkMode host, cri-dockerd) is looked up
+    assert dump["docker"]["networks"] == [{"Name": "host", "Driver": "nat"}]
     assert dump["services"]["kubelet"]["dependencies"] == ["cri-dockerd"]
     rc, doc, text = r.sc.run("scale_up.yml")
     assert rc == 0 and scenario.changed_tasks(doc) == {}, scenario.changed_tasks(doc)
-    # Issue 21 point 1: a reboot drops HNS's NAT networks (sig-windows-tools#52, #128). The boot-time service starts
-    # leave "host" missing; the network role's boot task (kubewin-boot, PT1M after boot) makes it again.
+    # Issue 21 point 1: a reboot drops HNS's NAT networks (sig-windows-tools#52, #128). dockerd makes "host" again at
+    # its boot start, since Docker has it in its store (review-s6 D1); the network role's boot task (kubewin-boot,
+    # PT1M after boot) starts kube-proxy.
     def hns_and_boot():
         with core.Host(r.sc.root, host).open(save=False) as h:
             log = h.local_path("C:\\var\\log\\kubelet\\kubewin-boot.log")
             text = open(log).read() if os.path.exists(log) else ""
             return ({n["Name"]: n["ID"] for n in h.state["hns"]["networks"]}, h.state.get("boot_log") or [], text,
-                    h.state["services"]["kube-proxy"]["status"])
-    before, _, _, _ = hns_and_boot()
+                    h.state["services"]["kube-proxy"]["status"], winsim_docker.sandbox_error(h, host_network=True),
+                    {n["Name"]: n["HnsId"] for n in winsim_docker.networks(h.state)})
+    before, _, _, _, sandbox, docker = hns_and_boot()
+    assert docker == {"host": before["host"]} and sandbox is None
     gone, failed = core.reboot(r.sc.root, host)
     assert "host" in gone and failed == {}
-    after, boot_log, text, kube_proxy = hns_and_boot()
+    after, boot_log, text, kube_proxy, sandbox, docker = hns_and_boot()
     assert "host" in after and after["host"] != before["host"], after
+    assert docker == {"host": after["host"]} and sandbox is None
     task = [e for e in boot_log if "task" in e]
     assert [(e["task"], e["result"]) for e in task] == [("\\kubewin-boot", 0)], task
     assert task[0]["at"] - max(e["at"] for e in boot_log if "service" in e) >= 60
-    assert "the NAT network host was missing and is made again" in text and kube_proxy == "Running"
+    assert text.endswith("kube-proxy and the services it depends on are started\r\n") and kube_proxy == "Running"
     assert ready_condition(core_api, r.node(DOCKER_PROFILE)).status == "True"
 
 

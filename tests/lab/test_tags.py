@@ -217,10 +217,11 @@ def test_runtime_tag_makes_dockers_nat_network_and_nothing_else(tmp_path, api):
     before = sc.dump("win-1")
     doc = run_ok(sc, "scale_up.yml", "--tags", "runtime")
     assert ran(doc) - RUNTIME <= DISCOVER | PREFLIGHT, ran(doc) - RUNTIME
-    assert changed_names(doc) == {"kubewin.nodes.runtime : The \"host\" NAT network Docker needs"}
+    assert changed_names(doc) == {"kubewin.nodes.runtime : The \"host\" NAT network Docker needs for hostNetwork pods"}
     after = sc.dump("win-1")
     assert [(n["Name"], n["Type"]) for n in after["hns"]["networks"]] == [("host", "NAT")]
-    after["hns"] = before["hns"]
+    assert [n["Name"] for n in after["docker"]["networks"]] == ["host"]  # in Docker's own store (review-s6 D1)
+    after["hns"], after["docker"] = before["hns"], before["docker"]
     assert after == before  # no file, service, firewall rule or Path of the node role
 
 

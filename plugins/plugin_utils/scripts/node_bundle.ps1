@@ -25,7 +25,7 @@ $ErrorActionPreference = 'Stop'
 # an HRESULT (hcsshim: ``_hnsCall(...) (hr error) = vmcompute.HNSCall?``); a failure, or an empty
 # answer, ends the script with that error instead of handing null to ConvertFrom-Json. The type name
 # differs from the former void signature, which a long-lived runspace may still hold. hns_state,
-# hns_calls, boot, node_health and node_bundle carry the same copy (tests/unit/psgate/test_win_scripts_text.py keeps them equal).
+# hns_calls, node_health and node_bundle carry the same copy (tests/unit/psgate/test_win_scripts_text.py keeps them equal).
 Add-Type -Namespace KubewinNodes -Name HnsApi -MemberDefinition @'
 [DllImport("vmcompute.dll")]
 public static extern int HNSCall(

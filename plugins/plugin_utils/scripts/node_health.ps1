@@ -1,18 +1,41 @@
 # kubewin.nodes script: node_health
-# Contract: parameter Services (names). Result: {services: {name: {exists, status, start, delayed_autostart}},
-# networks: the raw JSON text HNS answered for GET on /networks/ ({"Success":..,"Output":[..]}), or null with
-# hns_error saying why HNS could not be read}. Read-only: the health check's one remote operation per host.
+# Contract: parameters Services (names) and DockerService (Docker's service name; empty: not a Docker host). Result:
+# {services: {name: {exists, status, start, delayed_autostart}}, networks: the raw JSON text HNS answered for GET on
+# /networks/ ({"Success":..,"Output":[..]}), or null with hns_error saying why HNS could not be read; with
+# DockerService, docker_networks: the names in Docker's own store (`docker network ls`, as docker_state reads them),
+# or null with docker_error saying why}. Read-only: the health check's one remote operation per host.
 [CmdletBinding(SupportsShouldProcess)]
 param(
-    [string[]]$Services = @()
+    [string[]]$Services = @(),
+    [string]$DockerService = ''
 )
 $ErrorActionPreference = 'Stop'
+
+# docker.exe beside the service's program (null: no such service). docker_state, docker_apply and node_health carry
+# the same copy (tests/unit/psgate/test_win_scripts_text.py keeps them equal).
+function Get-DockerCli([string]$Name) {
+    $svc = Get-Service -Name $Name -ErrorAction SilentlyContinue
+    if (-not $svc) { return $null }
+    $path = (Get-ItemProperty -LiteralPath "HKLM:\SYSTEM\CurrentControlSet\Services\$($svc.Name)").ImagePath
+    $exe = if ($path.StartsWith('"')) { $path.Split('"')[1] } else { $path.Split(' ')[0] }
+    (Split-Path -Parent $exe) + '\docker.exe'
+}
+
+# docker.exe's exit code and output lines. Windows PowerShell 5.1 turns each stderr line of a native program into an
+# error record, which 'Stop' would make fatal before the exit code is read.
+function Invoke-Docker([string]$Cli, [string[]]$Arguments) {
+    $ErrorActionPreference = 'Continue'
+    $out = @(& $Cli @Arguments 2>&1 | ForEach-Object { "$_" })
+    $code = $LASTEXITCODE
+    $ErrorActionPreference = 'Stop'
+    @{ code = $code; output = $out }
+}
 
 # Shared P/Invoke for the HNS v1 API, the same entry point hns.psm1 and hcsshim use. HNSCall returns
 # an HRESULT (hcsshim: ``_hnsCall(...) (hr error) = vmcompute.HNSCall?``); a failure, or an empty
 # answer, ends the script with that error instead of handing null to ConvertFrom-Json. The type name
 # differs from the former void signature, which a long-lived runspace may still hold. hns_state,
-# hns_calls, boot, node_health and node_bundle carry the same copy (tests/unit/psgate/test_win_scripts_text.py keeps them equal).
+# hns_calls, node_health and node_bundle carry the same copy (tests/unit/psgate/test_win_scripts_text.py keeps them equal).
 Add-Type -Namespace KubewinNodes -Name HnsApi -MemberDefinition @'
 [DllImport("vmcompute.dll")]
 public static extern int HNSCall(
@@ -54,4 +77,22 @@ try {
 } catch {
     $hnsError = "$_"  # HNS stopped or missing is a finding, not the end of the check
 }
-$Ansible.Result = @{ services = $serviceFacts; networks = $networks; hns_error = $hnsError }
+$dockerNetworks = $null
+$dockerError = $null
+if ($DockerService) {
+    $cli = Get-DockerCli $DockerService
+    if (-not $cli) {
+        $dockerError = "the service $DockerService does not exist"
+    } elseif (-not (Test-Path -LiteralPath $cli)) {
+        $dockerError = "$cli does not exist"
+    } else {
+        $answer = Invoke-Docker $cli @('network', 'ls', '--format', '{{.Name}}')
+        if ($answer.code -eq 0) {
+            $dockerNetworks = @($answer.output | Where-Object { $_ })
+        } else {
+            $dockerError = "docker network ls exited with code $($answer.code): $($answer.output -join ' ')"
+        }
+    }
+}
+$Ansible.Result = @{ services = $serviceFacts; networks = $networks; hns_error = $hnsError
+    docker_networks = $dockerNetworks; docker_error = $dockerError }

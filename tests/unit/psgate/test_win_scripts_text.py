@@ -143,24 +143,34 @@ def test_the_hns_scripts_carry_the_same_pinvoke():
         text = win_scripts.load(name)
         start = text.index("Add-Type -Namespace KubewinNodes")
         return text[start:text.index("\n}\n", text.index("function Invoke-Hns"))]
-    scripts = ("hns_state", "hns_calls", "boot", "node_health", "node_bundle")
+    scripts = ("hns_state", "hns_calls", "node_health", "node_bundle")
     assert len({pinvoke(name) for name in scripts}) == 1
 
 
-def test_the_boot_script_makes_the_nat_network_as_the_runtime_role_does():
-    """boot.ps1 sends the request win_hns_network sends for the runtime role's network host (type nat)."""
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import hns
-    request = hns.network_request(hns.desired_network("host", "nat"))
+def test_the_docker_scripts_carry_the_same_functions():
+    def functions(name):
+        text = win_scripts.load(name)
+        start = text.index("# docker.exe beside the service's program")
+        return text[start:text.index("\n}\n", text.index("function Invoke-Docker"))]
+    assert functions("docker_state") == functions("docker_apply") == functions("node_health")
+    for name in ("docker_state", "node_health"):
+        assert "Invoke-Docker $cli @('network', 'ls', '--format', '{{.Name}}')" in _code(name)
+
+
+def test_the_boot_script_only_starts_kube_proxy():
+    """review-s6 D1: Docker's network host is made through Docker (win_docker_network), which re-creates it at its
+    start after a reboot; a network the boot script made through HNS would be unknown to the running dockerd."""
     code = _code("boot")
-    assert "Invoke-Hns 'POST' '/networks/' '%s'" % request.replace(" ", "") in code
     assert "Start-Service -Name kube-proxy" in code
+    assert "HNSCall" not in code and "/networks/" not in code
     assert "token" not in code.lower() and "kubeconfig" not in code.lower() and ".conf" not in code.lower()
 
 
 def test_each_script_file_names_itself_in_its_header():
     names = win_scripts.names()
-    assert len(names) == 10  # service_watch went into service_apply (issue 22); boot and node_health (issue 21);
-    # node_bundle (issue 25)
+    # service_watch went into service_apply (issue 22); boot and node_health (issue 21); node_bundle (issue 25);
+    # docker_state and docker_apply (review-s6 D1)
+    assert len(names) == 12
     for name in names:
         assert win_scripts.load(name).startswith(win_scripts.HEADER_PREFIX + name + "\n")
 

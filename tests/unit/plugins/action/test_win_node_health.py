@@ -13,13 +13,13 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils import _health as he
 SERVICES = ("containerd", "kubelet", "flanneld", "kube-proxy")
 
 
-def _answer(services=None, networks=("External", "flannel.4096"), hns_error=None):
+def _answer(services=None, networks=("External", "flannel.4096"), hns_error=None, **docker):
     svcs = {name: {"exists": True, "status": "Running", "start": 2, "delayed_autostart": 0} for name in SERVICES}
     for name, changes in (services or {}).items():
         svcs[name] = dict(svcs[name], **changes)
     raw = None if hns_error else json.dumps({"Success": True, "Output": [
         {"Name": n, "Type": "Overlay", "ID": "id-" + n} for n in networks]})
-    return {"services": svcs, "networks": raw, "hns_error": hns_error}
+    return dict({"services": svcs, "networks": raw, "hns_error": hns_error}, **docker)
 
 
 def _node(ready="True", network_unavailable="False", unschedulable=False, exists=True):
@@ -140,12 +140,31 @@ def test_win_node_health_reads_the_host_once_and_judges_it(make_action):
     args = {"node_name": "win-1", "node": _node(), "pod_network": "flannel.4096", "container_runtime": "containerd",
             "external_network": "External"}
     result = make_action(ActionModule, args, host).run(task_vars={})
-    assert host.calls == [("node_health", {"Services": ["containerd", "kubelet", "flanneld", "kube-proxy"]})]
+    assert host.calls == [("node_health", {"Services": ["containerd", "kubelet", "flanneld", "kube-proxy"],
+                                           "DockerService": ""})]
     assert result["changed"] is False and result["healthy"] is False and result["repair"] == ["flanneld", "kube-proxy"]
     assert result["runtime_services"] == ["containerd"] and result["node_name"] == "win-1"
-    docker = RemoteHost({"node_health": lambda p: _answer()})
-    make_action(ActionModule, dict(args, container_runtime="docker", network_services=False), docker).run(task_vars={})
-    assert docker.calls == [("node_health", {"Services": ["docker", "cri-dockerd", "kubelet"]})]
+    docker = RemoteHost({"node_health": lambda p: _answer(docker_networks=["nat"], docker_error=None)})
+    result = make_action(ActionModule, dict(args, container_runtime="docker", network_services=False), docker).run(
+        task_vars={})
+    assert docker.calls == [("node_health", {"Services": ["docker", "cri-dockerd", "kubelet"],
+                                             "DockerService": "docker"})]
+    assert _failed(result)["Docker network host"][1] == "docker-network" and result["repair"] == ["docker-network"]
+
+
+def test_a_docker_host_whose_docker_does_not_know_host_is_found_and_repaired_through_docker():
+    """review-s6 H2: hostNetwork pods' sandboxes need host in Docker's own store, not only in HNS."""
+    ok = _judge(_answer(docker_networks=["nat", "host"]), docker_host=True)
+    assert ok["healthy"] and ("Docker network host", "ok") in {(c["check"], c["status"]) for c in ok["checks"]}
+    sick = _judge(_answer({"kubelet": {"status": "Stopped"}}, docker_networks=["nat"]), docker_host=True)
+    assert _failed(sick)["Docker network host"] == (
+        "not in Docker's networks (docker network ls): hostNetwork pods cannot start", "docker-network")
+    assert sick["repair"] == ["docker-network", "kubelet"]
+    unread = _judge(_answer(docker_networks=None, docker_error="docker network ls exited with code 1: x"),
+                    docker_host=True)
+    assert _failed(unread)["Docker network host"] == (
+        "Docker's networks could not be read: docker network ls exited with code 1: x", None)
+    assert "Docker network host" not in {c["check"] for c in _judge()["checks"]}
 
 
 @pytest.mark.parametrize("service", ["containerd", "kubelet", "flanneld", "kube-proxy"])

@@ -12,6 +12,7 @@ ACTION_DIR = Path(__file__).resolve().parents[4] / "plugins" / "action"
 CASES = {
     "win_hns_cleanup": ({"networks": ["cbr0"]}, ""),
     "win_hns_network": ({"name": "cbr0", "state": "absent"}, "network cbr0: "),
+    "win_docker_network": ({"name": "host"}, "Docker network host: "),
     "win_kubelet_service": ({"kubelet_version": "v1.36.4"}, "service kubelet: "),
     "win_host_service": ({"name": "kube-proxy", "path": "C:\\k\\kube-proxy.exe"}, "service kube-proxy: "),
     "win_host_facts": ({}, ""),
@@ -30,7 +31,8 @@ def _refuse(params):
 def test_a_failed_script_names_module_host_and_what_the_host_said(make_action, module):
     options, subject = CASES[module]
     action_cls = importlib.import_module("ansible_collections.kubewin.nodes.plugins.action." + module).ActionModule
-    scripts = ("hns_state", "service_state", "node_facts", "files_state", "node_health", "node_bundle")
+    scripts = ("hns_state", "service_state", "node_facts", "files_state", "node_health", "node_bundle",
+               "docker_state")
     host = RemoteHost({name: _refuse for name in scripts})
     result = make_action(action_cls, options, host).run(task_vars={"inventory_hostname": "win-9"})
     assert result["failed"] and len(host.calls) == 1

@@ -273,9 +273,18 @@ for _tool in ("svchost", "vmcompute"):
     SERVICE_START[_tool] = _plain_service
 SERVICE_START["containerd"] = _runtime_start(r"\\.\pipe\containerd-containerd")
 SERVICE_STOP["containerd"] = _runtime_stop(r"\\.\pipe\containerd-containerd")
-SERVICE_START["dockerd"] = _runtime_start(r"\\.\pipe\docker_engine")
 SERVICE_START["cri-dockerd"] = _runtime_start(r"\\.\pipe\cri-dockerd")
 SERVICE_STOP["dockerd"] = _runtime_stop(r"\\.\pipe\docker_engine")
+
+
+def _dockerd_start(host, version, svc, args):
+    """dockerd: its pipe, then its network store against HNS (winsim_docker.daemon_start)."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_docker
+    _runtime_start(r"\\.\pipe\docker_engine")(host, version, svc, args)
+    winsim_docker.daemon_start(host)
+
+
+SERVICE_START["dockerd"] = _dockerd_start
 
 
 def _fake_commit(tool, version, length=40):
@@ -330,6 +339,12 @@ def _dockerd(host, version, args, stdin):
         v = version.lstrip("v")
         return 0, "Docker version %s, build %s\n" % (v, _fake_commit("dockerd", v, 7)), ""
     return 1, "", "winsim: dockerd %s is not simulated\n" % " ".join(args)
+
+
+@command("docker")
+def _docker(host, version, args, stdin):
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_docker
+    return winsim_docker.cli(host, version, args)
 
 
 # The Kubernetes binaries live in winsim_kube, kube-proxy/NSSM/flanneld in winsim_node (imported for

@@ -87,7 +87,7 @@ def initial_state(hostname, profile="ws2022-containerd", adapters=None, build=No
         "winrm": _service("WinRM", r"C:\Windows\System32\svchost.exe -k NetworkService -p",
                           display_name="Windows Remote Management (WS-Management)"),
     }
-    runtime, pipes = None, []
+    runtime, pipes, docker = None, [], None
     if prof["runtime"] == "containerd":
         runtime = {"name": "containerd", "version": runtime_version or prof.get("runtime_version") or "2.3.5"}
         services["containerd"] = _service(
@@ -99,6 +99,7 @@ def initial_state(hostname, profile="ws2022-containerd", adapters=None, build=No
         services["docker"] = _service("docker", r'"C:\Program Files\Docker\dockerd.exe" --run-service',
                                       display_name="Docker Engine")
         pipes.append(r"\\.\pipe\docker_engine")
+        docker = {"networks": []}  # Docker's own network store (winsim_docker)
         if prof.get("cri_dockerd"):
             services["cri-dockerd"] = _service(
                 "cri-dockerd", r'"C:\Program Files\cri-dockerd\cri-dockerd.exe" --run-service',
@@ -112,6 +113,7 @@ def initial_state(hostname, profile="ws2022-containerd", adapters=None, build=No
         "pipes": pipes,
         "services": services,
         "hns": {"networks": [], "endpoints": [], "policylists": [], "vswitches": {}, "blips": []},
+        **({"docker": docker} if docker else {}),
         # Windows Defender Firewall blocks inbound traffic that no rule allows (Microsoft Learn, "Windows Firewall
         # overview"; Windows Server's default inbound action is Block). Rules: winsim_firewall.
         "firewall": {"default_inbound_action": "Block", "rules": []},
