@@ -25,6 +25,8 @@ TARGETS_DIR = os.path.join(REPO, "tests", "integration", "targets")
 TARGETS = sorted(os.path.basename(os.path.dirname(os.path.dirname(p)))
                  for p in glob.glob(os.path.join(TARGETS_DIR, "*", "tasks", "main.yml")))
 BIN = os.path.dirname(sys.executable)
+# The simulated host of each target: a containerd host, unless the module needs another runtime.
+PROFILES = {"win_docker_network": "ws2022-docker"}
 
 # ansible-test reads ansible_host and ansible_user of every [windows] host (host_profiles.py
 # WindowsInventoryProfile), even when the connection is not WinRM.
@@ -82,7 +84,8 @@ def test_every_windows_module_has_a_target(tree):
 @pytest.mark.parametrize("target", TARGETS)
 def test_target_passes_and_leaves_the_host_as_found(tree, tmp_path, target):
     top, work = tree
-    root = make_inventory.build(str(tmp_path / "winsim"), nodes=1, python=sys.executable)
+    root = make_inventory.build(str(tmp_path / "winsim"), nodes=1, python=sys.executable,
+                                profile=PROFILES.get(target, "ws2022-containerd"))
     with open(str(work / "tests" / "integration" / "inventory.winrm"), "w") as f:
         f.write(INVENTORY.format(python=sys.executable, root=root))
     before = core.dump(root, "win-1")
