@@ -19,7 +19,16 @@ class ActionModule(WindowsAction):
 
     def act(self, args):
         name, present = args["name"], args["state"] == "present"
-        known = name in docker.network_names(self.script("docker_state", {"Service": docker.SERVICE}))
+        state = self.script("docker_state", {"Service": docker.SERVICE})
+        if not present and state.get("names") is None:
+            # Nothing Docker can remove now (not installed, no docker.exe, or dockerd not answering): a reset goes
+            # on to the HNS cleanup instead of stopping on it (review-s7 R1); a store that still has the network
+            # makes it again in HNS at dockerd's next start, which the warning says.
+            return {"changed": False, "removed_from_hns": False,
+                    "warnings": ["Docker network %s was not removed: %s. If Docker is installed, start it and run "
+                                 "docker network rm %s, or dockerd makes it again at its next start."
+                                 % (name, state.get("error") or "Docker did not answer", name)]}
+        known = name in docker.network_names(state)
         result = {"changed": known != present, "removed_from_hns": False}
         if result["changed"] and not self._task.check_mode:
             if present:

@@ -20,6 +20,8 @@ description:
     node needs that one.
   - Runs C(docker.exe) from the folder of the C(docker) service's C(dockerd.exe), where the Docker installer puts
     both; the daemon must be running. One remote operation when nothing changes.
+  - With O(state=absent), a Docker that is not installed or does not answer removes nothing and gives a warning
+    instead of failing (a reset goes on; dockerd makes a network of its store again at its next start).
 options:
   name:
     description: Name of the network, for example V(host).

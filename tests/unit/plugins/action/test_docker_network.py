@@ -89,3 +89,19 @@ def test_a_failed_create_is_reported_with_dockers_output(make_action):
     fake.host.handlers["docker_apply"] = lambda p: {"cli": CLI, "code": None, "output": []}
     result = make_action(ActionModule, {"name": "host"}, fake.host).run(task_vars={})
     assert "docker.exe does not exist: Docker's CLI is expected beside dockerd.exe" in result["msg"]
+
+
+def test_absent_without_a_docker_that_answers_removes_nothing_and_warns_so_reset_goes_on(make_action):
+    """review-s7 R1: reset's removal of host stopped the reset before the HNS cleanup when Docker was stopped or
+    uninstalled (and a re-run could not pass with Docker uninstalled)."""
+    stopped = FakeDocker(names=["host"], running=False)
+    result = make_action(ActionModule, {"name": "host", "state": "absent"}, stopped.host).run(task_vars={})
+    assert not result.get("failed") and not result["changed"] and stopped.host.names() == ["docker_state"]
+    assert "docker network rm host" in result["warnings"][0] and "error during connect" in result["warnings"][0]
+    gone = RemoteHost({"docker_state": lambda p: {"cli": None, "names": None,
+                                                  "error": "the service docker does not exist"}})
+    result = make_action(ActionModule, {"name": "host", "state": "absent"}, gone).run(task_vars={})
+    assert not result.get("failed") and not result["changed"]
+    assert "the service docker does not exist" in result["warnings"][0]
+    # present still fails: a Docker node needs the network
+    assert make_action(ActionModule, {"name": "host"}, stopped.host).run(task_vars={})["failed"]
