@@ -1,5 +1,5 @@
 # kubewin.nodes script: node_bundle
-# Contract: parameters Files (paths read as text: the last MaxLines lines, cut to the last MaxChars characters),
+# Contract: parameters Files (paths read as text: the last MaxLines lines of the last MaxChars bytes),
 # Dirs (directories whose files are read the same way), Listings (directories whose entry names are listed),
 # Services (names), EventLogs (log names, the newest MaxEvents records each). Result:
 # {files: {path: {text, lines, truncated, error}}, dirs: {path: {entries: {name: {text, lines, truncated, error}},
@@ -48,7 +48,7 @@ function Invoke-Hns([string]$Method, [string]$Path, [string]$Request) {
 }
 
 function Read-Tail([string]$Path) {
-    # the last MaxLines lines, cut to the last MaxChars characters; a link is never read through
+    # the last MaxLines lines of the last MaxChars bytes; a link is never read through
     $entry = @{ text = $null; lines = 0; truncated = $false; error = $null }
     try {
         $item = Get-Item -LiteralPath $Path -Force -ErrorAction Stop
@@ -57,13 +57,24 @@ function Read-Tail([string]$Path) {
         } elseif ($item.PSIsContainer) {
             $entry.error = 'not read: a directory'
         } else {
-            $lines = @(Get-Content -LiteralPath $Path -Tail $MaxLines -ErrorAction Stop)
-            $text = $lines -join "`n"
-            if ($text.Length -gt $MaxChars) {
-                $text = $text.Substring($text.Length - $MaxChars)
-                $entry.truncated = $true
-            }
-            $entry.text = $text
+            # Delete shared too: kube-log-runner renames a log it rotates, which fails while another handle lacks
+            # FILE_SHARE_DELETE, and Get-Content opens with ReadWrite only (PowerShell FileSystemProvider.cs
+            # GetContentReader), as service_apply's Read-LogTail says. Only the last MaxChars bytes are read.
+            $stream = New-Object System.IO.FileStream($Path, [System.IO.FileMode]::Open, [System.IO.FileAccess]::Read,
+                ([System.IO.FileShare]::ReadWrite -bor [System.IO.FileShare]::Delete))
+            try {
+                $cut = $stream.Length -gt $MaxChars
+                if ($cut) { $stream.Position = $stream.Length - $MaxChars }
+                $all = (New-Object System.IO.StreamReader($stream)).ReadToEnd() -split "`r?`n"
+            } finally { $stream.Dispose() }
+            $end = $all.Count - 1
+            if ($all[$end] -eq '') { $end-- }  # the line break that ends the last line
+            $start = $end - $MaxLines + 1
+            $first = if ($cut) { 1 } else { 0 }  # after the cut the first line is a part of one
+            if ($start -lt $first) { $start = $first }
+            $lines = if ($end -ge $start) { @($all[$start..$end]) } else { @() }
+            $entry.text = $lines -join "`n"
+            $entry.truncated = $cut
             $entry.lines = $lines.Count
         }
     } catch {

@@ -199,3 +199,14 @@ def test_the_watch_reads_log_tails_through_a_handle_that_shares_delete():
                      r"\[System\.IO\.FileShare\]::Delete\)\)", body)
     assert re.search(r"try \{.*?\} finally \{ \$stream\.Dispose\(\) \}", body, re.S)
     assert "Read-LogTail $log $WatchTailLines" in apply
+
+
+def test_the_support_bundle_reads_files_through_a_handle_that_shares_delete():
+    # review-s7 B1: the bundle reads the live logs kube-log-runner rotates, as the watch above does
+    bundle = _code("node_bundle")
+    assert "Get-Content" not in bundle
+    body = _function(bundle, "Read-Tail")
+    assert re.search(r"New-Object System\.IO\.FileStream\(\$Path, \[System\.IO\.FileMode\]::Open, "
+                     r"\[System\.IO\.FileAccess\]::Read,\s+\(\[System\.IO\.FileShare\]::ReadWrite -bor "
+                     r"\[System\.IO\.FileShare\]::Delete\)\)", body)
+    assert re.search(r"try \{.*?\} finally \{ \$stream\.Dispose\(\) \}", body, re.S)
