@@ -20,6 +20,9 @@ _JWT = re.compile(r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 _BEARER = re.compile(r"(?i)(\b(?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{8,}")
 # user:password@ in a URL (a proxy setting in a service's environment).
 _USERINFO = re.compile(r"(://)[^/\s:@\"']+:[^/\s@\"']+@")
+# ... and in a proxy variable's value without a scheme (HTTPS_PROXY=user:pass@proxy:3128, which Go takes as http://).
+_PROXY_USERINFO = re.compile(r"(?i)(\b(?:https?|all|no|ftp)_proxy[\"']?[ \t]*[:=][ \t]*[\"']?)"
+                             r"[^/\s:@\"']+:[^/\s@\"']+@")
 # A field or flag whose name ends in a credential word, and its value: YAML (token: x), JSON ("token": "x"),
 # TOML (password = "x"), env (FOO_TOKEN=x), flags (--token=x, --token x).
 _KEYWORDS = r"(?:token|password|passwd|secret|client-key-data|client_key_data|identitytoken|auth|apikey|api-key)"
@@ -54,7 +57,8 @@ def _redact_plain(text):
     count = 0
     for pattern, repl in ((_PEM, lambda m: "-----BEGIN %sPRIVATE KEY-----%s" % (m.group(1), MARK)),
                           (_JWT, MARK), (_BOOTSTRAP, MARK), (_BEARER, lambda m: m.group(1) + MARK),
-                          (_USERINFO, lambda m: m.group(1) + MARK + "@"), (_FIELD, _value), (_FLAG, _value)):
+                          (_USERINFO, lambda m: m.group(1) + MARK + "@"),
+                          (_PROXY_USERINFO, lambda m: m.group(1) + MARK + "@"), (_FIELD, _value), (_FLAG, _value)):
         text, n = pattern.subn(repl, text)
         count += n
     return text, count

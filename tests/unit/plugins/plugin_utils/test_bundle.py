@@ -33,6 +33,8 @@ def _b64(text):
     KEY[:80],  # a key cut by a log's tail: no END line
     '[plugins."io.containerd.grpc.v1.cri".registry.configs."r".auth]\n  password = "hunter2pass"\n',
     "HTTPS_PROXY=http://user:hunter2pass@proxy:3128",
+    "HTTPS_PROXY=user:hunter2pass@proxy:3128",  # review-s7 B3: Go takes a proxy without a scheme as http://
+    '"http_proxy": "user:hunter2pass@10.0.0.1:8080"',
     "--bootstrap-token=%s" % BOOTSTRAP,
     "data: %s" % _b64(JWT),
     "twice %s" % _b64(_b64(KEY)),
@@ -51,6 +53,8 @@ def test_what_is_no_credential_is_kept_and_json_stays_json():
     assert redact(text) == (text, 0)
     line = 'E1128 "Failed to get token" err="context deadline exceeded" path=/var/lib/kubelet/pki/x'
     assert redact(line) == (line, 0)
+    image = "image: mcr.microsoft.com/oss/kubernetes/pause:3.10@sha256:0123abcd"  # a name:tag@digest, no userinfo
+    assert redact(image) == (image, 0)
     doc = json.loads(redact(json.dumps({"token": JWT, "name": "n"}))[0])
     assert doc == {"token": MARK, "name": "n"}
 
