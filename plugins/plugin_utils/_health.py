@@ -172,13 +172,19 @@ def _leave_blocked_steps(checks, services, runtime_services):
     Disabled service (ERROR_SERVICE_DISABLED), nor one whose dependency is Disabled and stopped (1068,
     ERROR_SERVICE_DEPENDENCY_FAIL: each step's services depend on the step before, REPAIR_ORDER), and a failed
     win_service task would end the repair of that host."""
-    # docker-network starts no service of its own: it needs the runtime's (Docker) running
+    # docker-network starts no service of its own: it needs Docker's running
     step_services = {"runtime": list(runtime_services), "docker-network": [], "kubelet": ["kubelet"],
                      "flanneld": ["flanneld"], "kube-proxy": ["kube-proxy"]}
     blocked, stopped_before = {}, None
     for step in REPAIR_ORDER:
         disabled = [n for n in step_services[step] if (services.get(n) or {}).get("start") == DISABLED]
-        blocker = (disabled or [stopped_before])[0]
+        if step == "docker-network":
+            # only dockerd answers docker network: a Disabled, stopped cri-dockerd does not block it (review-s7 R5)
+            docker_down = (services.get(docker.SERVICE) or {})
+            blocker = docker.SERVICE if (docker_down.get("start") == DISABLED
+                                         and docker_down.get("status") != "Running") else None
+        else:
+            blocker = (disabled or [stopped_before])[0]
         if blocker:
             blocked[step] = blocker
         stopped_before = stopped_before or next(

@@ -225,3 +225,22 @@ def test_win_node_health_is_either_a_check_or_a_report(make_action):
     neither = make_action(ActionModule, {"node_name": "win-1"}, host).run(task_vars={})
     assert neither["failed"] and "missing required arguments: node, pod_network, container_runtime" in neither["msg"]
     assert host.calls == []
+
+
+def test_a_disabled_cri_dockerd_does_not_block_the_docker_network_step_a_disabled_docker_does():
+    """review-s7 R5: only dockerd answers docker network, so a Disabled and stopped cri-dockerd leaves that step."""
+    def judge(changes):
+        svcs = {name: {"exists": True, "status": "Running", "start": 2, "delayed_autostart": 0}
+                for name in ("docker", "cri-dockerd", "kubelet")}
+        for name, change in changes.items():
+            svcs[name].update(change)
+        view = health.host_view({"services": svcs, "networks": json.dumps({"Success": True, "Output": [
+            {"Name": "External", "Type": "L2Bridge", "ID": "e"}]}), "hns_error": None,
+            "docker_networks": ["nat"], "docker_error": None})
+        return health.judge(view, _node(), "win-1", "flannel.4096", ["docker", "cri-dockerd"],
+                            external_network="External", network_services=False, docker_host=True)
+
+    assert "docker-network" in judge({"cri-dockerd": {"status": "Stopped", "start": 4}})["repair"]
+    left = judge({"docker": {"status": "Stopped", "start": 4}})
+    assert "docker-network" not in left["repair"]
+    assert {c["fix"] for c in left["checks"] if c["check"] == "Docker network host"} == {health._disabled_fix("docker")}
