@@ -172,23 +172,24 @@ def _leave_blocked_steps(checks, services, runtime_services):
     Disabled service (ERROR_SERVICE_DISABLED), nor one whose dependency is Disabled and stopped (1068,
     ERROR_SERVICE_DEPENDENCY_FAIL: each step's services depend on the step before, REPAIR_ORDER), and a failed
     win_service task would end the repair of that host."""
-    # docker-network starts no service of its own: it needs Docker's running
-    step_services = {"runtime": list(runtime_services), "docker-network": [], "kubelet": ["kubelet"],
-                     "flanneld": ["flanneld"], "kube-proxy": ["kube-proxy"]}
-    blocked, stopped_before = {}, None
+    def disabled(name):
+        return (services.get(name) or {}).get("start") == DISABLED
+
+    def down(name):  # Disabled and not running: nothing the repair may start
+        return disabled(name) and (services.get(name) or {}).get("status") != "Running"
+
+    # What each step starts itself; what must run for it: the earlier steps' services, except for docker-network,
+    # which starts none and needs only dockerd (a Disabled cri-dockerd does not block it: review-s7 R5).
+    own = {"runtime": list(runtime_services), "docker-network": [], "kubelet": ["kubelet"], "flanneld": ["flanneld"],
+           "kube-proxy": ["kube-proxy"]}
+    needs = {"docker-network": [docker.SERVICE]}
+    blocked, earlier = {}, []
     for step in REPAIR_ORDER:
-        disabled = [n for n in step_services[step] if (services.get(n) or {}).get("start") == DISABLED]
-        if step == "docker-network":
-            # only dockerd answers docker network: a Disabled, stopped cri-dockerd does not block it (review-s7 R5)
-            docker_down = (services.get(docker.SERVICE) or {})
-            blocker = docker.SERVICE if (docker_down.get("start") == DISABLED
-                                         and docker_down.get("status") != "Running") else None
-        else:
-            blocker = (disabled or [stopped_before])[0]
+        blocker = (next((n for n in own[step] if disabled(n)), None)
+                   or next((n for n in needs.get(step, earlier) if down(n)), None))
         if blocker:
             blocked[step] = blocker
-        stopped_before = stopped_before or next(
-            (n for n in disabled if (services.get(n) or {}).get("status") != "Running"), None)
+        earlier = earlier + own[step]
     # flanneld's restart brings kube-proxy's with it (repair_plan), so a blocked kube-proxy blocks flanneld's step
     if "kube-proxy" in blocked:
         blocked.setdefault("flanneld", blocked["kube-proxy"])
