@@ -182,13 +182,12 @@ nodes:
 """
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as nc
-from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials_api as api
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.client import build_apis
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s.runner import run_module
 
-absent = api.absent
-delete_shared_secrets = api.delete_shared_secrets
+absent = nc.absent
+delete_shared_secrets = nc.delete_shared_secrets
 
 # Options of the token layout, ignored since kube-proxy runs as its node: their defaults (a value other than
 # these warns). Removed in 1.0.0.
@@ -243,12 +242,12 @@ def present(module, apis, p=None):
                     {"kind": "ServiceAccount", "name": name, "namespace": namespace}])
         # The kubelet's identity, given what it lacks (kube-proxy: system:node-proxier; flanneld: read every Node).
         if obj["role"] is not None:
-            api.ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"], keep_rules=keep_rules)
-        api.ensure(module, apis, binding, "ClusterRoleBinding", changes, ["subjects"])
+            nc.ensure(module, apis, obj["role"], "ClusterRole", changes, ["rules"], keep_rules=keep_rules)
+        nc.ensure(module, apis, binding, "ClusterRoleBinding", changes, ["subjects"])
         if not p.get("retire", True):
             continue
         # The ServiceAccount an older release made for it: deleted, which revokes its tokens.
-        deleted = api.delete_managed(module, apis, "serviceaccounts", namespace, name,
+        deleted = nc.delete_managed(module, apis, "serviceaccounts", namespace, name,
                                      apis.core.read_namespaced_service_account,
                                      apis.core.delete_namespaced_service_account, (name, namespace))
         if deleted:

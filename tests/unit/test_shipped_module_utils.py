@@ -61,7 +61,7 @@ def test_every_module_utils_file_is_shipped_by_some_module(shipped):
 def test_the_credentials_module_ships_only_the_kubernetes_side(shipped):
     # its node-side files (kubeconfig, token files) are the controller's (plugin_utils/_host/credential_files.py)
     assert shipped["k8s_node_credentials"] == [
-        "_k8s/__init__.py", "_k8s/client.py", "_k8s/runner.py", "_node_credentials.py", "_node_credentials_api.py"]
+        "_k8s/__init__.py", "_k8s/client.py", "_k8s/runner.py", "_node_credentials.py"]
 
 
 def test_windows_doc_stubs_ship_only_their_argument_specs(shipped):
