@@ -288,3 +288,21 @@ def test_generic_stack_pops_last_pushed_first():
     script = ("$s = [System.Collections.Generic.Stack[string]]::new(); $s.Push('a'); $s.Push(2); $s.Count\n"
               "$s.Pop(); $s.Pop(); try { $s.Pop() } catch { 'empty' }")
     assert out(script) == [2, "2", "a", "empty"]
+
+
+@pytest.mark.parametrize("expr, expected", [
+    # .NET substitutions (learn.microsoft.com "Substitutions in Regular Expressions"); a backslash is literal
+    (r"'C:/k/bin' -replace '/', '\'", "C:\\k\\bin"),
+    (r"'a.b' -replace '\.', '\\'", "a\\\\b"),
+    (r"'ab' -replace '(a)(b)', '$2$1'", "ba"),
+    (r"'ab' -replace '(a)', '$10'", "$10b"),          # no group 10: the text stays literal
+    (r"'ab' -replace '(?<x>a)', '${x}!'", "a!b"),
+    (r"'ab' -replace '(?<x>a)', '${y}'", "${y}b"),    # no such group: literal
+    (r"'ab' -replace 'a', '$$'", "$b"),
+    (r"'ab' -replace 'b', '[$&]'", "a[b]"),
+    (r"'abc' -replace 'b', '<$`|$''>'", "a<a|c>c"),
+    (r"'ab' -replace 'a', '$_'", "abb"),
+    (r"'ab' -replace 'a', '$x'", "$xb"),              # a $ that names nothing is literal
+])
+def test_replace_reads_its_replacement_as_dotnet_does(expr, expected):
+    assert out("[string](%s)" % expr) == [expected]

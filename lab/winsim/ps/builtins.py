@@ -462,8 +462,8 @@ def binary(interp, op, left, right, node):
             pat, rep = to_str(right[0]), to_str(right[1]) if len(right) > 1 else ""
         else:
             pat, rep = to_str(right), ""
-        rep = re.sub(r"\$(\d+)", r"\\\1", rep)
-        return _regex(interp, pat, node, case).sub(rep, to_str(left))
+        rx = _regex(interp, pat, node, case)
+        return rx.sub(_net_substitution(rx, rep), to_str(left))
     if op == "-f":
         return format_string(interp, to_str(left), right if isinstance(right, list) else [right], node)
     if op == "+":
@@ -528,6 +528,42 @@ def _regex(interp, pattern, node, case=False):
         return re.compile(pattern, 0 if case else re.I)
     except re.error as e:
         interp.unsupported("regular expression %r (%s)" % (pattern, e), node)
+
+
+_SUBST = re.compile(r"\$(?:(\d+)|\{(\w+)\}|([$&`'+_]))")
+
+
+def _net_substitution(rx, rep):
+    """A -replace replacement string as .NET's Regex.Replace reads it (learn.microsoft.com, "Substitutions in
+    Regular Expressions"; RegexParser.ScanDollar): $number and ${name} name a group only when the regex has it
+    (all digits are read: $10 with one group is the literal text "$10"), $$ is one $, $& the match, $` and $'
+    the text before and after it, $+ the last group, $_ the whole input; any other $ and every backslash are
+    literal (a Python replacement would read "\\" as an escape)."""
+    def one(m):
+        out, pos = [], 0
+        for d in _SUBST.finditer(rep):
+            out.append(rep[pos:d.start()])
+            pos = d.end()
+            num, name, sym = d.groups()
+            key = int(num) if num is not None else (int(name) if name is not None and name.isdigit() else name)
+            if key is not None:
+                valid = key <= rx.groups if isinstance(key, int) else key in rx.groupindex
+                out.append((m.group(key) or "") if valid else d.group(0))
+            elif sym == "$":
+                out.append("$")
+            elif sym == "&":
+                out.append(m.group(0))
+            elif sym == "`":
+                out.append(m.string[:m.start()])
+            elif sym == "'":
+                out.append(m.string[m.end():])
+            elif sym == "+":
+                out.append((m.group(rx.groups) or "") if rx.groups else "")
+            else:
+                out.append(m.string)
+        out.append(rep[pos:])
+        return "".join(out)
+    return one
 
 
 _FMT = re.compile(r"\{\{|\}\}|\{(\d+)(?:,(-?\d+))?(?::([^}]*))?\}")
