@@ -72,9 +72,10 @@ def test_each_firewall_task_compares_the_facts_with_the_options_it_passes():
 
 def test_rules_that_could_not_be_read_are_unknown_and_no_role_skips_its_firewall_task():
     """F2 (review-s4-windows): node_facts reports firewall_error when the firewall API fails (MpsSvc stopped); the
-    facts then carry no firewall_rules, and every firewall task's condition (node, network: present; reset: absent)
-    runs win_firewall_rule, as before the facts read the rules. Before, the error was not part of the answer (the
-    script failed) and an answer without rules read as 'no rule exists': reset would skip its removals."""
+    facts then carry no firewall_rules, and the scale-up's firewall tasks (node, network: present) run
+    win_firewall_rule, as before the facts read the rules. Before, the error was not part of the answer (the script
+    failed) and an answer without rules read as 'no rule exists'. Reset, whose win_firewall_rule would fail through
+    the same API, skips its removals and says so (tests/unit/test_role_reset_firewall.py), never silently."""
     from pathlib import Path
 
     import jinja2
@@ -103,9 +104,9 @@ def test_rules_that_could_not_be_read_are_unknown_and_no_role_skips_its_firewall
                                  "_kubewin_flannel": {"firewall_port": 4789, "port": 4789}}
                     ran.append((role, all(env.compile_expression(w)(**variables) for w in whens)))
 
-    for role in ("node", "network", "reset"):
+    for role in ("node", "network"):
         walk(yaml.safe_load((root / "roles" / role / "tasks" / "main.yml").read_text()), role)
-    assert {role for role, dummy in ran} == {"node", "network", "reset"} and all(r for dummy, r in ran), ran
+    assert {role for role, dummy in ran} == {"node", "network"} and all(r for dummy, r in ran), ran
 
 
 def test_remote_addresses_compare_token_by_token_in_the_form_windows_reads_back():
