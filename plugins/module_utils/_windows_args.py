@@ -232,4 +232,6 @@ PREFLIGHT_ARGSPEC = dict(
     # hostprocess mode: variable name -> image reference, and the tag -> digest pins (check_hostprocess_images)
     hostprocess_images=dict(type="dict", default={}),
     hostprocess_image_pins=dict(type="dict", default={}),
+    # inventory host -> {deployment_mode, images, pins}, every Windows host of the batch (check_hostprocess_hosts)
+    hostprocess_hosts=dict(type="dict", default={}),
 )

@@ -141,9 +141,8 @@ options:
     type: dict
     default: {}
   host_settings:
-    description:
-      - This host's own values of the kubespray variables the cluster also knows (C(kube_pods_subnet),
-        C(kube_service_addresses), C(dns_domain), the C(flannel_*) ones), compared with O(settings).
+    description: This host's own values of the kubespray variables the cluster also knows (C(kube_pods_subnet),
+      C(kube_service_addresses), C(dns_domain), the C(flannel_*) ones), compared with O(settings).
     type: dict
     default: {}
   kube_version:
@@ -189,9 +188,8 @@ options:
         elements: str
         default: []
   adapter_name:
-    description:
-      - The adapter flannel and HNS use (variable C(kubewin_network_adapter)). Required when several adapters have
-        an IPv4 address.
+    description: The adapter flannel and HNS use (variable C(kubewin_network_adapter)); required when several adapters
+      have an IPv4 address.
     type: str
   downloads:
     description:
@@ -221,8 +219,8 @@ options:
         description: URL of the checksum file (default the URL with C(.sha512) appended).
         type: str
   proxy:
-    description:
-      - HTTP proxy for fetching the checksum files (variable C(kubewin_http_proxy)), checked to be V(http://host:port).
+    description: HTTP proxy for fetching the checksum files (variable C(kubewin_http_proxy)), checked to be
+      V(http://host:port).
     type: str
   checksum_timeout:
     description: Seconds to wait for a checksum file.
@@ -258,14 +256,12 @@ options:
     type: dict
     default: {}
   kubeadm_token:
-    description:
-      - The bootstrap token the user set (variable C(kubeadm_token) of the first control-plane host), checked to have
-        kubeadm's form C([a-z0-9]{6}.[a-z0-9]{16}). Never shown, also not in a failure.
+    description: The bootstrap token the user set (variable C(kubeadm_token) of the first control-plane host), checked
+      to have kubeadm's form C([a-z0-9]{6}.[a-z0-9]{16}). Never shown, also not in a failure.
     type: str
   download_bases:
-    description:
-      - The download base URLs by variable name (for example C(kubewin_kubernetes_download_url)), so a malformed or
-        plain C(http://) one is reported by the variable that holds it.
+    description: The download base URLs by variable name (for example C(kubewin_kubernetes_download_url)), so a
+      malformed or plain C(http://) one is reported by the variable that holds it.
     type: dict
     default: {}
   allow_insecure_downloads:
@@ -283,17 +279,20 @@ options:
     type: dict
     default: {}
   hostprocess_images:
-    description:
-      - With O(deployment_mode=hostprocess), the images of the HostProcess DaemonSets, variable name to image
-        reference (C(kubewin_flannel_hostprocess_image), C(kubewin_kube_proxy_hostprocess_image)).
-      - Each must be pinned by digest (C(name@sha256:<64 hex>)), itself or through O(hostprocess_image_pins). They
-        run as SYSTEM on every Windows node, and a tag can be moved to another image.
+    description: With O(deployment_mode=hostprocess), the images of the HostProcess DaemonSets, variable name to image
+      reference (C(kubewin_flannel_hostprocess_image), C(kubewin_kube_proxy_hostprocess_image)), each pinned by digest
+      (C(name@sha256:<64 hex>)) itself or through O(hostprocess_image_pins), as they run as SYSTEM on every Windows
+      node and a tag can be moved to another image.
     type: dict
     default: {}
   hostprocess_image_pins:
-    description:
-      - The digest pins of those images (variable C(kubewin_hostprocess_image_pins)), image reference to
-        C(name@sha256:<64 hex>). A value of another form is refused.
+    description: The digest pins of those images (variable C(kubewin_hostprocess_image_pins)), image reference to
+      C(name@sha256:<64 hex>); a value of another form is refused.
+    type: dict
+    default: {}
+  hostprocess_hosts:
+    description: Inventory host to its C(deployment_mode), C(images) and C(pins), every Windows host of the run; one
+      DaemonSet of each runs on all, so hosts in hostprocess mode whose images differ (pinned by digest) are refused.
     type: dict
     default: {}
   values:
@@ -363,6 +362,7 @@ node:
       O(adapter_name) or the only adapter with one (an address HNS moved to C(vEthernet (<adapter>)) counts for that
       adapter); C(adapter) the adapter that carries it; C(subnet) the network of C(ip); null when unknown. Once every
       check passed, C(config_files), the CNI config and kubelet drop-in (node log query) the node role writes.
+      C(hostprocess_images), in hostprocess mode, variable to the image pinned by digest its DaemonSet runs (null else).
   returned: always
   type: dict
   sample: {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Ethernet", "subnet": "10.50.0.0/24"}

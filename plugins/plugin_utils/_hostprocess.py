@@ -89,3 +89,12 @@ def pinned_image(ref, pins=None, var="the image"):
     if pinned is not None and is_digest_reference(pinned):
         return pinned
     raise HostProcessError((image_problems({var: ref}, pins) or ["%s: %s" % (var, PIN_HELP)])[-1])
+
+
+def daemonset_images(images, pins=None):
+    """``images``: variable name -> image reference; ``pins``: tag reference -> digest reference. Variable name ->
+    the digest reference its DaemonSet runs (the control_plane role's templates read it from the node's preflight
+    result); None while one of them or a pin cannot be used (unusable_images and image_problems say why)."""
+    if unusable_images(images, pins) or image_problems(images, pins):
+        return None
+    return {var: pinned_image(ref, pins, var) for var, ref in sorted((images or {}).items())}

@@ -94,8 +94,10 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.runtime i
     check_cni_dirs,
     check_container_runtime,
     check_deployment_mode,
+    check_hostprocess_hosts,
     check_hostprocess_images,
     check_version_skew,
+    hostprocess_images,
 )
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.values import (  # noqa: F401
     NUMBER_RANGES,
@@ -145,6 +147,8 @@ def run_checks(inputs):
         check_windows_build(i["windows_build"], i["supported_builds"]),
         check_deployment_mode(i["deployment_mode"], kube),
         check_hostprocess_images(i["deployment_mode"], i["hostprocess_images"], i["hostprocess_image_pins"]),
+        check_hostprocess_hosts(i.get("host"), i["deployment_mode"], i["hostprocess_images"],
+                                i["hostprocess_image_pins"], i["hostprocess_hosts"]),
         check_container_runtime(i["container_runtime"], i["runtime"], i["deployment_mode"], kube),
         check_version_skew(kube, i["server_version"]),
     ]
@@ -163,7 +167,11 @@ def run_checks(inputs):
                 # the node address's network (host-gw's OutBoundNAT exception, cni_config node_subnet)
                 "subnet": node_subnet(i["adapters"], node_ips[0] if node_ips else None),
                 # the inbound rules' remoteip, as the facts read it back (kubewin_firewall_remote_addresses)
-                "firewall_remoteip": firewall_remoteip((i["values"] or {}).get(FIREWALL_REMOTE_VAR, "any"))}
+                "firewall_remoteip": firewall_remoteip((i["values"] or {}).get(FIREWALL_REMOTE_VAR, "any")),
+                # hostprocess mode: the images pinned by digest its DaemonSets run (the control_plane role's
+                # templates read the first such host's)
+                "hostprocess_images": hostprocess_images(i["deployment_mode"], i["hostprocess_images"],
+                                                         i["hostprocess_image_pins"])}
     results.append(check_node_ip(node_ips, pods, svc))
     results.append(check_cni_dirs(i["container_runtime"], i["cni_dirs"]))
     # The flannel backend the node gets: the cluster's, else the inventory's.

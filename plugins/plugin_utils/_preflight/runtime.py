@@ -126,6 +126,41 @@ def check_hostprocess_images(deployment_mode, images, pins):
     return f.result()
 
 
+def hostprocess_images(deployment_mode, images, pins):
+    """hostprocess mode: variable name -> the digest reference its DaemonSet runs (the node's
+    ``hostprocess_images``); None in services mode and while check_hostprocess_images refuses them."""
+    return hostprocess.daemonset_images(images, pins) if deployment_mode == "hostprocess" else None
+
+
+def check_hostprocess_hosts(host, deployment_mode, images, pins, hosts):
+    """hostprocess mode: the cluster runs one flannel and one kube-proxy DaemonSet for every Windows node, with the
+    images of the first Windows host of the run in hostprocess mode (control_plane prepare). ``hosts``: inventory
+    host -> {deployment_mode, images, pins}, every Windows host of the run. Where another host's images are pinned
+    to other digests, this host is refused, naming the variable, the hosts and the fix (each host whose own images
+    cannot be used is refused by its check_hostprocess_images)."""
+    f = Findings("hostprocess_hosts")
+    mine = hostprocess_images(deployment_mode, images, pins)
+    if not mine or not isinstance(hosts, dict):
+        return f.result()
+    theirs = {}  # (variable, digest reference) -> the other hosts that run it
+    for other, values in sorted(hosts.items()):
+        if other == host or not isinstance(values, dict):
+            continue
+        resolved = hostprocess_images(values.get("deployment_mode"), values.get("images"), values.get("pins"))
+        for var_ref in (resolved or {}).items():
+            theirs.setdefault(var_ref, []).append(other)
+    for var, ref in sorted(mine.items()):
+        others = sorted((r, names) for (v, r), names in theirs.items() if v == var and r != ref)
+        if others:
+            f.fail(var, "%s resolves to %s on %s but to %s (pinned by digest): the cluster runs one DaemonSet of "
+                        "each on every Windows node, so every host in hostprocess mode needs the same image; set %s "
+                        "(and its pin in kubewin_hostprocess_image_pins) once for all Windows hosts, e.g. in "
+                        "group_vars/all"
+                   % (var, ref, host or "this host",
+                      " and to ".join("%s on %s" % (r, ", ".join(n)) for r, n in others), var))
+    return f.result()
+
+
 # ---------------------------------------------------------------------------------------------------
 # version skew
 

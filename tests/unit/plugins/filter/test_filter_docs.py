@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.kubewin.nodes.plugins.filter import cluster, hostprocess, join, kubespray, node
+from ansible_collections.kubewin.nodes.plugins.filter import cluster, join, kubespray, node
 
 FILTER_DIR = Path(__file__).resolve().parents[4] / "plugins" / "filter"
-FILTERS = {name: func for module in (cluster, hostprocess, join, kubespray, node)
+FILTERS = {name: func for module in (cluster, join, kubespray, node)
            for name, func in module.FilterModule().filters().items()}
 
 

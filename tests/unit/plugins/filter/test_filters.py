@@ -61,16 +61,6 @@ def test_the_join_configuration_carries_the_token_and_a_bad_token_is_never_echoe
     assert "secret" not in str(err.value)
 
 
-def test_an_image_by_tag_runs_only_through_its_digest_pin(render):
-    digest = "registry.example/flannel@sha256:" + "b" * 64
-    expr = "{{ i | kubewin.nodes.hostprocess_pinned_image(pins, 'kubewin_flannel_hostprocess_image') }}"
-    pins = {"registry.example/flannel:v0.26.7": digest}
-    assert render(expr, i="registry.example/flannel:v0.26.7", pins=pins) == digest
-    assert render(expr, i=digest, pins={}) == digest
-    with pytest.raises(AnsibleError, match="kubewin_flannel_hostprocess_image is 'registry.example/flannel:v0.26.7'"):
-        render(expr, i="registry.example/flannel:v0.26.7", pins={})
-
-
 @pytest.mark.parametrize("given, server, expected", [("1.33.2", "", "v1.33.2"), ("v1.33.2", "v1.32.0", "v1.33.2"),
                                                      ("", "v1.33.1", "v1.33.1")])
 def test_kube_release_in_either_spelling_or_the_servers(render, given, server, expected):

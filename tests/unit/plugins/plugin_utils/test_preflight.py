@@ -364,7 +364,7 @@ def identity(adapters, adapter_name):
 
 def test_identity_is_the_named_adapters_address():
     assert identity(TWO_ADAPTERS, "storage") == {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Storage",
-                                                 "subnet": None, "firewall_remoteip": "any"}
+                                                 "subnet": None, "firewall_remoteip": "any", "hostprocess_images": {}}
 
 
 def test_identity_survives_hns_moving_the_address_to_the_host_vnic():
@@ -374,13 +374,13 @@ def test_identity_survives_hns_moving_the_address_to_the_host_vnic():
              {"name": "vEthernet (Storage)", "ipv4": ["10.50.0.10"]},
              {"name": "vEthernet (nat)", "ipv4": ["172.20.0.1"]}]
     assert identity(moved, "Storage") == {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Storage",
-                                          "subnet": None, "firewall_remoteip": "any"}
+                                          "subnet": None, "firewall_remoteip": "any", "hostprocess_images": {}}
 
 
 def test_identity_of_a_single_adapter_host_needs_no_setting():
     assert identity([{"name": "Ethernet 2", "ipv4": ["192.168.1.10", "169.254.3.3"]}], None) == {
         "name": "win-worker-1", "ip": "192.168.1.10", "adapter": "Ethernet 2", "subnet": None,
-        "firewall_remoteip": "any"}
+        "firewall_remoteip": "any", "hostprocess_images": {}}
 
 
 # --- kubespray: direct routing and conflicts with the cluster ------------------------------------------------

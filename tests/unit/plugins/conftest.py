@@ -1,4 +1,4 @@
-"""Filters run the way a role runs them: through Ansible's templating, by their FQCN."""
+"""Filters and templates run the way a role runs them: through Ansible's templating, by their FQCN."""
 
 import sys
 from pathlib import Path
@@ -15,7 +15,7 @@ except ImportError:  # ansible-core 2.18
     def trust_as_template(text):
         return text
 
-COLLECTIONS = Path(__file__).resolve().parents[4] / ".build" / "collections"  # made by tests/unit/conftest.py
+COLLECTIONS = Path(__file__).resolve().parents[3] / ".build" / "collections"  # made by tests/unit/conftest.py
 
 
 @pytest.fixture(scope="module")
