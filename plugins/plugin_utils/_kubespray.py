@@ -39,6 +39,9 @@ DOWNLOADS = {
     "flannel_cni": ("github_url", "https://github.com", "/flannel-io/cni-plugin/releases/download"),
     "sdn_cni": ("github_url", "https://github.com", "/microsoft/windows-container-networking/releases/download"),
     "nssm": (None, "https://nssm.cc", "/release/nssm-2.24.zip"),
+    # the optional metrics exporter (roles/metrics): kubespray downloads none, its github_url and files_repo move it
+    "windows_exporter": ("github_url", "https://github.com",
+                         "/prometheus-community/windows_exporter/releases/download"),
 }
 
 

@@ -10,7 +10,7 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import firewall, runtime_cni, runtimes
 
-NODE_SERVICES = ["containerd", "docker", "cri-dockerd", "kubelet", "kube-proxy", "flanneld"]
+NODE_SERVICES = ["containerd", "docker", "cri-dockerd", "kubelet", "kube-proxy", "flanneld", "windows_exporter"]
 
 
 def join_markers(ca_cert_path=None):

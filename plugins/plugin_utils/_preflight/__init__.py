@@ -55,6 +55,12 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.labels im
     check_node_labels_taints,
     kubelet_may_set,
 )
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.metrics import (  # noqa: F401
+    VARIABLES as METRICS_VARIABLES,
+)
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.metrics import (
+    check_windows_exporter,
+)
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.network import (  # noqa: F401
     FIREWALL_REMOTE_VAR,
     FLANNEL_CLUSTER_FIX,
@@ -124,7 +130,7 @@ DEPRECATED_VALUES = ("kubewin_node_token_expiration_seconds", "kubewin_node_toke
                      "kubewin_node_token_allow_long_expiration", "kubewin_node_token_require_binding")
 VALUE_VARIABLES = ((LABELS_VAR, TAINTS_VAR, EXTRA_ARGS_VAR, ALLOW_INSECURE_VAR, FIREWALL_REMOTE_VAR,
                     "kubewin_use_kubeadm_token") + DEPRECATED_VALUES
-                   + tuple(NUMBER_RANGES) + DURATIONS + tuple(KUBESPRAY_HARDENING))
+                   + tuple(NUMBER_RANGES) + DURATIONS + tuple(KUBESPRAY_HARDENING) + METRICS_VARIABLES)
 
 # ---------------------------------------------------------------------------------------------------
 
@@ -197,6 +203,7 @@ def run_checks(inputs):
     results.append(check_numbers(dict((k, values[k]) for k in NUMBER_RANGES if k in values),
                                  dict((k, values[k]) for k in DURATIONS if k in values)))
     results.append(check_deprecated_token_vars(values))
+    results.append(check_windows_exporter(values))
     failures, warnings = [], []
     for fails, warns in results:
         failures.extend(fails)
