@@ -108,6 +108,8 @@ def versions():
         or _uniq([_role_default("kubewin_flannel_cni_plugin_version")] + list(layout.DEFAULT_FLANNEL_CNI_VERSIONS)),
         "sdn_cni": _env_list("LAB_MIRROR_SDN_CNI_VERSIONS")
         or _uniq([_role_default("kubewin_sdn_cni_version")] + list(layout.DEFAULT_SDN_CNI_VERSIONS)),
+        "windows_exporter": _env_list("LAB_MIRROR_WINDOWS_EXPORTER_VERSIONS")
+        or _uniq([_role_default("kubewin_windows_exporter_version")] + list(layout.DEFAULT_WINDOWS_EXPORTER_VERSIONS)),
     }
 
 
@@ -216,6 +218,9 @@ def build(mirror_root=None, served=None):
                              ("# stand-in for %s of windows-container-networking %s\r\n" % (n, v)).encode())
                             for n in layout.sdn_cni_files(v)])
         publish(layout.sdn_cni_path(v), data, "%s  ./release/%s\n" % (sha512(data), layout.sdn_cni_archive(v)))
+    for v in served.get("windows_exporter") or []:
+        data = stand_in("windows_exporter", v)
+        publish(layout.windows_exporter_path(v), data, "%s  %s\n" % (sha512(data), layout.windows_exporter_file(v)))
     data = zip_archive([(m, stand_in("nssm", layout.NSSM_VERSION)) for m in layout.NSSM_MEMBERS])
     publish(layout.nssm_path(), data, "%s  %s\n" % (sha512(data), layout.NSSM_ARCHIVE))  # checksum: the mirror's own
     manifest = {"versions": served, "files": files}
@@ -228,8 +233,8 @@ def clean(mirror_root=None):
 
 
 def role_vars(base_url, manifest):
-    """Inventory variables that point the roles at the mirror (flanneld.exe and NSSM pinned by URL, as upstream
-    publishes no checksum for them; plain http allowed, as the mirror serves no TLS)."""
+    """Inventory variables that point the roles at the mirror (flanneld.exe, NSSM and windows_exporter pinned by URL,
+    as upstream publishes no SHA-512 for them; plain http allowed, as the mirror serves no TLS)."""
     base = base_url.rstrip("/")
     out = {var: "%s/%s" % (base, layout.BASES[key][1]) for key, var in layout.ROLE_VARS.items()}
     out["kubewin_allow_insecure_downloads"] = True
@@ -240,6 +245,10 @@ def role_vars(base_url, manifest):
         pins["%s/%s" % (base, path)] = manifest["files"][path]["sha512"]
     if layout.nssm_path() in manifest["files"]:
         pins["%s/%s" % (base, layout.nssm_path())] = manifest["files"][layout.nssm_path()]["sha512"]
+    exporter_v = (manifest["versions"].get("windows_exporter") or [None])[0]
+    if exporter_v and layout.windows_exporter_path(exporter_v) in manifest["files"]:
+        path = layout.windows_exporter_path(exporter_v)
+        pins["%s/%s" % (base, path)] = manifest["files"][path]["sha512"]
     if pins:
         out["kubewin_checksums"] = pins
     return out

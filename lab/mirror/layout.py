@@ -40,6 +40,13 @@ NSSM (full URL https://nssm.cc/release/nssm-2.24.zip, role variable kubewin_nssm
     checksum: none published upstream, so pin it (kubewin_checksums["nssm-2.24.zip"]); the mirror
     adds nssm-2.24.zip.sha512 ("<hex>  nssm-2.24.zip") for convenience
 
+windows_exporter (base https://github.com/prometheus-community/windows_exporter/releases/download,
+kubewin_windows_exporter_download_url):
+    {tag}/windows_exporter-{tag without v}-amd64.exe   (its release workflow, .github/workflows/release.yml: "$Version =
+    git describe --tags" minus the v, output/windows_exporter-$Version-$Arch.exe; the .msi beside it is not used)
+    checksum: upstream publishes sha256sums.txt only (`promu checksum output`), so pin the SHA-512
+    (kubewin_checksums); the mirror adds windows_exporter-<version>-amd64.exe.sha512 ("<hex>  <file>") for convenience
+
 Sources (upstream build scripts): containernetworking/plugins scripts/release.sh (``tar -C bin -caf
 ... .`` then ``sha512sum $f > $f.sha512``) with plugins/windows_only.txt (v1.6.2: host-local, win-bridge,
 win-overlay); flannel-io/cni-plugin scripts/package.sh (``tar ... flannel-amd64.exe``,
@@ -72,6 +79,8 @@ BASES = {
                     "flannel-io/cni-plugin/releases/download"),
     "sdn_cni": ("https://github.com/microsoft/windows-container-networking/releases/download",
                 "microsoft/windows-container-networking/releases/download"),
+    "windows_exporter": ("https://github.com/prometheus-community/windows_exporter/releases/download",
+                         "prometheus-community/windows_exporter/releases/download"),
     # The role variable is the zip's full URL, so "base" here is the whole URL.
     "nssm": ("https://nssm.cc/release/" + NSSM_ARCHIVE, "nssm/release/" + NSSM_ARCHIVE),
 }
@@ -84,6 +93,7 @@ ROLE_VARS = {
     "flannel_cni": "kubewin_flannel_cni_download_url",
     "sdn_cni": "kubewin_sdn_cni_download_url",
     "nssm": "kubewin_nssm_download_url",                 # the full URL of the zip
+    "windows_exporter": "kubewin_windows_exporter_download_url",
 }
 
 # Versions served besides the lab's Kubernetes versions and the role defaults (env overrides).
@@ -91,6 +101,7 @@ DEFAULT_FLANNEL_VERSIONS = ("v0.26.7", "v0.27.4")          # role default; the l
 DEFAULT_CNI_VERSIONS = ("v1.6.2",)                         # role default
 DEFAULT_FLANNEL_CNI_VERSIONS = ("v1.7.1-flannel1",)        # role default; the lab's flannel-cni-plugin tag
 DEFAULT_SDN_CNI_VERSIONS = ("v0.3.1",)                     # role default
+DEFAULT_WINDOWS_EXPORTER_VERSIONS = ("v0.31.8",)           # role default
 
 
 def kubernetes_path(version, name):
@@ -141,3 +152,11 @@ def flannel_cni_path(version):
 
 def nssm_path():
     return BASES["nssm"][1]
+
+
+def windows_exporter_file(version):
+    return "windows_exporter-%s-amd64.exe" % version.lstrip("v")
+
+
+def windows_exporter_path(version):
+    return "%s/%s/%s" % (BASES["windows_exporter"][1], version, windows_exporter_file(version))

@@ -347,6 +347,10 @@ def _docker(host, version, args, stdin):
     return winsim_docker.cli(host, version, args)
 
 
-# The Kubernetes binaries live in winsim_kube, kube-proxy/NSSM/flanneld in winsim_node (imported for
-# their registrations).
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube, winsim_node  # noqa: E402,F401
+# The Kubernetes binaries live in winsim_kube, kube-proxy/NSSM/flanneld in winsim_node, windows_exporter in
+# winsim_exporter (imported for their registrations).
+from ansible_collections.ansible.windows.plugins.module_utils import (  # noqa: E402,F401
+    winsim_exporter,
+    winsim_kube,
+    winsim_node,
+)

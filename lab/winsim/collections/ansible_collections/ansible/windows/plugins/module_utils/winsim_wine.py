@@ -62,11 +62,13 @@ class WineUnavailable(Exception):
 
 def binary(cache, version, program):
     """The Windows build of program (kubelet, kube-proxy, kubeadm of a Kubernetes version; flanneld
-    of a flannel version) for version, or None."""
+    of a flannel version; windows_exporter of its release) for version, or None."""
     if not cache:
         return None
     if program == "flanneld":  # not under _cache/v*: the mirror takes those for Kubernetes versions
         path = os.path.join(cache, "flannel", version, "flanneld.exe")
+    elif program == "windows_exporter":
+        path = os.path.join(cache, "windows_exporter", version, "windows_exporter.exe")
     else:
         path = os.path.join(cache, version, "win", program + ".exe")
     prefix = os.path.join(cache, "wine", "prefix", "system.reg")

@@ -1,0 +1,129 @@
+"""windows_exporter (the metrics role): the real windows_exporter.exe under Wine judges the flags the simulated one
+accepts and the command line the role writes; the simulated service refuses what the real one refuses (an unknown
+flag or collector, a web configuration file exporter-toolkit would not load). No control plane needed; the real binary
+needs `lab/bin/lab-build` (lab/_cache/windows_exporter/<version>/windows_exporter.exe and the Wine prefix)."""
+
+import os
+import re
+
+import pytest
+import scenario  # noqa: E402  (lab/, on sys.path through lab/conftest.py)
+import yaml
+from winsim import core  # noqa: E402,I001
+
+# isort: split
+# winsim.core has put the stand-in ansible.windows collection on sys.path.
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_exporter, winsim_scm, winsim_wine  # noqa: E402
+
+LAB = scenario.LAB
+CACHE = os.path.join(LAB, "_cache")
+DEFAULTS = yaml.safe_load(open(os.path.join(scenario.REPO, "roles", "kubewin", "defaults", "main.yml")))
+METRICS_VARS = yaml.safe_load(open(os.path.join(scenario.REPO, "roles", "metrics", "vars", "main.yml")))
+VERSION = DEFAULTS["kubewin_windows_exporter_version"]
+EXE = "C:\\k\\windows_exporter.exe"
+WEB = METRICS_VARS["_kubewin_exporter_web_config"]
+# the role's command line with its defaults and a web configuration file (roles/metrics/vars/main.yml
+# _kubewin_exporter_args)
+ROLE_ARGS = ["--collectors.enabled=" + ",".join(DEFAULTS["kubewin_windows_exporter_collectors"]),
+             "--web.listen-address=:%s" % DEFAULTS["kubewin_windows_exporter_port"], "--web.config.file=" + WEB]
+BCRYPT = "$2y$10$" + "a" * 53
+CERT = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+
+def _need():
+    if not winsim_wine.binary(CACHE, VERSION, "windows_exporter"):
+        pytest.fail("no Windows windows_exporter.exe %s or Wine prefix in %s: run lab/bin/lab-build" % (VERSION, CACHE))
+
+
+def _real(args):
+    return winsim_wine.run(CACHE, VERSION, "windows_exporter", args, {}, timeout=60)
+
+
+def test_the_simulated_flag_list_is_the_real_binarys_help():
+    _need()
+    res = _real(["--help"])
+    assert res["rc"] == 0, res["output"][-2000:]
+    real = {}
+    for line in res["output"].replace("\r\n", "\n").split("\n"):
+        # kingpin's usage: "  -h, --[no-]help" or six spaces then "--name=DEFAULT"; descriptions are indented further
+        m = re.match(r"^(?:  -\w, |      )--(\[no-\])?([a-z0-9._-]+)", line)
+        if m:
+            real[m.group(2)] = "bool" if m.group(1) else "value"
+    # kingpin's hidden --help-long and --help-man are not listed
+    expected = {k: v for k, v in winsim_exporter.FLAGS.items() if k not in ("help-long", "help-man")}
+    assert real == expected
+    assert "--collectors.enabled=\"%s\"" % winsim_exporter.DEFAULT_COLLECTORS in res["output"]
+    assert "--web.listen-address=:9182" in res["output"]
+
+
+def test_the_roles_command_line_gets_the_real_binary_to_its_collectors():
+    _need()
+    out = _real(ROLE_ARGS)["output"]
+    # collectors.Build needs Windows' MI, which Wine lacks: the flags and collector names were all taken
+    assert any(m in out for m in winsim_exporter.REAL_BUILD_REACHED), out[-2000:]
+    assert winsim_exporter.parse_flags(ROLE_ARGS)["web.config.file"] == WEB
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--collectors.enabled=cpu,bogus"], "unknown collector bogus"),
+    (["--collectors.enabled", "[defaults],nope"], "unknown collector nope"),
+    (["--nope=1"], "unknown long flag '--nope'"),
+    (["--web.listen-addres=:9182"], "unknown long flag '--web.listen-addres'"),
+])
+def test_what_the_real_binary_refuses_the_simulated_one_refuses(args, message):
+    _need()
+    res = _real(args)
+    assert res["rc"] == 1 and message in res["output"], res["output"][-1000:]
+    with pytest.raises(ValueError, match=re.escape(message)):
+        winsim_exporter.enabled_collectors(winsim_exporter.parse_flags(args))
+
+
+@pytest.fixture
+def host(tmp_path):
+    h = core.create_host(str(tmp_path), "w")
+    core.write_binary(h.local_path(EXE), "windows_exporter", VERSION)
+    return h
+
+
+def _put(host, win_path, text):
+    local = host.local_path(win_path)
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    with open(local, "w") as f:
+        f.write(text)
+
+
+def _start(host, args):
+    from ansible_collections.ansible.windows.plugins.module_utils.winsim_cmdline import render_command_line
+    with host.open():
+        winsim_scm.create(host.state, "windows_exporter", render_command_line([EXE] + args))
+        winsim_scm.start(host, "windows_exporter")
+        svc = winsim_scm.find(host.state, "windows_exporter")
+        return svc, (host.state.get("processes") or {}).get("windows_exporter")
+
+
+def test_the_service_runs_with_tls_and_users_from_its_web_configuration(host):
+    _put(host, "C:\\k\\windows_exporter-tls.crt", CERT)
+    _put(host, "C:\\k\\windows_exporter-tls.key", "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n")
+    _put(host, WEB, '{"basic_auth_users": {"prom": "%s"}, "tls_server_config": {"cert_file": '
+                    '"C:\\\\k\\\\windows_exporter-tls.crt", "key_file": "C:\\\\k\\\\windows_exporter-tls.key"}}' % BCRYPT)
+    svc, proc = _start(host, ROLE_ARGS[:2] + ["--web.config.file=" + WEB])
+    assert svc["status"] == "Running" and not svc.get("crash"), svc.get("last_error")
+    assert proc == {"program": "windows_exporter", "listen_address": ":9182",
+                    "collectors": DEFAULTS["kubewin_windows_exporter_collectors"], "tls": True,
+                    "basic_auth_users": ["prom"]}
+
+
+@pytest.mark.parametrize("web, error", [
+    (None, "The system cannot find the file specified"),
+    ('{"basic_auth_users": {"prom": "plain-password"}}', "not a bcrypt|too short to be a bcrypted password"),
+    ('{"tls_config": {}}', "field tls_config not found"),
+    ('{"tls_server_config": {"cert_file": "C:\\\\k\\\\missing.crt", "key_file": "C:\\\\k\\\\missing.key"}}',
+     "missing.crt"),
+])
+def test_a_web_configuration_exporter_toolkit_would_refuse_stops_the_service_after_it_ran(host, web, error):
+    if web is not None:
+        _put(host, WEB, web)
+    svc, proc = _start(host, ROLE_ARGS)
+    # 0_service.go reported Running first; the exit comes after, and the recovery actions apply
+    assert svc["status"] == "Running" and svc.get("crash") and proc is None
+    assert re.search(error, svc["crash"]["error"]), svc["crash"]["error"]
