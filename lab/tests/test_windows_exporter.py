@@ -3,6 +3,7 @@ accepts and the command line the role writes; the simulated service refuses what
 flag or collector, a web configuration file exporter-toolkit would not load). No control plane needed; the real binary
 needs `lab/bin/lab-build` (lab/_cache/windows_exporter/<version>/windows_exporter.exe and the Wine prefix)."""
 
+import json
 import os
 import re
 
@@ -104,8 +105,9 @@ def _start(host, args):
 def test_the_service_runs_with_tls_and_users_from_its_web_configuration(host):
     _put(host, "C:\\k\\windows_exporter-tls.crt", CERT)
     _put(host, "C:\\k\\windows_exporter-tls.key", "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n")
-    _put(host, WEB, '{"basic_auth_users": {"prom": "%s"}, "tls_server_config": {"cert_file": '
-                    '"C:\\\\k\\\\windows_exporter-tls.crt", "key_file": "C:\\\\k\\\\windows_exporter-tls.key"}}' % BCRYPT)
+    web = {"basic_auth_users": {"prom": BCRYPT}, "tls_server_config": {
+        "cert_file": "C:\\k\\windows_exporter-tls.crt", "key_file": "C:\\k\\windows_exporter-tls.key"}}
+    _put(host, WEB, json.dumps(web))
     svc, proc = _start(host, ROLE_ARGS[:2] + ["--web.config.file=" + WEB])
     assert svc["status"] == "Running" and not svc.get("crash"), svc.get("last_error")
     assert proc == {"program": "windows_exporter", "listen_address": ":9182",
