@@ -52,6 +52,9 @@ def test_layout_has_the_lab_versions_and_role_defaults(served):
         in paths
     assert "flannel-io/cni-plugin/releases/download/{0}/cni-plugin-flannel-windows-amd64-{0}.tgz".format(
         v["flannel_cni"][0]) in paths
+    # windows_exporter's release asset, as its release workflow names it (the tag without its v)
+    assert "v0.31.8" in v["windows_exporter"]
+    assert "prometheus-community/windows_exporter/releases/download/v0.31.8/windows_exporter-0.31.8-amd64.exe" in paths
 
 
 def test_checksum_files_match_the_served_bytes(served):
@@ -122,6 +125,10 @@ def test_role_vars_point_at_the_mirror(served):
     flannel_v = manifest["versions"]["flannel"][0]
     flanneld_url = "%s/%s/flanneld.exe" % (rv["kubewin_flannel_download_url"], flannel_v)
     assert rv["kubewin_checksums"][flanneld_url] == manifest["files"][layout.flannel_path(flannel_v)]["sha512"]
+    # windows_exporter: the URL the roles build (roles/kubewin/vars/main.yml _kubewin_windows_exporter_downloads)
+    exporter_url = "%s/v0.31.8/windows_exporter-0.31.8-amd64.exe" % rv["kubewin_windows_exporter_download_url"]
+    assert rv["kubewin_checksums"][exporter_url] == \
+        manifest["files"][layout.windows_exporter_path("v0.31.8")]["sha512"]
     assert rv["kubewin_allow_insecure_downloads"] is True
 
 
