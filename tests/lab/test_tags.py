@@ -18,6 +18,7 @@ VALIDATION = "Validating arguments against arg spec"
 AGENT = ("default", "tags-agent")  # a Linux DaemonSet without an OS selector: control_plane's prepare pins it
 KUBELET_RULE = "kubewin-kubelet-10250-tcp"
 VXLAN_RULE = "kubewin-flannel-vxlan-4789-udp"
+EXPORTER_RULE = "kubewin-windows-exporter-tcp"
 
 
 def task_names(role, tasks_file="main"):
@@ -50,6 +51,7 @@ FINALIZE = task_names("control_plane", "finalize")
 RUNTIME = task_names("runtime")
 NODE = task_names("node")
 NETWORK = task_names("network")
+METRICS = task_names("metrics")
 UPGRADE = task_names("upgrade")
 RESET = task_names("reset")
 RESET_DRAIN = task_names("control_plane", "reset_drain")
@@ -197,6 +199,47 @@ def test_node_tag_puts_back_the_kubelet_firewall_rule_and_runs_nothing_of_the_ne
                                   "kubelet, all profiles, from kubewin_firewall_remote_addresses)"}, changed_names(doc)
     assert normalized(joined.dump("win-1")) == normalized(before)
     assert scenario_ready(core, "tag-win-1")
+
+
+def test_metrics_tag_turns_windows_exporter_on_and_off_on_a_joined_node(joined):
+    """kubewin_windows_exporter_enabled on a joined node with --tags metrics: the verified binary, the service running
+    the expected command line, the firewall rule scoped to kubewin_firewall_remote_addresses; a re-run changes
+    nothing; turned off, everything of it goes. Left on at the end: the reset test below then shows reset removes it
+    (its host ends as it was before the scale-up)."""
+    import json
+    before = normalized(joined.dump("win-1"))
+    settings = {"kubewin_windows_exporter_enabled": True, "kubewin_windows_exporter_port": 9200,
+                "kubewin_windows_exporter_collectors": ["[defaults]", "container"],
+                "kubewin_firewall_remote_addresses": ["192.0.2.0/24", "198.51.100.7"]}
+    on = ("-e", json.dumps(settings))
+    doc = run_ok(joined, "scale_up.yml", "--tags", "metrics", *on)
+    assert not selected(doc) & (NODE | NETWORK | RUNTIME | PREPARE | FINALIZE), selected(doc)
+    assert ran(doc) - METRICS <= DISCOVER | PREFLIGHT, ran(doc) - METRICS
+    dump = joined.dump("win-1")
+    svc = dump["services"]["windows_exporter"]
+    assert svc["status"] == "Running" and svc["start"] == 2, svc
+    assert svc["image_path"] == ("C:\\k\\windows_exporter.exe --collectors.enabled=[defaults],container "
+                                 "--web.listen-address=:9200"), svc["image_path"]
+    assert dump["processes"]["windows_exporter"]["collectors"] == [
+        "cpu", "memory", "logical_disk", "physical_disk", "net", "os", "service", "system", "container"]
+    assert dump["files"]["C:\\k\\windows_exporter.exe"].startswith("sha256:")
+    rule, = firewall_rule(joined, "win-1", EXPORTER_RULE)
+    assert rule["LocalPorts"] == ["9200"] and rule["Protocol"] == "TCP" and rule["Direction"] == "Inbound", rule
+    assert sorted(rule["RemoteAddresses"]) == ["192.0.2.0/255.255.255.0", "198.51.100.7"], rule["RemoteAddresses"]
+    # nothing of the node or network roles moved
+    assert {k: v for k, v in dump["services"].items() if k != "windows_exporter"} == before["services"]
+
+    doc = run_ok(joined, "scale_up.yml", "--tags", "metrics", *on)
+    assert scenario.changed_tasks(doc) == {}
+
+    doc = run_ok(joined, "scale_up.yml", "--tags", "metrics", "-e", "kubewin_windows_exporter_enabled=false")
+    assert changed_names(doc) == {"kubewin.nodes.metrics : Remove the windows_exporter service an earlier run made",
+                                  "kubewin.nodes.metrics : Remove windows_exporter's inbound rule",
+                                  "kubewin.nodes.metrics : Remove windows_exporter's binary and configuration"}
+    assert normalized(joined.dump("win-1")) == before
+
+    run_ok(joined, "scale_up.yml", "--tags", "metrics", *on)
+    assert joined.dump("win-1")["services"]["windows_exporter"]["status"] == "Running"
 
 
 def test_control_plane_tag_pins_daemonsets_and_leaves_the_windows_hosts_alone(joined, api):
