@@ -36,6 +36,9 @@ class ActionModule(WindowsAction):
             # The CNI config and the kubelet's drop-in, static for this node: the node role writes them as they are.
             identity["config_files"], file_failures = preflight.node_config_files(args, identity)
             failures.extend(file_failures)
+            # flanneld's command line (services mode), static for this node too: the network role runs it as it is.
+            identity["flanneld_argv"], argv_failures = preflight.flanneld_argv(args, identity)
+            failures.extend(argv_failures)
         downloads = None
         # A malformed value (a version, a base URL, the proxy, a pin) would only turn into a misleading
         # checksum-fetch error: fetch only when every value that makes up a download is well formed.

@@ -7,16 +7,21 @@ from __future__ import annotations
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _downloads
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as host_network
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
 
 
 class ActionModule(WindowsAction):
     ARGSPEC = wa.FILES_ARGSPEC
-    ERRORS = (host_files.HostFilesError, _downloads.NoProxyEntryError)
+    ERRORS = (host_files.HostFilesError, _downloads.NoProxyEntryError, host_network.NetworkConfigError)
 
     def act(self, args):
         files = list(args["files"])
+        if args["source_vip_reservation"]:
+            vip = args["source_vip_reservation"]
+            files.append(dict(host_network.source_vip_reservation(vip["pod_cidr"], vip["backend"], vip["vni"]),
+                              restricted=False, secret=False))
         secret = any(f["secret"] for f in files)
         absent, prune = list(args["absent"]), list(args["prune"])
         if args["remove_cni"]:

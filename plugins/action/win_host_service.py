@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as host_network
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service as ws
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service_logs as sl
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.service_action import converge_service
@@ -14,7 +15,7 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action impo
 class ActionModule(WindowsAction):
     ARGSPEC = wa.NODE_SERVICE_ARGSPEC
     REQUIRED_IF = wa.NODE_SERVICE_REQUIRED_IF
-    ERRORS = (ws.ServiceParameterError,)
+    ERRORS = (ws.ServiceParameterError, host_network.NetworkConfigError)
 
     def subject(self, args):
         return "service %s" % args["name"]
@@ -22,9 +23,19 @@ class ActionModule(WindowsAction):
     def act(self, args):
         ws.check_description(args["description"])
         parameters = ws.with_app_parameters(args["parameters"], args["app_parameters"])
+        proxy = args["kube_proxy"]
+        argv = [args["path"]] + list(args["args"])
+        if proxy and args["state"] != "absent":
+            if args["args"]:
+                raise ws.ServiceParameterError("args and kube_proxy are mutually exclusive: kube_proxy makes "
+                                               "kube-proxy's arguments")
+            argv = host_network.kube_proxy_argv(
+                proxy["node_name"], proxy["cluster_cidr"], proxy["backend"], proxy["vni"], proxy["pod_cidr"],
+                proxy["version"], args["path"], proxy["log_file"], proxy["log_file_max_size_mb"],
+                proxy["log_file_max_age_hours"])
 
         def build_desired(answer):
-            command_line = ws.render_command_line([args["path"]] + list(args["args"]))
+            command_line = ws.render_command_line(argv)
             return ws.desired_definition(
                 command_line, args["dependencies"], args["restart_delay_seconds"],
                 args["display_name"] or args["name"], args["description"], args["environment"],
@@ -34,6 +45,8 @@ class ActionModule(WindowsAction):
         if watch is None:
             watch = sl.watch_seconds(args["restart_delay_seconds"])
         log_files = args["log_files"]
+        if log_files is None and proxy:  # the file kube-log-runner writes kube-proxy's output to
+            log_files = [proxy["log_file"]]
         if log_files is None:  # NSSM's own output files, when the service is configured through them
             log_files = []
             for key in ("AppStderr", "AppStdout"):

@@ -1,22 +1,20 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters the roles use to render a Windows node's configuration."""
+"""The public filters of a Windows node's network and version (docs/filters.md)."""
 
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as nfiles
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service_logs as sl
 
 
 def _wrap(func):
     def filter_func(*args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except (nn.NetworkConfigError, nfiles.HostFilesError, ValueError) as e:
+        except (nn.NetworkConfigError, ValueError) as e:
             raise AnsibleFilterError(str(e)) from None
 
     filter_func.__doc__ = func.__doc__
@@ -25,9 +23,7 @@ def _wrap(func):
 
 class FilterModule:
     def filters(self):
-        filters = {name: _wrap(getattr(nn, name)) for name in (
-            "windows_flannel", "kube_proxy_args", "source_vip_reservation")}
-        filters["kube_log_runner"] = _wrap(sl.kube_log_runner)
+        filters = {"windows_flannel": _wrap(nn.windows_flannel)}
         # kube_version | kube_release(server_git_version): the release tag the nodes install.
         filters["kube_release"] = versions.effective_kube_version
         return filters

@@ -79,6 +79,20 @@ NODE_SERVICE_ARGSPEC = dict(
     restart_delay_seconds=dict(type="int", default=10),
     log_files=dict(type="list", elements="str"),
     watch_seconds=dict(type="int"),
+    # kube-proxy's arguments and kube-log-runner around it, made by the action (plugin_utils/_host/network.py
+    # kube_proxy_argv) from these; O(path) is kube-proxy's program.
+    kube_proxy=dict(type="dict", options=dict(
+        node_name=dict(type="str", required=True),
+        cluster_cidr=dict(type="str", required=True),
+        backend=dict(type="str", required=True, choices=["vxlan", "host-gw"]),
+        vni=dict(type="int", default=4096),
+        pod_cidr=dict(type="str"),
+        version=dict(type="str", required=True),
+        log_file=dict(type="str", default=wp.LOG_FILES["kube-proxy"]),
+        # service_logs.LOG_FILE_MAX_SIZE_MB / LOG_FILE_MAX_AGE_HOURS, as for the kubelet's
+        log_file_max_size_mb=dict(type="int", default=100),
+        log_file_max_age_hours=dict(type="int", default=168),
+    )),
 )
 NODE_SERVICE_REQUIRED_IF = [("state", "present", ["path"]), ("state", "started", ["path"]),
                             ("state", "stopped", ["path"])]
@@ -111,6 +125,13 @@ FILES_ARGSPEC = dict(
         content=dict(type="raw", required=True),
         restricted=dict(type="bool", default=False),
         secret=dict(type="bool", default=False),
+    )),
+    # kube-proxy's source VIP kept from pods by a file in host-local's store, made by the action
+    # (plugin_utils/_host/network.py source_vip_reservation) and written with O(files).
+    source_vip_reservation=dict(type="dict", options=dict(
+        pod_cidr=dict(type="str", required=True),
+        backend=dict(type="str", required=True, choices=["vxlan", "host-gw"]),
+        vni=dict(type="int", default=4096),
     )),
     absent=dict(type="list", elements="str", default=[]),
     prune=dict(type="list", elements="str", default=[]),

@@ -360,9 +360,9 @@ node:
   description:
     - The node as the roles use it, worked out only here. C(name) is O(node_name); C(ip) the node's IPv4 address, from
       O(adapter_name) or the only adapter with one (an address HNS moved to C(vEthernet (<adapter>)) counts for that
-      adapter); C(adapter) the adapter that carries it; C(subnet) the network of C(ip); null when unknown. Once every
-      check passed, C(config_files), the CNI config and kubelet drop-in (node log query) the node role writes.
-      C(hostprocess_images), in hostprocess mode, variable to the image pinned by digest its DaemonSet runs (null else).
+      adapter); C(adapter) its adapter; C(subnet) the network of C(ip); null when unknown. Once all checks passed,
+      C(config_files) (CNI config, log query drop-in), C(flanneld_argv) (null in hostprocess mode) and, in hostprocess
+      mode, C(hostprocess_images) (variable to the image pinned by digest; null else), for the roles.
   returned: always
   type: dict
   sample: {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Ethernet", "subnet": "10.50.0.0/24"}

@@ -100,6 +100,31 @@ options:
             Administrators; use O(files[].restricted) to keep other users out.
         type: bool
         default: false
+  source_vip_reservation:
+    description:
+      - Write the file that keeps kube-proxy's source VIP on an overlay network from pods, as one more entry of
+        O(files), in host-local's store (C(C:\var\lib\cni\networks\<network>\<address>)). It names an owner that
+        is no container, and host-local skips an address whose file exists and removes only files holding the
+        releasing container's id.
+      - The address is the last usable one of O(source_vip_reservation.pod_cidr), the one kube-proxy's
+        C(--source-vip) gets from M(kubewin.nodes.win_host_service) O(kubewin.nodes.win_host_service#module:kube_proxy);
+        the network is flannel's, C(flannel.<vni>) for vxlan, C(cbr0) for host-gw.
+      - Fails, writing nothing, when the pod subnet is empty or has no room for the address (smaller than C(/30)).
+    type: dict
+    suboptions:
+      pod_cidr:
+        description: The node's pod subnet (its Node's C(spec.podCIDR)).
+        type: str
+        required: true
+      backend:
+        description: The flannel backend, which names the network.
+        type: str
+        required: true
+        choices: [vxlan, host-gw]
+      vni:
+        description: The VXLAN VNI, which names the vxlan network.
+        type: int
+        default: 4096
   absent:
     description:
       - Paths to remove with everything in them (after the rest of the task). Links are removed, never followed.

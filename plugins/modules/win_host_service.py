@@ -33,10 +33,67 @@ options:
     description: Path of the program on the node. Required unless O(state=absent).
     type: str
   args:
-    description: Arguments, one list item each; quoted for the Windows command line by the module.
+    description:
+      - Arguments, one list item each; quoted for the Windows command line by the module.
+      - Not together with O(kube_proxy), which makes them.
     type: list
     elements: str
     default: []
+  kube_proxy:
+    description:
+      - Run O(path) as kube-proxy on a flannel network, with the arguments the module makes from these values, under
+        C(C:\k\kube-log-runner.exe), which writes kube-proxy's output to
+        O(kube_proxy.log_file) (kube-proxy has no C(--log-file)).
+      - 'kube-proxy gets C(--windows-service), C(--proxy-mode=kernelspace), the kubelet''s kubeconfig
+        (C(C:\etc\kubernetes\kubelet.conf): kube-proxy runs as its node), C(--hostname-override),
+        C(--cluster-cidr), C(--network-name) (C(flannel.<vni>) for vxlan, C(cbr0) for host-gw), C(--v=2), the
+        C(WinOverlay) feature gate on vxlan where O(kube_proxy.version) has it off by default, and on vxlan
+        C(--source-vip): the last usable address of O(kube_proxy.pod_cidr), which
+        M(kubewin.nodes.win_host_files) O(kubewin.nodes.win_host_files#module:source_vip_reservation) keeps from
+        pods.'
+      - O(log_files) defaults to O(kube_proxy.log_file).
+      - Fails before any change, naming the value, for a malformed version, or on vxlan for a missing pod subnet or
+        one with no room for the source VIP.
+    type: dict
+    suboptions:
+      node_name:
+        description: The Node's name (C(--hostname-override)).
+        type: str
+        required: true
+      cluster_cidr:
+        description: The cluster's pod network (C(--cluster-cidr)).
+        type: str
+        required: true
+      backend:
+        description: The flannel backend.
+        type: str
+        required: true
+        choices: [vxlan, host-gw]
+      vni:
+        description: The VXLAN VNI (names the vxlan network).
+        type: int
+        default: 4096
+      pod_cidr:
+        description: The node's pod subnet (its Node's C(spec.podCIDR)); required for vxlan.
+        type: str
+      version:
+        description: The Kubernetes version of kube-proxy and kube-log-runner, for example C(v1.37.2).
+        type: str
+        required: true
+      log_file:
+        description: The file kube-log-runner writes kube-proxy's output to.
+        type: str
+        default: C:\var\log\kube-proxy\kube-proxy.log
+      log_file_max_size_mb:
+        description:
+          - kube-log-runner rotates O(kube_proxy.log_file) when it would grow past this many MiB
+            (C(-log-file-size)), from Kubernetes 1.34 on (older kube-log-runners have no rotation).
+        type: int
+        default: 100
+      log_file_max_age_hours:
+        description: Rotated files older than this many hours are removed (C(-log-file-age)), from Kubernetes 1.34 on.
+        type: int
+        default: 168
   dependencies:
     description: Services that must run before this one.
     type: list
@@ -104,7 +161,20 @@ author:
 """
 
 EXAMPLES = r"""
-- name: kube-proxy as a native service after the kubelet
+- name: kube-proxy on a flannel vxlan network, its arguments made by the module, under kube-log-runner
+  kubewin.nodes.win_host_service:
+    name: kube-proxy
+    path: C:\k\kube-proxy.exe
+    kube_proxy:
+      node_name: win-1
+      cluster_cidr: 10.244.0.0/16
+      backend: vxlan
+      vni: 4096
+      pod_cidr: 10.244.3.0/24
+      version: v1.37.2
+    dependencies: [flanneld]
+
+- name: kube-proxy as a native service after the kubelet, with arguments of your own
   kubewin.nodes.win_host_service:
     name: kube-proxy
     path: C:\k\kube-proxy.exe

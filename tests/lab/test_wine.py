@@ -149,8 +149,11 @@ def test_a_kubelet_config_the_real_kubelet_refuses_fails_the_start(host):
 
 
 def _proxy_args(version, backend="vxlan"):
-    return host_network.kube_proxy_args("win-1", "10.244.0.0/16", backend, 4096, pod_cidr="10.244.3.0/24",
+    """kube-proxy's arguments as win_host_service's kube_proxy makes them (kube_proxy_argv: what follows the program
+    in the service's command line, under kube-log-runner)."""
+    argv = host_network.kube_proxy_argv("win-1", "10.244.0.0/16", backend, 4096, pod_cidr="10.244.3.0/24",
                                         kube_version=version)
+    return argv[argv.index(host_network.KUBE_PROXY_EXE) + 1:]
 
 
 @pytest.mark.parametrize("backend", ["vxlan", "host-gw"])

@@ -188,8 +188,10 @@ def _start_kube_proxy(host, args, network=True):
 
 
 def _proxy_args(node_name, pod_cidr="10.244.3.0/24"):
-    return node_network.kube_proxy_args(node_name, "10.244.0.0/16", "vxlan", 4096, pod_cidr=pod_cidr,
+    """kube-proxy's arguments as win_host_service's kube_proxy makes them (kube_proxy_argv, after the program)."""
+    argv = node_network.kube_proxy_argv(node_name, "10.244.0.0/16", "vxlan", 4096, pod_cidr=pod_cidr,
                                         kube_version=KUBE_VERSION)
+    return argv[argv.index(node_network.KUBE_PROXY_EXE) + 1:]
 
 
 def test_kube_proxy_on_overlay_finds_the_host_mac_of_the_node_ip(host, node):

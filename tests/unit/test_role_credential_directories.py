@@ -39,7 +39,9 @@ def test_the_network_role_writes_no_credential_kube_proxy_runs_with_the_kubelets
 
     text = (ROOT / "roles" / "network" / "tasks" / "main.yml").read_text()
     assert "  credentials:" not in text and "tokens:" not in text
-    # the role leaves kube_proxy_args' kubeconfig at its default, which is the kubelet's
-    assert "_kubewin_pod_cidr, _kubewin_kube_version)))" in text
-    args = nn.kube_proxy_args("win-1", "10.244.0.0/16", "vxlan", 4096, "10.244.3.0/24", "v1.37.2")
+    # the role has win_host_service make kube-proxy's command line (kube_proxy), whose kubeconfig is the kubelet's
+    proxy = next(t for t in walk(yaml.safe_load(text)) if t.get("name") == "Run kube-proxy as a native Windows service")
+    task = proxy["kubewin.nodes.win_host_service"]
+    assert "args" not in task and "kubeconfig" not in task["kube_proxy"]
+    args = nn.kube_proxy_argv("win-1", "10.244.0.0/16", "vxlan", 4096, "10.244.3.0/24", "v1.37.2")
     assert "--kubeconfig=C:\\etc\\kubernetes\\kubelet.conf" in args

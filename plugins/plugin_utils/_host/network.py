@@ -1,7 +1,9 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Network configuration of a Windows node: CNI config, flannel's net-conf.json, and the flanneld
-and kube-proxy command lines, all derived from the cluster's CIDRs and the flannel backend."""
+"""Network configuration of a Windows node: CNI config, flannel's net-conf.json, the flanneld and kube-proxy command
+lines (under kube-log-runner) and kube-proxy's source VIP reservation, all derived from the cluster's CIDRs and the
+flannel backend. node_preflight works out flanneld's command line (kubewin_node_spec.flanneld_argv), win_host_service
+kube-proxy's (its kube_proxy option) and win_host_files the reservation (its source_vip_reservation option)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import feature_gates as fg
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service_logs as sl
 
 
 class NetworkConfigError(Exception):
@@ -234,6 +237,10 @@ def source_vip_reservation(pod_cidr, backend, vni):
 FLANNELD_KUBECONFIG = wp.KUBELET_CONF
 
 
+FLANNELD_EXE = wp.INSTALL_DIR + "\\flanneld.exe"
+KUBE_PROXY_EXE = wp.INSTALL_DIR + "\\kube-proxy.exe"
+
+
 def flanneld_args(node_ip, kubeconfig=FLANNELD_KUBECONFIG, conf=wp.FLANNEL_DIR + "\\net-conf.json"):
     """flanneld with the Kubernetes subnet manager, the kubelet's kubeconfig (the node's identity), net-conf.json,
     the node's interface (``node_ip``) and no IP masquerading."""
@@ -246,10 +253,7 @@ def kube_proxy_args(node_name, pods_subnet, backend, vni, pod_cidr=None, kube_ve
     """kube-proxy's arguments. Feature gates are rendered for ``kube_version``: the overlay proxier
     needs WinOverlay on (pkg/proxy/winkernel/proxier.go), which is the default from 1.20 and locked
     from 1.34, so the gate is passed only to versions where it is off by default."""
-    version = versions.parse(kube_version)
-    if version is None:
-        raise NetworkConfigError("kube_version %r is not a Kubernetes version like v1.33.2 (kube-proxy's flags depend "
-                                 "on it)" % (kube_version,))
+    version = _version(kube_version, "kube-proxy's flags")
     args = ["--windows-service", "--proxy-mode=kernelspace", "--kubeconfig=%s" % kubeconfig,
             "--hostname-override=%s" % node_name, "--cluster-cidr=%s" % pods_subnet,
             "--network-name=%s" % network_name(backend, vni), "--v=2"]
@@ -263,3 +267,39 @@ def kube_proxy_args(node_name, pods_subnet, backend, vni, pod_cidr=None, kube_ve
     if backend == "vxlan":
         args.append("--source-vip=%s" % source_vip(pod_cidr))
     return args
+
+
+def _version(kube_version, program):
+    version = versions.parse(kube_version)
+    if version is None:
+        raise NetworkConfigError("kube_version %r is not a Kubernetes version like v1.33.2 (%s depend on it)"
+                                 % (kube_version, program))
+    return version
+
+
+def _under_log_runner(argv, log_file, kube_version, max_size_mb, max_age_hours):
+    """``argv`` run by kube-log-runner writing ``log_file`` (service_logs.log_runner_argv)."""
+    version = _version(kube_version, "kube-log-runner's flags")
+    try:
+        return sl.log_runner_argv(argv, log_file, version, max_size_mb=max_size_mb, max_age_hours=max_age_hours)
+    except ValueError as e:
+        raise NetworkConfigError(str(e)) from None
+
+
+def flanneld_argv(node_ip, kube_version, max_size_mb=sl.LOG_FILE_MAX_SIZE_MB, max_age_hours=sl.LOG_FILE_MAX_AGE_HOURS):
+    """flanneld's command line as its NSSM service runs it (the network role: NSSM's Application and AppParameters):
+    kube-log-runner of ``kube_version`` writing flanneld.log, rotated at ``max_size_mb`` MiB and aged out after
+    ``max_age_hours`` where that kube-log-runner can (service_logs), running flanneld.exe with flanneld_args on the
+    host whose IPv4 address is ``node_ip``. Nothing in it waits for the join: node_preflight works it out."""
+    return _under_log_runner([FLANNELD_EXE] + flanneld_args(node_ip), wp.LOG_FILES["flanneld"], kube_version,
+                             max_size_mb, max_age_hours)
+
+
+def kube_proxy_argv(node_name, pods_subnet, backend, vni, pod_cidr, kube_version, program=KUBE_PROXY_EXE,
+                    log_file=wp.LOG_FILES["kube-proxy"], max_size_mb=sl.LOG_FILE_MAX_SIZE_MB,
+                    max_age_hours=sl.LOG_FILE_MAX_AGE_HOURS):
+    """kube-proxy's service command line: kube-log-runner writing ``log_file`` (kube-proxy has no --log-file), rotated
+    as for flanneld_argv, running ``program`` with kube_proxy_args (the node's pod subnet ``pod_cidr`` gives the
+    source VIP on vxlan, so this is decided after the join: win_host_service's kube_proxy option)."""
+    args = kube_proxy_args(node_name, pods_subnet, backend, vni, pod_cidr, kube_version)
+    return _under_log_runner([program] + args, log_file, kube_version, max_size_mb, max_age_hours)

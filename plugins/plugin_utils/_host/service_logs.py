@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import ntpath
 
-from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 
 # kube-log-runner rotates its file with -log-file-size (a resource.Quantity: the file is renamed to
@@ -79,16 +78,6 @@ def log_runner_argv(program_argv, log_path, version, log_runner=wp.KUBE_LOG_RUNN
     if tuple(version[:2]) >= LOG_ROTATION_FROM:
         argv += ["-log-file-size=%dMi" % size, "-log-file-age=%dh" % age]
     return argv + list(program_argv)
-
-
-def kube_log_runner(program_argv, log_path, kube_version, log_runner=wp.KUBE_LOG_RUNNER_EXE,
-                    max_size_mb=LOG_FILE_MAX_SIZE_MB, max_age_hours=LOG_FILE_MAX_AGE_HOURS):
-    """Filter form of log_runner_argv: the version as text ('v1.37.2')."""
-    version = versions.parse(kube_version)
-    if version is None:
-        raise ValueError("kube_version %r is not a Kubernetes version like v1.33.2 (kube-log-runner's flags depend on "
-                         "it)" % (kube_version,))
-    return log_runner_argv(program_argv, log_path, version, log_runner, max_size_mb, max_age_hours)
 
 
 def log_hint(service, path=None):

@@ -20,7 +20,7 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_path
 from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import PREFLIGHT_ARGSPEC as _BASE_ARGSPEC
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as host_kubelet
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as host_network
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni, service_logs
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.downloads import (  # noqa: F401
     check_downloads,
     cni_plugin_downloads,
@@ -243,6 +243,29 @@ def node_config_files(inputs, node):
         return None, [finding("inputs", VARIABLES["kube_version"], str(e))]
     return [{"path": "%s\\%s" % (conf_dir, runtime_cni.CNI_CONF_FILE), "content": cni},
             {"path": "%s\\%s" % (wp.KUBELET_DROPIN_DIR, host_kubelet.LOG_QUERY_DROPIN), "content": log_query}], []
+
+
+def flanneld_argv(inputs, node):
+    """flanneld's command line on ``node`` (its ip) in services mode, worked out once here as node_config_files are:
+    kube-log-runner of the node's Kubernetes version writing flanneld.log, rotated as kubewin_log_file_max_size_mb
+    and kubewin_log_file_max_age_hours say (host_network.flanneld_argv). Nothing in it waits for the join, so the
+    network role runs it as it is. Returns (argv, failures); argv is None in hostprocess mode (a DaemonSet runs
+    flanneld) or when a failure says why it cannot be made."""
+    if inputs.get("deployment_mode") != "services":
+        return None, []
+    if not node.get("ip"):
+        return None, [finding("network_adapter", VARIABLES["adapter_name"],
+                              "flanneld needs the node's IPv4 address, which no adapter gave: set "
+                              "kubewin_network_adapter")]
+    values = inputs.get("values") or {}
+    kube = versions.effective_kube_version(inputs.get("kube_version"), inputs.get("server_version"))
+    try:
+        return host_network.flanneld_argv(
+            node.get("ip"), kube,
+            values.get("kubewin_log_file_max_size_mb", service_logs.LOG_FILE_MAX_SIZE_MB),
+            values.get("kubewin_log_file_max_age_hours", service_logs.LOG_FILE_MAX_AGE_HOURS)), []
+    except host_network.NetworkConfigError as e:
+        return None, [finding("values", None, "flanneld's command line: %s" % e)]
 
 
 def _kube_tuple(kube):

@@ -177,6 +177,12 @@ def test_the_node_and_its_verified_downloads_are_returned_with_each_checksum_fet
     assert not result.get("failed"), result.get("msg")
     assert fetched == [url + ".sha512"] and guard.calls == []
     files = result["node"].pop("config_files")
+    # flanneld's command line (services mode, the default; its bytes: test_network_services_golden.py): v1.31.4's
+    # kube-log-runner has no rotation
+    assert result["node"].pop("flanneld_argv") == [
+        "C:\\k\\kube-log-runner.exe", "-log-file=C:\\var\\log\\flanneld\\flanneld.log", "C:\\k\\flanneld.exe",
+        "--kube-subnet-mgr", "--kubeconfig-file=C:\\etc\\kubernetes\\kubelet.conf",
+        "--net-config-path=C:\\etc\\kube-flannel\\net-conf.json", "--iface=192.168.10.21", "--ip-masq=false"]
     assert result["node"] == {"name": "win-worker-1", "ip": "192.168.10.21", "adapter": "Ethernet0",
                               "subnet": "192.168.10.0/24", "firewall_remoteip": "any", "hostprocess_images": None}
     # what the node role writes (their content: test_node_config_files.py)

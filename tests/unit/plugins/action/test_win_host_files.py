@@ -77,3 +77,23 @@ def test_forget_transport_key_in_check_mode_deletes_nothing(make_action):
     args = {"absent": ["C:\\k"], "forget_transport_key": True}
     result = make_action(ActionModule, args, host, check_mode=True).run(task_vars={})
     assert result["changed"] is False and host.names() == ["files_state"]
+
+
+# source_vip_reservation: the file that keeps kube-proxy's source VIP from pods (its bytes:
+# test_network_services_golden.py)
+def test_the_source_vip_reservation_is_one_more_file_of_the_same_write(make_action):
+    host, calls = _host({})
+    args = {"files": [{"path": "C:\\etc\\a.conf", "content": "a"}],
+            "source_vip_reservation": {"pod_cidr": "10.244.3.0/24", "backend": "vxlan", "vni": 4096}}
+    result = make_action(ActionModule, args, host).run(task_vars={})
+    assert host.names() == ["files_state", "node_sync"]
+    assert result["written"][0] == "C:\\etc\\a.conf" and result["written"][1].endswith("\\flannel.4096\\10.244.3.254")
+    assert calls[0]["Files"] == result["written"]
+
+
+def test_a_source_vip_reservation_without_a_pod_subnet_fails_before_any_remote_operation(make_action):
+    host, calls = _host({})
+    args = {"source_vip_reservation": {"pod_cidr": "", "backend": "vxlan", "vni": 4096}}
+    result = make_action(ActionModule, args, host).run(task_vars={"inventory_hostname": "win-1"})
+    assert result["failed"] and "win_host_files on win-1: the node has no podCIDR yet" in result["msg"]
+    assert calls == []

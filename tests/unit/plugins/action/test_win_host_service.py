@@ -1,5 +1,6 @@
 """kube-proxy / flanneld services, with the Windows host faked at the _execute_module boundary."""
 
+import pytest
 from remote_host import FakeScm
 
 from ansible_collections.kubewin.nodes.plugins.action.win_host_service import ActionModule
@@ -156,3 +157,45 @@ def test_removal_is_one_remote_operation_and_check_mode_only_reads(make_action):
     assert scm.services == {} and scm.host.names() == ["service_apply"]
     again = make_action(ActionModule, {"name": "kube-proxy", "state": "absent"}, scm.host).run(task_vars={})
     assert again["changed"] is False and again["definition"] == "none" and scm.host.names() == ["service_apply"] * 2
+
+
+# kube_proxy: kube-proxy's command line made by the action (its bytes: test_network_services_golden.py)
+KUBE_PROXY = {"name": "kube-proxy", "path": "C:\\k\\kube-proxy.exe", "dependencies": ["flanneld"],
+              "kube_proxy": {"node_name": "win-1", "cluster_cidr": "10.244.0.0/16", "backend": "vxlan", "vni": 4096,
+                             "pod_cidr": "10.244.3.0/24", "version": "1.33.2"}}
+
+
+def test_kube_proxy_runs_under_kube_log_runner_with_its_source_vip(make_action):
+    scm = FakeScm()
+    result = make_action(ActionModule, dict(KUBE_PROXY), scm.host).run(task_vars={})
+    assert result["changed"] and not result.get("failed"), result.get("msg")
+    argv = split_windows_command_line(scm.services["kube-proxy"]["image_path"])
+    assert argv[0] == "C:\\k\\kube-log-runner.exe" and argv[2] == "C:\\k\\kube-proxy.exe"
+    assert "--hostname-override=win-1" in argv and "--network-name=flannel.4096" in argv
+    assert "--source-vip=10.244.3.254" in argv
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"version": "latest"}, "kube_version 'latest' is not a Kubernetes version like v1.33.2 (kube-proxy's flags"),
+    ({"pod_cidr": ""}, "the node has no podCIDR yet"),
+    ({"pod_cidr": "10.244.3.0/31"}, "no room for kube-proxy's source VIP"),
+    ({"log_file_max_size_mb": 0}, "kubewin_log_file_max_size_mb is 0"),
+])
+def test_kube_proxy_s_command_line_that_cannot_be_made_fails_before_any_remote_operation(make_action, change, words):
+    scm = FakeScm()
+    task = dict(KUBE_PROXY, kube_proxy=dict(KUBE_PROXY["kube_proxy"], **change))
+    result = make_action(ActionModule, task, scm.host).run(task_vars={"inventory_hostname": "win-1"})
+    assert result["failed"] and words in result["msg"] and result["msg"].startswith(
+        "win_host_service on win-1: service kube-proxy: "), result["msg"]
+    assert scm.host.calls == []
+
+
+def test_kube_proxy_makes_the_arguments_so_args_beside_it_are_refused(make_action):
+    scm = FakeScm()
+    result = make_action(ActionModule, dict(KUBE_PROXY, args=["--v=4"]), scm.host).run(task_vars={})
+    assert result["failed"] and "args and kube_proxy are mutually exclusive" in result["msg"]
+    assert scm.host.calls == []
+    # host-gw needs no pod subnet (no source VIP)
+    hostgw = dict(KUBE_PROXY, kube_proxy=dict(KUBE_PROXY["kube_proxy"], backend="host-gw", pod_cidr=None))
+    assert not make_action(ActionModule, hostgw, scm.host).run(task_vars={}).get("failed")
+    assert "--source-vip" not in scm.services["kube-proxy"]["image_path"]

@@ -32,20 +32,6 @@ def test_windows_flannel_gives_flanneld_args_for_a_host_with_an_address(render):
     assert render("{{ s | kubewin.nodes.windows_flannel }}", s={})["flanneld_args"] is None
 
 
-def test_kube_proxy_runs_under_kube_log_runner_with_its_source_vip(render):
-    argv = render("{{ ([exe] + ('win-1' | kubewin.nodes.kube_proxy_args('10.244.0.0/16', 'vxlan', 4096, "
-                  "'10.244.3.0/24', v))) | kubewin.nodes.kube_log_runner(log, v) }}",
-                  exe="C:\\k\\kube-proxy.exe", log="C:\\var\\log\\kube-proxy.log", v="1.33.2")
-    assert argv[0] == "C:\\k\\kube-log-runner.exe" and argv[2] == "C:\\k\\kube-proxy.exe"
-    assert "--hostname-override=win-1" in argv and "--network-name=flannel.4096" in argv
-    assert "--source-vip=10.244.3.254" in argv
-
-
-def test_kube_proxy_args_without_a_version_stops_with_what_to_set(render):
-    with pytest.raises(AnsibleError, match="kube_version None is not a Kubernetes version"):
-        render("{{ 'win-1' | kubewin.nodes.kube_proxy_args('10.244.0.0/16', 'host-gw', 4096) }}")
-
-
 def test_the_join_configuration_carries_the_token_and_a_bad_token_is_never_echoed(render):
     args = ["192.0.2.10:6443", "--token", TOKEN, "--discovery-token-ca-cert-hash", PIN]
     conf = data(render("{{ a | kubewin.nodes.join_configuration('win-1', sock) }}",
@@ -86,9 +72,7 @@ def test_kubespray_download_and_proxy_settings(render):
         ["mirror.example", "10.0.0.0/8"]
 
 
-def test_net_conf_and_source_vip_reservation_through_templating(render):
+def test_net_conf_through_templating(render):
     flannel = render("{{ s | kubewin.nodes.windows_flannel }}",
                      s={"flannel_backend_type": "host-gw", "pods_subnet": "10.244.0.0/16"})
     assert data(flannel["net_conf"]) == {"Network": "10.244.0.0/16", "Backend": {"Type": "host-gw"}}
-    reservation = render("{{ '10.244.3.0/24' | kubewin.nodes.source_vip_reservation('vxlan', 4096) }}")
-    assert reservation["path"].endswith("\\flannel.4096\\10.244.3.254")

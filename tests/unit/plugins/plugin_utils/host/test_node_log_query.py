@@ -62,9 +62,12 @@ def test_rotation_from_1_34_with_the_size_and_age_asked_for():
                                                  (5, -1, "kubewin_log_file_max_age_hours"),
                                                  (5, True, "kubewin_log_file_max_age_hours")])
 def test_a_bad_size_or_age_is_refused_naming_the_variable(size, age, variable):
-    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import service_logs as sl
-    with pytest.raises(ValueError, match=variable):
-        sl.kube_log_runner(["x"], "C:\\l.log", "v1.37.2", max_size_mb=size, max_age_hours=age)
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import network as nn
+    with pytest.raises(nn.NetworkConfigError, match=variable):
+        nn.flanneld_argv("192.0.2.20", "v1.37.2", max_size_mb=size, max_age_hours=age)
+    with pytest.raises(nn.NetworkConfigError, match=variable):
+        nn.kube_proxy_argv("win-1", "10.244.0.0/16", "host-gw", 4096, None, "v1.37.2", max_size_mb=size,
+                           max_age_hours=age)
     with pytest.raises(ks.KubeletServiceError, match=variable):
         ks.render_command_line("C:\\k\\kubelet.exe", {}, "C:\\k\\kube-log-runner.exe", "C:\\l.log", "v1.37.2",
                                size, age)
