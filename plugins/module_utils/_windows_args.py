@@ -32,6 +32,12 @@ DOCKER_NETWORK_ARGSPEC = dict(
     state=dict(type="str", default="present", choices=["present", "absent"]),
 )
 
+# kubewin.nodes.win_containerd
+CONTAINERD_ARGSPEC = dict(
+    sandbox_image=dict(type="str", required=True),
+    registry_mirrors=dict(type="list", elements="dict", default=[]),
+)
+
 # kubewin.nodes.win_hns_cleanup
 HNS_CLEANUP_ARGSPEC = dict(
     networks=dict(type="list", elements="str", required=True),
@@ -115,8 +121,10 @@ FILES_ARGSPEC = dict(
         extract_dir=dict(type="str"),
         checksum=dict(type="str"),
         checksum_url=dict(type="str"),
-        # The SHA-512 node_preflight resolved (its 'downloads' result): used as given, nothing is fetched.
+        algorithm=dict(type="str", default="sha512", choices=["sha512", "sha256"]),
+        # The SHA-512 (or SHA-256) node_preflight resolved (its 'downloads' result): used as given, nothing is fetched.
         sha512=dict(type="str"),
+        sha256=dict(type="str"),
     )),
     files=dict(type="list", elements="dict", default=[], options=dict(
         path=dict(type="str", required=True),
@@ -235,6 +243,7 @@ PREFLIGHT_ARGSPEC = dict(
         extract_dir=dict(type="str"),
         checksum=dict(type="str"),
         checksum_url=dict(type="str"),
+        algorithm=dict(type="str", choices=["sha512", "sha256"]),
     )),
     proxy=dict(type="str"),
     checksum_timeout=dict(type="int", default=30),

@@ -212,12 +212,12 @@ options:
       extract_dir:
         description: Directory an archive is unpacked to.
         type: str
-      checksum:
-        description: Pinned SHA-512.
-        type: str
+      checksum: {description: "Pinned checksum (SHA-512, or SHA-256 with O(downloads[].algorithm=sha256)).", type: str}
       checksum_url:
-        description: URL of the checksum file (default the URL with C(.sha512) appended).
+        description: URL of the checksum file (default the URL with C(.sha512), or C(.sha256sum), appended).
         type: str
+      algorithm: {description: "V(sha512) (unset) or V(sha256) (archives only, as containerd's).", type: str,
+                  choices: [sha512, sha256]}
   proxy:
     description: HTTP proxy for fetching the checksum files (variable C(kubewin_http_proxy)), checked to be
       V(http://host:port).
@@ -368,7 +368,7 @@ node:
   sample: {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Ethernet", "subnet": "10.50.0.0/24"}
 downloads:
   description:
-    - O(downloads), each with its SHA-512 (C(sha512)) in place of O(downloads[].checksum) and
+    - O(downloads), each with its SHA-512 (C(sha512)) or SHA-256 (C(sha256), with C(algorithm)) in place of O(downloads[].checksum) and
       O(downloads[].checksum_url), for M(kubewin.nodes.win_host_files), which then fetches no checksum again.
       Checksum files are fetched once per host.
     - Null when the downloads could not be checked (the task failed).

@@ -54,10 +54,23 @@ options:
         description: Unpack the archive (C(.zip), C(.tgz)) into this directory with C(tar.exe).
         type: str
       checksum:
-        description: Pinned SHA-512, as hex or C(sha512:<hex>). Wins over O(downloads[].checksum_url).
+        description: Pinned SHA-512, as hex or C(sha512:<hex>) (SHA-256 and C(sha256:<hex>) with
+          O(downloads[].algorithm=sha256)). Wins over O(downloads[].checksum_url).
         type: str
       checksum_url:
-        description: URL of the checksum file. Defaults to the O(downloads[].url) with C(.sha512) appended.
+        description: URL of the checksum file. Defaults to the O(downloads[].url) with C(.sha512) appended
+          (C(.sha256sum) with O(downloads[].algorithm=sha256), as containerd publishes them).
+        type: str
+      algorithm:
+        description:
+          - The checksum the download is verified with. V(sha256) only for an archive (O(downloads[].extract_dir)),
+            whose stamp file then holds the SHA-256.
+        type: str
+        default: sha512
+        choices: [sha512, sha256]
+      sha256:
+        description: The SHA-256 (hex) from the C(downloads) result of M(kubewin.nodes.node_preflight), with
+          O(downloads[].algorithm=sha256), used as given.
         type: str
       sha512:
         description:

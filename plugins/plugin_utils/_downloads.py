@@ -15,22 +15,33 @@ import urllib.request
 
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host.files import HostFilesError, stamp_path
 
-_SHA512 = re.compile(r"^[0-9a-f]{128}$")
+_HEX = {"sha512": re.compile(r"^[0-9a-f]{128}$"), "sha256": re.compile(r"^[0-9a-f]{64}$")}
+# The checksum file each algorithm's publishers put beside a file: Kubernetes and the CNI plugins '.sha512';
+# containerd '.sha256sum' (its release workflow's sha256sum output); a download may name another (checksum_url).
+CHECKSUM_SUFFIX = {"sha512": ".sha512", "sha256": ".sha256sum"}
+ALGORITHMS = tuple(_HEX)
 
 
-def parse_checksum(text, source):
-    """'sha512:<hex>', '<hex>' or a checksum file ('<hex>  name' lines) -> lowercase hex."""
+def parse_checksum(text, source, algorithm="sha512"):
+    """'<algorithm>:<hex>', '<hex>' or a checksum file ('<hex>  name' lines) -> lowercase hex."""
     token = ""
     for line in (text or "").splitlines():
         if line.strip():
             token = line.split()[0]
             break
-    if token.lower().startswith("sha512:"):
-        token = token[7:]
+    if token.lower().startswith(algorithm + ":"):
+        token = token[len(algorithm) + 1:]
     token = token.lower()
-    if not _SHA512.match(token):
-        raise HostFilesError("%s is not a SHA-512 checksum (128 hex digits): %r" % (source, (text or "")[:80]))
+    if not _HEX[algorithm].match(token):
+        raise HostFilesError("%s is not a %s checksum (%d hex digits): %r" % (
+            source, algorithm.upper().replace("SHA", "SHA-"), 128 if algorithm == "sha512" else 64,
+            (text or "")[:80]))
     return token
+
+
+def checksum_url(download):
+    """The checksum file of a download: its checksum_url, else the URL with its algorithm's suffix."""
+    return download.get("checksum_url") or download["url"] + CHECKSUM_SUFFIX[download.get("algorithm") or "sha512"]
 
 
 def fetch_checksum_file(url, proxy=None, timeout=30, no_proxy=()):
@@ -69,35 +80,45 @@ def _without_trailing_separator(path):
 
 
 def resolve_checksums(downloads, fetch):
-    """Each download with its SHA-512 (``sha512``) instead of the ways to find it. ``fetch(url)`` returns a
-    checksum file's text.
+    """Each download with its checksum (``sha512``, or ``sha256`` for a download with ``algorithm: sha256``)
+    instead of the ways to find it. ``fetch(url)`` returns a checksum file's text.
 
-    A ``sha512`` already given (node_preflight resolved it) is used as it is; a pinned ``checksum``
-    wins over the checksum file; otherwise ``checksum_url`` (default: the URL + '.sha512', as Kubernetes
-    and the CNI plugins publish them) is fetched.
+    A checksum already given under the algorithm's name (node_preflight resolved it) is used as it is; a pinned
+    ``checksum`` wins over the checksum file; otherwise ``checksum_url`` (default: the URL + '.sha512', as
+    Kubernetes and the CNI plugins publish them, or + '.sha256sum', as containerd does) is fetched. A SHA-256 is
+    taken for archives only: what is unpacked is stamped with it, while a plain file is compared by its SHA-512.
     """
     resolved = []
     for d in downloads:
         if bool(d.get("dest")) == bool(d.get("extract_dir")):
             raise HostFilesError("download %s: set exactly one of dest (a file) or extract_dir (an archive)"
                                  % d["url"])
-        if d.get("sha512"):
-            sha = parse_checksum(d["sha512"], "the sha512 given for %s" % d["url"])
+        algorithm = d.get("algorithm") or "sha512"
+        if algorithm not in ALGORITHMS:
+            raise HostFilesError("download %s: algorithm %r is not one of %s" % (d["url"], algorithm,
+                                                                                ", ".join(ALGORITHMS)))
+        if algorithm != "sha512" and not d.get("extract_dir"):
+            raise HostFilesError("download %s: a %s checksum is taken for an archive (extract_dir) only"
+                                 % (d["url"], algorithm))
+        if d.get(algorithm):
+            sha = parse_checksum(d[algorithm], "the %s given for %s" % (algorithm, d["url"]), algorithm)
         elif d.get("checksum"):
-            sha = parse_checksum(d["checksum"], "the checksum pinned for %s" % d["url"])
+            sha = parse_checksum(d["checksum"], "the checksum pinned for %s" % d["url"], algorithm)
         else:
-            checksum_url = d.get("checksum_url") or d["url"] + ".sha512"
+            url = checksum_url(d)
             try:
-                text = fetch(checksum_url)
+                text = fetch(url)
             except Exception as e:  # any transport error: say which URL and what to do
                 raise HostFilesError(
                     "could not fetch the checksum of %s from %s (%s); publish it there, set checksum_url, or pin "
-                    "the checksum" % (d["url"], checksum_url, e)) from None
-            sha = parse_checksum(text, checksum_url)
+                    "the checksum" % (d["url"], url, e)) from None
+            sha = parse_checksum(text, url, algorithm)
         entry = {k: d[k] for k in ("url", "dest", "extract_dir") if d.get(k)}
         if entry.get("extract_dir"):
             entry["extract_dir"] = _without_trailing_separator(entry["extract_dir"])
-        entry["sha512"] = sha
+        if algorithm != "sha512":
+            entry["algorithm"] = algorithm
+        entry[algorithm] = sha
         resolved.append(entry)
     return resolved
 
@@ -107,7 +128,11 @@ def resolve_downloads(downloads, fetch):
     in its directory."""
     resolved = []
     for d in resolve_checksums(downloads, fetch):
-        entry = {"url": d["url"], "sha512": d["sha512"], "extract_dir": d.get("extract_dir") or ""}
+        entry = {"url": d["url"], "extract_dir": d.get("extract_dir") or ""}
+        if d.get("sha256"):
+            entry["algorithm"], entry["sha256"] = "sha256", d["sha256"]
+        else:
+            entry["sha512"] = d["sha512"]
         entry["dest"] = d.get("dest") or stamp_path(entry)
         resolved.append(entry)
     return resolved

@@ -411,7 +411,10 @@ def _sample_inputs():
     directories = [{"path": "C:\\k", "restricted": True}, {"path": "C:\\var\\log", "restricted": False}]
     downloads = [{"url": "http://m/kubelet.exe", "sha512": sha, "extract_dir": "", "dest": "C:\\k\\kubelet.exe"},
                  {"url": "http://m/cni.tgz", "sha512": sha, "extract_dir": "C:\\opt\\cni\\bin",
-                  "dest": host_files.stamp_path({"url": "http://m/cni.tgz", "extract_dir": "C:\\opt\\cni\\bin"})}]
+                  "dest": host_files.stamp_path({"url": "http://m/cni.tgz", "extract_dir": "C:\\opt\\cni\\bin"})},
+                 {"url": "http://m/containerd.tgz", "algorithm": "sha256", "sha256": "0" * 64,
+                  "extract_dir": "C:\\ctr", "dest": host_files.stamp_path({"url": "http://m/containerd.tgz",
+                                                                          "extract_dir": "C:\\ctr"})}]
     files = [{"path": "C:\\etc\\a.conf", "content": "a", "restricted": False, "secret": False},
              {"path": "C:\\etc\\kube-proxy\\kubeconfig", "content": "t", "restricted": True, "secret": True}]
     return directories, downloads, files, ["C:\\old"], ["C:\\old-dir"]

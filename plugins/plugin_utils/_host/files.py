@@ -78,9 +78,10 @@ def stamp_path(entry):
 
 
 def expected_file_hash(entry):
-    """SHA-512 the destination must have when the download is in place (a stamp holds the hex)."""
+    """SHA-512 the destination must have when the download is in place (a stamp holds the archive's checksum in
+    hex: its SHA-512, or its SHA-256 when the download is checked with that)."""
     if entry["extract_dir"]:
-        return hashlib.sha512(entry["sha512"].encode()).hexdigest()
+        return hashlib.sha512((entry.get("sha256") or entry["sha512"]).encode()).hexdigest()
     return entry["sha512"]
 
 
@@ -288,6 +289,8 @@ def plan(directories, downloads, files, state, absent=(), prune=(), forget_trans
             report["downloads"].append(entry["dest"])
             report["before"][entry["dest"]] = was(entry["dest"], have)
             report["after"][entry["dest"]] = "sha512:%s from %s" % (want, entry["url"])
+            if entry.get("sha256"):
+                report["after"][entry["dest"]] += " (archive sha256:%s)" % entry["sha256"]
             if discarded:
                 report["before"][entry["dest"]] += ", owner: %s" % split_security(live_acls.get(entry["dest"]))[0]
                 report["after"][entry["dest"]] += ", owner: %s" % RESTRICTED_OWNER

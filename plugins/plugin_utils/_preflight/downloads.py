@@ -105,11 +105,13 @@ def unavailable_downloads(downloads, fetch, probe):
         if not url or url_kind(url) == "invalid" or re.match(r"^(\\\\|[A-Za-z]:\\)", str(url)):
             continue
         if not d.get("checksum"):
-            checksum_url = d.get("checksum_url") or url + ".sha512"
+            checksum_url = _downloads.checksum_url(d)
+            algorithm = d.get("algorithm") or "sha512"
             try:
-                _downloads.parse_checksum(fetch(checksum_url), checksum_url)
+                _downloads.parse_checksum(fetch(checksum_url), checksum_url, algorithm)
             except host_files.HostFilesError as e:
-                out.append((checksum_url, "not a SHA-512 checksum file: %s" % e))
+                out.append((checksum_url, "not a %s checksum file: %s" % (algorithm.upper().replace("SHA", "SHA-"),
+                                                                          e)))
             except Exception as e:  # any transport error: the URL and the answer
                 out.append((checksum_url, _fetch_reason(e)))
         try:
@@ -162,7 +164,8 @@ def download_failures(downloads, fetch, probe, inputs):
     for d in downloads or []:
         if d.get("checksum"):
             try:
-                _downloads.parse_checksum(d["checksum"], "the checksum pinned for %s" % redact_url(d["url"]))
+                _downloads.parse_checksum(d["checksum"], "the checksum pinned for %s" % redact_url(d["url"]),
+                                          d.get("algorithm") or "sha512")
             except host_files.HostFilesError as e:
                 out.append(finding("downloads", VARIABLES["checksums"], str(e)))
     unavailable = unavailable_downloads(downloads, fetch, probe)

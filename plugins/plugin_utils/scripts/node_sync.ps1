@@ -1,9 +1,9 @@
 # kubewin.nodes script: node_sync
 # Contract: parameters Dirs [{path, sddl}] (sddl: the owner and access rules 'O:BAD:P(...)', or empty for
 # a plain directory), Discard (paths removed first: files another user owns, links), Downloads [{url, dest,
-# sha512, extract_dir}] (URL, UNC or local path; the SHA-512 is checked before the file is put in place; with
-# extract_dir the archive is unpacked there with tar.exe and dest is a stamp file holding the archive's
-# SHA-512), Files [{path, content (base64, or sealed: below), sddl}], Remove (paths, removed with everything
+# sha512 or sha256, extract_dir}] (URL, UNC or local path; the checksum is checked before the file is put in place;
+# with extract_dir the archive is unpacked there with tar.exe and dest is a stamp file holding the archive's
+# checksum), Files [{path, content (base64, or sealed: below), sddl}], Remove (paths, removed with everything
 # in them), Prune
 # (directories removed only when empty, in the order given), Proxy, ProxyBypass (list of regular
 # expressions), RootSddl (what each directory Remove walks gets before it is listed), Owners (SDDL owners that
@@ -235,10 +235,16 @@ foreach ($download in $Downloads) {
         $client.DownloadFile($download.url, $tmp)
     }
     Set-Owner $tmp
-    $hash = (Get-FileHash -LiteralPath $tmp -Algorithm SHA512).Hash.ToLowerInvariant()
-    if ($hash -ne $download.sha512) {
+    $algorithm = 'SHA512'
+    $want = $download.sha512
+    if ($download.sha256) {
+        $algorithm = 'SHA256'
+        $want = $download.sha256
+    }
+    $hash = (Get-FileHash -LiteralPath $tmp -Algorithm $algorithm).Hash.ToLowerInvariant()
+    if ($hash -ne $want) {
         Remove-Item -LiteralPath $tmp -Force
-        throw "checksum mismatch for $($download.url): expected sha512 $($download.sha512), got $hash"
+        throw "checksum mismatch for $($download.url): expected $($algorithm.ToLowerInvariant()) $want, got $hash"
     }
     if ($download.extract_dir) {
         New-Item -ItemType Directory -Path $download.extract_dir -Force | Out-Null
@@ -250,7 +256,7 @@ foreach ($download in $Downloads) {
         if ($tarExit -ne 0) { throw "tar.exe could not unpack $($download.url) (exit code ${tarExit}): $tarOutput" }
         Set-OwnerBelow $download.extract_dir
         Remove-Item -LiteralPath $tmp -Force
-        [System.IO.File]::WriteAllText($tmp, $download.sha512)
+        [System.IO.File]::WriteAllText($tmp, $want)
         Set-Owner $tmp
         Install-File $tmp $download.dest
     } else {

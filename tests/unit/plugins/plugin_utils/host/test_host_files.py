@@ -467,3 +467,41 @@ def test_the_pods_directory_is_never_scanned_and_a_scan_of_the_kubelet_directory
     live["dirs"]["C:\\var\\lib\\kubelet"] = "O:BAD:AI(A;OICIID;FA;;;BA)(A;CIID;0x4;;;BU)"
     assert nfiles.scan_needed(dirs, live) == ["C:\\var\\lib\\kubelet"]
     assert nfiles.plan(dirs, [], [], live)[0]["Dirs"][0]["skip"] == ["c:\\var\\lib\\kubelet\\pods"]
+
+
+# --- SHA-256 archives (containerd publishes containerd-<v>-windows-amd64.tar.gz.sha256sum, issue 23) ---
+SHA256 = "ab" * 32
+CTRD = "https://github.com/containerd/containerd/releases/download/v2.1.4/containerd-2.1.4-windows-amd64.tar.gz"
+
+
+def test_a_sha256_archive_fetches_its_sha256sum_file_and_is_stamped_with_it():
+    fetched = []
+
+    def fetch(url):
+        fetched.append(url)
+        return "%s  containerd-2.1.4-windows-amd64.tar.gz\n" % SHA256.upper()
+
+    got = _downloads.resolve_downloads([{"url": CTRD, "extract_dir": "C:\\Program Files\\containerd\\",
+                                         "algorithm": "sha256"}], fetch)
+    assert fetched == [CTRD + ".sha256sum"]
+    assert got == [{"url": CTRD, "extract_dir": "C:\\Program Files\\containerd", "algorithm": "sha256",
+                    "sha256": SHA256,
+                    "dest": "C:\\Program Files\\containerd\\.kubewin-containerd-2.1.4-windows-amd64.tar.gz.sha512"}]
+    # the stamp holds the SHA-256; files_state compares the stamp's SHA-512
+    assert nfiles.expected_file_hash(got[0]) == hashlib.sha512(SHA256.encode()).hexdigest()
+    # win_host_files takes preflight's answer (resolve_checksums) as it is (no fetch)
+    preflight = _downloads.resolve_checksums([{"url": CTRD, "extract_dir": "C:\\Program Files\\containerd",
+                                               "algorithm": "sha256"}], fetch)
+    assert _downloads.resolve_downloads(preflight, lambda url: pytest.fail("fetched %s" % url)) == got
+
+
+def test_a_sha256_pin_and_the_wrong_length_and_a_plain_file_are_told_apart():
+    pinned = _downloads.resolve_checksums([{"url": CTRD, "extract_dir": "C:\\c", "algorithm": "sha256",
+                                            "checksum": "sha256:" + SHA256}], lambda url: pytest.fail(url))
+    assert pinned[0]["sha256"] == SHA256
+    with pytest.raises(nfiles.HostFilesError, match=r"is not a SHA-256 checksum \(64 hex digits\)"):
+        _downloads.resolve_checksums([{"url": CTRD, "extract_dir": "C:\\c", "algorithm": "sha256",
+                                       "checksum": "0" * 128}], None)
+    with pytest.raises(nfiles.HostFilesError, match="a sha256 checksum is taken for an archive"):
+        _downloads.resolve_checksums([{"url": CTRD, "dest": "C:\\c\\x.tgz", "algorithm": "sha256",
+                                       "checksum": SHA256}], None)
