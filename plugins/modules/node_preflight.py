@@ -368,8 +368,8 @@ node:
   sample: {"name": "win-worker-1", "ip": "10.50.0.10", "adapter": "Ethernet", "subnet": "10.50.0.0/24"}
 downloads:
   description:
-    - O(downloads), each with its SHA-512 (C(sha512)) or SHA-256 (C(sha256), with C(algorithm)) in place of O(downloads[].checksum) and
-      O(downloads[].checksum_url), for M(kubewin.nodes.win_host_files), which then fetches no checksum again.
+    - O(downloads), each with its SHA-512 (C(sha512)) or SHA-256 (C(sha256)) in place of O(downloads[].checksum)
+      and O(downloads[].checksum_url), for M(kubewin.nodes.win_host_files), which fetches no checksum again.
       Checksum files are fetched once per host.
     - Null when the downloads could not be checked (the task failed).
   returned: always

@@ -42,6 +42,8 @@ DOWNLOADS = {
     # the optional metrics exporter (roles/metrics): kubespray downloads none, its github_url and files_repo move it
     "windows_exporter": ("github_url", "https://github.com",
                          "/prometheus-community/windows_exporter/releases/download"),
+    "containerd": ("github_url", "https://github.com", "/containerd/containerd/releases/download"),
+    "crictl": ("github_url", "https://github.com", "/kubernetes-sigs/cri-tools/releases/download"),
 }
 
 

@@ -99,6 +99,7 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.runtime i
     allowed_kubelet_minors,
     check_cni_dirs,
     check_container_runtime,
+    check_containerd_install,
     check_deployment_mode,
     check_hostprocess_hosts,
     check_hostprocess_images,
@@ -125,12 +126,16 @@ EXTRA_ARGSPEC = dict(
 )
 PREFLIGHT_ARGSPEC = dict(_BASE_ARGSPEC, **EXTRA_ARGSPEC)
 DURATIONS = ("kubewin_bootstrap_token_ttl",)
+# containerd's install (check_containerd_install); kubewin_containerd_planned is the roles' decision, not a variable.
+CONTAINERD_VALUES = ("kubewin_containerd_install", "kubewin_containerd_planned", "kubewin_containerd_version",
+                     "kubewin_crictl_version", "kubewin_sandbox_image", "kubewin_containerd_registry_mirrors")
 # The deprecated node-token variables the preflight role passes: each warns when set (check_deprecated_token_vars).
 DEPRECATED_VALUES = ("kubewin_node_token_expiration_seconds", "kubewin_node_token_renew_fraction",
                      "kubewin_node_token_allow_long_expiration", "kubewin_node_token_require_binding")
 VALUE_VARIABLES = ((LABELS_VAR, TAINTS_VAR, EXTRA_ARGS_VAR, ALLOW_INSECURE_VAR, FIREWALL_REMOTE_VAR,
                     "kubewin_use_kubeadm_token") + DEPRECATED_VALUES
-                   + tuple(NUMBER_RANGES) + DURATIONS + tuple(KUBESPRAY_HARDENING) + METRICS_VARIABLES)
+                   + tuple(NUMBER_RANGES) + DURATIONS + tuple(KUBESPRAY_HARDENING) + METRICS_VARIABLES
+                   + CONTAINERD_VALUES)
 
 # ---------------------------------------------------------------------------------------------------
 
@@ -204,6 +209,7 @@ def run_checks(inputs):
                                  dict((k, values[k]) for k in DURATIONS if k in values)))
     results.append(check_deprecated_token_vars(values))
     results.append(check_windows_exporter(values))
+    results.append(check_containerd_install(i["container_runtime"], values))
     failures, warnings = [], []
     for fails, warns in results:
         failures.extend(fails)

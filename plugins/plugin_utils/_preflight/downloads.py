@@ -121,6 +121,33 @@ def unavailable_downloads(downloads, fetch, probe):
     return out
 
 
+def _tag(version):
+    """containerd's and crictl's release tag of a version variable (written without the v)."""
+    return "v%s" % str(version).lstrip("v") if version else None
+
+
+def mismatched_pins(downloads, fetch):
+    """A SHA-256 pinned in kubewin_checksums that the published checksum file contradicts (containerd and crictl
+    publish theirs beside each archive): the pin or the mirror's file is wrong, and the node would refuse the archive
+    only after the run changed the host. A checksum file that cannot be read says nothing here."""
+    out = []
+    for d in downloads or []:
+        if (d.get("algorithm") or "sha512") == "sha512" or not d.get("checksum"):
+            continue
+        try:
+            pinned = _downloads.parse_checksum(d["checksum"], "pin", d["algorithm"])
+            url = _downloads.checksum_url(d)
+            published = _downloads.parse_checksum(fetch(url), url, d["algorithm"])
+        except Exception:  # a malformed pin is reported by download_failures; an unreadable file says nothing
+            continue
+        if published != pinned:
+            out.append(finding("downloads", VARIABLES["checksums"], "checksum mismatch for %s: %s pins %s %s, its "
+                               "published checksum file %s says %s; correct the pin (or the file on the mirror)"
+                               % (redact_url(d["url"]), VARIABLES["checksums"], d["algorithm"], pinned,
+                                  redact_url(url), published)))
+    return out
+
+
 def unavailable_failure(unavailable, inputs):
     """ONE finding for everything unavailable: which URLs must be added to the download location (or
     pinned, for a checksum file), one per line, and which version variable a release in them comes
@@ -128,8 +155,11 @@ def unavailable_failure(unavailable, inputs):
     kube = versions.kube_release(versions.effective_kube_version(inputs.get("kube_version"),
                                                                  inputs.get("server_version")))
     variable, hints = VARIABLES["checksums"], []
+    values = inputs.get("values") or {}
     for var, tag in ((VARIABLES["kube_version"], kube), (VARIABLES["flannel_version"], inputs.get("flannel_version")),
-                     (VARIABLES["cni_plugins_version"], inputs.get("cni_plugins_version"))):
+                     (VARIABLES["cni_plugins_version"], inputs.get("cni_plugins_version")),
+                     (VARIABLES["containerd_version"], _tag(values.get(VARIABLES["containerd_version"]))),
+                     (VARIABLES["crictl_version"], _tag(values.get(VARIABLES["crictl_version"])))):
         if tag and any("/%s/" % tag in url for url, dummy in unavailable):
             hints.append("the URLs with /%s/ hold release %s (from %s): check that %s is a published release at "
                          "that base URL" % (tag, tag, var, tag))
@@ -168,6 +198,7 @@ def download_failures(downloads, fetch, probe, inputs):
                                           d.get("algorithm") or "sha512")
             except host_files.HostFilesError as e:
                 out.append(finding("downloads", VARIABLES["checksums"], str(e)))
+    out.extend(mismatched_pins(downloads, fetch))
     unavailable = unavailable_downloads(downloads, fetch, probe)
     if unavailable:
         out.append(unavailable_failure(unavailable, inputs))

@@ -31,6 +31,11 @@ VARIABLES = {
     "kubeadm_token": "kubeadm_token",
     "allow_insecure_downloads": "kubewin_allow_insecure_downloads",
     "checksums": "kubewin_checksums",
+    "containerd_install": "kubewin_containerd_install",
+    "containerd_version": "kubewin_containerd_version",
+    "crictl_version": "kubewin_crictl_version",
+    "sandbox_image": "kubewin_sandbox_image",
+    "registry_mirrors": "kubewin_containerd_registry_mirrors",
 }
 
 

@@ -7,9 +7,11 @@ PRIVATE to the collection: no compatibility promise outside it.
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _hostprocess as hostprocess
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni, runtimes
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import containerd, runtime_cni, runtimes
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.findings import VARIABLES, Findings, _v
 
 DEPLOYMENT_MODES = ("services", "hostprocess")
@@ -95,6 +97,41 @@ def check_container_runtime(container_runtime, runtime, deployment_mode, kube_ve
     elif version[:2] < CONTAINERD_RECOMMENDED:
         f.warn(var, "containerd %s works but containerd >= %s is recommended for Windows nodes; upgrade "
                     "containerd when you can" % (_v(version), _v(CONTAINERD_RECOMMENDED, 2)))
+    return f.result()
+
+
+INSTALL_CHOICES = ("auto", "always", "never")
+# containerd's and cri-tools' release tags are v<major>.<minor>.<patch>[-rc.N]; the variables hold them without the v.
+RELEASE = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?$")
+
+
+def check_containerd_install(container_runtime, values):
+    """The containerd install's inputs (issue 23), before any change: the choice, the version's form, the sandbox image
+    and the registry mirrors, each naming its variable. ``values['kubewin_containerd_planned']``: this run installs it
+    (the roles' decision from the choice and the host's facts)."""
+    f = Findings("containerd_install")
+    values = values or {}
+    choice = values.get(VARIABLES["containerd_install"])
+    if choice not in (None, "") and str(choice) not in INSTALL_CHOICES:
+        f.fail(VARIABLES["containerd_install"], "%s is %r; it must be one of %s (auto: install containerd where the "
+                                                "host has none)" % (VARIABLES["containerd_install"], choice,
+                                                                    ", ".join(INSTALL_CHOICES)))
+    if container_runtime != "containerd" or str(values.get("kubewin_containerd_planned")).lower() != "true":
+        return f.result()
+    for var in (VARIABLES["containerd_version"], VARIABLES["crictl_version"]):
+        if not RELEASE.match(str(values.get(var) or "")):
+            f.fail(var, "%s is %r, not a release version like 2.3.5 (without the v): set it to a release published at "
+                        "its download URL" % (var, values.get(var)))
+    image = values.get(VARIABLES["sandbox_image"])
+    problem = containerd.image_reference_problem(image)
+    if problem:
+        f.fail(VARIABLES["sandbox_image"], "%s is %r: %s; set it to the pause image the nodes pull, for example "
+                                           "mcr.microsoft.com/oss/kubernetes/pause:3.9"
+               % (VARIABLES["sandbox_image"], image, problem))
+    problems = containerd.registry_problems(values.get(VARIABLES["registry_mirrors"]) or [])
+    if problems:
+        f.fail(VARIABLES["registry_mirrors"], "%s (kubespray's containerd_registries_mirrors unless set): %s"
+               % (VARIABLES["registry_mirrors"], "; ".join(problems)))
     return f.result()
 
 

@@ -20,6 +20,7 @@ CASES = {
     "win_node_health": ({"node_name": "win-9", "node": {}, "pod_network": "flannel.4096",
                          "container_runtime": "containerd"}, ""),
     "win_node_bundle": ({"container_runtime": "containerd"}, ""),
+    "win_containerd": ({"sandbox_image": "registry.k8s.io/pause:3.10"}, "containerd: "),
 }
 
 
@@ -32,7 +33,7 @@ def test_a_failed_script_names_module_host_and_what_the_host_said(make_action, m
     options, subject = CASES[module]
     action_cls = importlib.import_module("ansible_collections.kubewin.nodes.plugins.action." + module).ActionModule
     scripts = ("hns_state", "service_state", "node_facts", "files_state", "node_health", "node_bundle",
-               "docker_state")
+               "docker_state", "containerd_state")
     host = RemoteHost({name: _refuse for name in scripts})
     result = make_action(action_cls, options, host).run(task_vars={"inventory_hostname": "win-9"})
     assert result["failed"] and len(host.calls) == 1

@@ -1,0 +1,49 @@
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for kubewin.nodes.win_containerd: containerd's configuration from the installed binary's defaults,
+its service and crictl's configuration, decided on the controller (plugin_utils/_host/containerd.py)."""
+
+from __future__ import annotations
+
+import base64
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import containerd
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
+
+
+class ActionModule(WindowsAction):
+    ARGSPEC = wa.CONTAINERD_ARGSPEC
+    ERRORS = (containerd.ContainerdError,)
+
+    def subject(self, args):
+        return "containerd"
+
+    def act(self, args):
+        problem = containerd.image_reference_problem(args["sandbox_image"])
+        if problem:
+            raise containerd.ContainerdError("sandbox_image %r: %s" % (args["sandbox_image"], problem))
+        problems = containerd.registry_problems(args["registry_mirrors"])
+        if problems:
+            raise containerd.ContainerdError("registry_mirrors: %s" % "; ".join(problems))
+        state = self.script("containerd_state", {"Exe": containerd.EXE, "Files": [containerd.CONFIG,
+                                                 containerd.CRICTL_CONFIG], "HostsDir": containerd.HOSTS_DIR,
+                                                 "Service": containerd.SERVICE})
+        plan = containerd.plan(state, args["sandbox_image"], args["registry_mirrors"])
+        result = {"changed": bool(plan["changed"]), "registered": plan["register"], "restarted": plan["restart"]}
+        if self._task.diff and plan["changed"]:
+            have = state.get("files") or {}
+            before = "".join("# %s\n%s" % (f["path"], have.get(f["path"]) or "") for f in plan["files"])
+            after = "".join("# %s\n%s" % (f["path"], base64.b64decode(f["content"]).decode("utf-8"))
+                            for f in plan["files"])
+            result["diff"] = {"before": before + "".join("# %s\n" % p for p in plan["remove"]), "after": after,
+                              "before_header": "containerd", "after_header": "containerd"}
+        if plan["changed"] and not self._task.check_mode:
+            answer = self.script("containerd_apply", {
+                "Exe": containerd.EXE, "Files": plan["files"], "Remove": plan["remove"],
+                "Register": plan["register"], "Restart": plan["restart"], "Start": plan["start"],
+                "Service": containerd.SERVICE})
+            if plan["register"] and answer.get("register_code") != 0:
+                raise containerd.ContainerdError("containerd.exe --register-service exited with code %s: %s" % (
+                    answer.get("register_code"), " ".join(answer.get("register_output") or []) or "no output"))
+        return result

@@ -1,0 +1,89 @@
+#!/usr/bin/python
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: win_containerd
+short_description: Configure, register and start containerd installed by the collection on a Windows node
+version_added: 0.1.0
+description:
+  - Works on the containerd the P(kubewin.nodes.runtime#role) role unpacks into C(C:\Program Files\containerd)
+    (C(bin\containerd.exe)).
+  - Writes C(C:\Program Files\containerd\config.toml) from what the installed binary prints for
+    C(containerd.exe config default), with only the sandbox image, the CNI directories
+    (C(C:\Program Files\containerd\cni\bin) and C(cni\conf)) and the registry hosts directory
+    (C(C:\Program Files\containerd\certs.d)) set; one C(hosts.toml) per registry of O(registry_mirrors) there
+    (other registries' C(hosts.toml) files are removed); and C(crictl\crictl.yaml) pointing crictl at
+    C(npipe:////./pipe/containerd-containerd).
+  - Registers the service with C(containerd.exe --register-service) when it does not exist (start type Automatic,
+    restarted by Windows twice after 15 seconds), restarts it when its configuration changed, and starts it.
+    A C(containerd) service that runs another program is refused (another installation).
+  - The comparison is made on the controller; one remote operation when nothing changes, two otherwise.
+options:
+  sandbox_image:
+    description: The pause image of every pod's sandbox (an image reference, for example
+      V(registry.k8s.io/pause:3.10)).
+    type: str
+    required: true
+  registry_mirrors:
+    description:
+      - Registry mirrors, as kubespray's C(containerd_registries_mirrors) has them. Each item has C(prefix), the
+        registry (V(docker.io), V(registry.local:5000), or V(_default) for every registry), and C(mirrors), a list
+        of C(host) (a URL), C(capabilities) (default V([pull, resolve])) and C(skip_verify) (default V(false)).
+    type: list
+    elements: dict
+    default: []
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: windows
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+seealso:
+  - module: kubewin.nodes.win_host_files
+author:
+  - kubewin.nodes maintainers (@kubewin)
+"""
+
+EXAMPLES = r"""
+- name: containerd configured, registered and running
+  kubewin.nodes.win_containerd:
+    sandbox_image: registry.k8s.io/pause:3.10
+    registry_mirrors:
+      - prefix: docker.io
+        mirrors:
+          - host: https://mirror.example
+"""
+
+RETURN = r"""
+registered:
+  description: Whether the service was registered by this run.
+  returned: success
+  type: bool
+  sample: false
+restarted:
+  description: Whether the running service was restarted because its configuration changed.
+  returned: success
+  type: bool
+  sample: false
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import CONTAINERD_ARGSPEC
+
+
+def main():
+    module = AnsibleModule(argument_spec=CONTAINERD_ARGSPEC, supports_check_mode=True)
+    # Reached only if the action plugin was bypassed.
+    module.fail_json(msg="kubewin.nodes.win_containerd runs through its action plugin")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,257 @@
+# Copyright: kubewin.nodes contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""containerd as the collection installs it on a Windows host: where it goes, its configuration made from the
+installed binary's own defaults, its service, and crictl's configuration (scripts containerd_state, containerd_apply).
+
+Sources (containerd v2.1.4 unless said):
+- ``containerd.exe config default`` prints the built-in defaults of every plugin (cmd/containerd/command/config.go);
+  the CRI settings are, in config version 3 (2.x), ``plugins.'io.containerd.cri.v1.images'.pinned_images.sandbox``
+  and ``.registry.config_path``, ``plugins.'io.containerd.cri.v1.runtime'.cni.bin_dirs`` (2.1 on; ``bin_dir``
+  before, deprecated after) and ``.conf_dir`` (internal/cri/config/config.go); in version 2 (1.7)
+  ``plugins."io.containerd.grpc.v1.cri".sandbox_image``, ``.registry.config_path``, ``.cni.bin_dir``/``conf_dir``.
+- The default config file is ``%ProgramFiles%\\containerd\\config.toml`` (defaults/defaults_windows.go
+  DefaultConfigDir), read by a service registered without ``--config``.
+- ``containerd.exe --register-service`` (cmd/containerd/command/service_windows.go registerService) creates the
+  service ``containerd`` (``--service-name``) for the program's absolute path with ``--run-service`` and every
+  other argument given, StartAutomatic, display name "Containerd", restart twice after 15 s; it does not start it.
+- Registry hosts: ``<config_path>\\<host>\\hosts.toml``, a ``:port`` written ``_port_`` (core/remotes/docker/
+  config/hosts.go hostDirectory; config_windows.go hostPaths), ``_default`` for every registry (docs/hosts.md).
+- crictl reads ``--config``, else ``CRI_CONFIG_FILE``, else ``%USERPROFILE%\\.crictl\\crictl.yaml`` on Windows
+  (kubernetes-sigs/cri-tools cmd/crictl/main.go, main_windows.go): the role sets CRI_CONFIG_FILE machine-wide.
+
+PRIVATE to the collection: no compatibility promise outside it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+try:
+    import tomllib
+except ImportError:  # pragma: no cover - Python < 3.11 on the controller
+    tomllib = None
+
+PROGRAM_DIR = "C:\\Program Files\\containerd"
+EXE = PROGRAM_DIR + "\\bin\\containerd.exe"
+CONFIG = PROGRAM_DIR + "\\config.toml"
+HOSTS_DIR = PROGRAM_DIR + "\\certs.d"
+CNI_BIN_DIR = PROGRAM_DIR + "\\cni\\bin"
+CNI_CONF_DIR = PROGRAM_DIR + "\\cni\\conf"
+CRICTL_DIR = PROGRAM_DIR + "\\crictl"
+CRICTL_CONFIG = CRICTL_DIR + "\\crictl.yaml"
+SERVICE = "containerd"
+PIPE = "npipe:////./pipe/containerd-containerd"
+
+V2_CRI = "io.containerd.grpc.v1.cri"
+V3_IMAGES = "io.containerd.cri.v1.images"
+V3_RUNTIME = "io.containerd.cri.v1.runtime"
+
+# A reference as the distribution reference grammar allows it (github.com/distribution/reference regexp.go), tag
+# and digest optional: [domain[:port]/]path[:tag][@sha256:<64 hex>]. Lower-case path components.
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_DOMAIN = r"(?:%s(?:\.%s)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?" % (_LABEL, _LABEL)
+IMAGE_REFERENCE = re.compile(r"^(?:%s/)?%s(?:/%s)*(?::[\w][\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$"
+                             % (_DOMAIN, _COMPONENT, _COMPONENT))
+_MIRROR_HOST = re.compile(r"^https?://[^\s/]+(?:/[^\s]*)?$")
+_PREFIX = re.compile(r"^(?:_default|%s)$" % _DOMAIN)
+CAPABILITIES = ("pull", "resolve", "push")
+
+
+class ContainerdError(Exception):
+    pass
+
+
+def image_reference_problem(ref):
+    """Why ``ref`` is not an image reference containerd can pull, or None. The name must be lower case and the tag
+    at most 128 characters (distribution/reference); a name over 255 characters is refused too."""
+    if not isinstance(ref, str) or not ref:
+        return "it is empty"
+    if len(ref.split("@")[0].rsplit(":", 1)[0]) > 255:
+        return "the name is longer than 255 characters"
+    if not IMAGE_REFERENCE.match(ref):
+        return ("it is not an image reference ([registry[:port]/]name[:tag][@sha256:<64 hex digits>], the name in "
+                "lower case)")
+    return None
+
+
+def registry_problems(mirrors):
+    """kubespray's containerd_registries_mirrors ([{prefix, mirrors: [{host, capabilities, skip_verify}]}]): the
+    problems of its entries, each naming the entry."""
+    problems = []
+    if not isinstance(mirrors, list):
+        return ["it must be a list of {prefix, mirrors} (kubespray's containerd_registries_mirrors)"]
+    for i, entry in enumerate(mirrors):
+        where = "entry %d" % (i + 1)
+        if not isinstance(entry, dict) or not isinstance(entry.get("mirrors"), list) or not entry.get("mirrors"):
+            problems.append("%s must be {prefix: <registry>, mirrors: [{host: https://...}]}" % where)
+            continue
+        prefix = str(entry.get("prefix") or "")
+        if not _PREFIX.match(prefix):
+            problems.append("%s: prefix %r is not a registry host (docker.io, registry.local:5000) or _default"
+                            % (where, prefix))
+        for m in entry["mirrors"]:
+            host = m.get("host") if isinstance(m, dict) else None
+            if not isinstance(host, str) or not _MIRROR_HOST.match(host):
+                problems.append("%s: mirror host %r must be a URL (https://mirror.example[:port][/path])"
+                                % (where, host))
+                continue
+            caps = m.get("capabilities", ["pull", "resolve"])
+            if not isinstance(caps, list) or set(caps) - set(CAPABILITIES):
+                problems.append("%s: capabilities of %s must be a list of %s" % (where, host, ", ".join(CAPABILITIES)))
+    return problems
+
+
+# --- TOML ----------------------------------------------------------------------------------------------------------
+def _toml_key(key):
+    return key if re.match(r"^[A-Za-z0-9_-]+$", key) else json.dumps(key)
+
+
+def _toml_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string: JSON's escapes are TOML's (\\, \", \uXXXX)
+    if isinstance(value, list):
+        return "[%s]" % ", ".join(_toml_value(v) for v in value)
+    if isinstance(value, dict):  # an inline table (only inside arrays: tables are written as sections)
+        return "{%s}" % ", ".join("%s = %s" % (_toml_key(k), _toml_value(v)) for k, v in value.items())
+    raise ContainerdError("cannot write %r as TOML" % (value,))
+
+
+def dump_toml(data):
+    """TOML for the dictionary tomllib made: scalars and arrays first, then each table as its own section, in the
+    order the defaults had them (dictionaries keep it)."""
+    out = []
+
+    def table(prefix, d):
+        scalars = [(k, v) for k, v in d.items() if not isinstance(v, dict)]
+        tables = [(k, v) for k, v in d.items() if isinstance(v, dict)]
+        if prefix and (scalars or not tables):
+            out.append("")
+            out.append("[%s]" % ".".join(_toml_key(p) for p in prefix))
+        for k, v in scalars:
+            out.append("%s = %s" % (_toml_key(k), _toml_value(v)))
+        for k, v in tables:
+            table(prefix + [k], v)
+
+    table([], data)
+    return "\n".join(out).lstrip("\n") + "\n"
+
+
+def _section(config, path, defaults_of):
+    node = config
+    for p in path:
+        if not isinstance(node.get(p), dict):
+            raise ContainerdError("the defaults of %s have no [%s] (containerd config default printed no such "
+                                  "section); this containerd version is not one the collection can configure"
+                                  % (defaults_of, ".".join(path)))
+        node = node[p]
+    return node
+
+
+def render_config(default_text, sandbox_image, cni_bin_dir, cni_conf_dir, hosts_dir, defaults_of="containerd"):
+    """config.toml: ``containerd.exe config default`` with the sandbox image, the CNI directories and the registry
+    hosts directory set; nothing else is changed."""
+    if tomllib is None:  # pragma: no cover
+        raise ContainerdError("reading containerd's defaults needs Python >= 3.11 (tomllib) on the controller")
+    try:
+        config = tomllib.loads(default_text or "")
+    except ValueError as e:
+        raise ContainerdError("containerd config default printed what is not TOML (%s)" % e) from None
+    version = config.get("version")
+    if version == 3:
+        images = _section(config, ["plugins", V3_IMAGES], defaults_of)
+        images.setdefault("pinned_images", {})["sandbox"] = sandbox_image
+        _section(config, ["plugins", V3_IMAGES, "registry"], defaults_of)["config_path"] = hosts_dir
+        cni = _section(config, ["plugins", V3_RUNTIME, "cni"], defaults_of)
+        if "bin_dirs" in cni:
+            cni["bin_dirs"] = [cni_bin_dir]
+            if "bin_dir" in cni:
+                cni["bin_dir"] = ""
+        else:
+            cni["bin_dir"] = cni_bin_dir
+        cni["conf_dir"] = cni_conf_dir
+    elif version == 2:
+        cri = _section(config, ["plugins", V2_CRI], defaults_of)
+        cri["sandbox_image"] = sandbox_image
+        _section(config, ["plugins", V2_CRI, "registry"], defaults_of)["config_path"] = hosts_dir
+        cni = _section(config, ["plugins", V2_CRI, "cni"], defaults_of)
+        cni["bin_dir"] = cni_bin_dir
+        cni["conf_dir"] = cni_conf_dir
+    else:
+        raise ContainerdError("the defaults of %s are config version %r; the collection configures versions 2 "
+                              "(containerd 1.7) and 3 (2.x)" % (defaults_of, version))
+    return dump_toml(config)
+
+
+def host_directory(prefix):
+    """The directory name containerd looks a registry's hosts.toml up under (hostDirectory, then ':' dropped)."""
+    idx = prefix.rfind(":")
+    if idx > 0 and not prefix.endswith("]"):
+        prefix = prefix[:idx] + "_" + prefix[idx + 1:] + "_"
+    return prefix.replace(":", "")
+
+
+def hosts_files(mirrors, hosts_dir=HOSTS_DIR):
+    """{path: hosts.toml text} for kubespray's containerd_registries_mirrors (docs/hosts.md: ``[host."<url>"]`` with
+    capabilities and skip_verify, in the order given)."""
+    files = {}
+    for entry in mirrors or []:
+        lines = []
+        for m in entry["mirrors"]:
+            lines.append("[host.%s]" % json.dumps(m["host"]))
+            lines.append("  capabilities = %s" % _toml_value(list(m.get("capabilities") or ["pull", "resolve"])))
+            lines.append("  skip_verify = %s" % _toml_value(bool(m.get("skip_verify", False))))
+            lines.append("")
+        files["%s\\%s\\hosts.toml" % (hosts_dir, host_directory(str(entry["prefix"])))] = "\n".join(lines)
+    return files
+
+
+def crictl_yaml(endpoint=PIPE):
+    """crictl.yaml pointing crictl at containerd's pipe (cri-tools docs/crictl.md's keys)."""
+    return ("runtime-endpoint: %s\nimage-endpoint: %s\ntimeout: 10\n" % (endpoint, endpoint))
+
+
+def service_command(exe=EXE):
+    """The ImagePath --register-service writes: the quoted absolute program path and --run-service
+    (golang.org/x/sys/windows/svc/mgr CreateService: EscapeArg of the path and of each argument)."""
+    return '"%s" --run-service' % exe
+
+
+def _b64(text):
+    return base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+
+def plan(state, sandbox_image, mirrors, cni_bin_dir=CNI_BIN_DIR, cni_conf_dir=CNI_CONF_DIR):
+    """What containerd_apply must do, from containerd_state's answer: {files: [{path, content}], remove: [paths],
+    register, restart, start, changed: [what changed, for the diff]}."""
+    if not state.get("exe_exists"):
+        raise ContainerdError("%s does not exist: the containerd release archive was not unpacked there" % EXE)
+    if state.get("default_code") != 0:
+        raise ContainerdError("`containerd.exe config default` exited with code %s: %s" % (
+            state.get("default_code"), " ".join(state.get("default_output") or []) or "no output"))
+    want = {CONFIG: render_config("\n".join(state.get("default_output") or []), sandbox_image, cni_bin_dir,
+                                  cni_conf_dir, HOSTS_DIR, EXE)}
+    want.update(hosts_files(mirrors))
+    want[CRICTL_CONFIG] = crictl_yaml()
+    have = state.get("files") or {}
+    files = [{"path": p, "content": _b64(t)} for p, t in want.items() if have.get(p) != t]
+    remove = sorted(p for p in (state.get("hosts_files") or []) if p not in want)
+    service = state.get("service") or {}
+    register = not service.get("exists")
+    if service.get("exists") and (service.get("image_path") or "").lower() != service_command().lower():
+        raise ContainerdError(
+            "the containerd service runs %s, not %s: it is another installation of containerd; remove it "
+            "(containerd.exe --unregister-service, or sc.exe delete containerd) or set kubewin_containerd_install: "
+            "never to keep it" % (service.get("image_path"), service_command()))
+    config_changed = any(f["path"] == CONFIG or f["path"].startswith(HOSTS_DIR + "\\") for f in files) or remove
+    running = (service.get("status") or "").lower() == "running"
+    return {"files": files, "remove": remove, "register": register,
+            "restart": bool(config_changed) and running, "start": not running,
+            "changed": [f["path"] for f in files] + remove + (["service %s" % SERVICE] if register else [])
+            + (["service %s started" % SERVICE] if not running else [])}

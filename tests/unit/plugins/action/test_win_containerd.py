@@ -1,0 +1,212 @@
+"""containerd installed by the collection: config.toml from the binary's own defaults, registry hosts, the service,
+crictl.yaml (plugin_utils/_host/containerd.py), and the win_containerd action over a faked host."""
+
+import base64
+import tomllib
+
+import pytest
+from remote_host import RemoteHost
+
+from ansible_collections.kubewin.nodes.plugins.action.win_containerd import ActionModule
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import containerd as c
+
+# The sections of containerd 2.1's `config default` on Windows the collection sets, in its encoding (go-toml/v2:
+# literal strings, indented tables); other sections stand for the rest of the output.
+DEFAULT_V3 = """version = 3
+root = 'C:\\ProgramData\\containerd\\root'
+state = 'C:\\ProgramData\\containerd\\state'
+temp = ''
+disabled_plugins = []
+required_plugins = []
+oom_score = 0
+imports = []
+
+[grpc]
+  address = '\\\\.\\pipe\\containerd-containerd'
+
+[plugins]
+  [plugins.'io.containerd.cri.v1.images']
+    snapshotter = 'windows'
+    disable_snapshot_annotations = false
+    max_concurrent_downloads = 3
+
+    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+      sandbox = 'mcr.microsoft.com/oss/kubernetes/pause:3.9'
+
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = ''
+
+  [plugins.'io.containerd.cri.v1.runtime']
+    enable_selinux = false
+
+    [plugins.'io.containerd.cri.v1.runtime'.cni]
+      bin_dir = ''
+      bin_dirs = ['C:\\Program Files\\containerd\\cni\\bin']
+      conf_dir = 'C:\\Program Files\\containerd\\cni\\conf'
+      max_conf_num = 1
+"""
+
+DEFAULT_V2 = """version = 2
+root = "C:\\\\ProgramData\\\\containerd\\\\root"
+
+[plugins]
+  [plugins."io.containerd.grpc.v1.cri"]
+    sandbox_image = "mcr.microsoft.com/oss/kubernetes/pause:3.9"
+    [plugins."io.containerd.grpc.v1.cri".cni]
+      bin_dir = "C:\\\\Program Files\\\\containerd\\\\cni\\\\bin"
+      conf_dir = "C:\\\\Program Files\\\\containerd\\\\cni\\\\conf"
+    [plugins."io.containerd.grpc.v1.cri".registry]
+      config_path = ""
+"""
+
+PAUSE = "registry.k8s.io/pause:3.10"
+MIRRORS = [{"prefix": "docker.io", "mirrors": [{"host": "https://mirror.example", "capabilities": ["pull"]}]},
+           {"prefix": "registry.local:5000", "mirrors": [{"host": "http://10.0.0.5:5000", "skip_verify": True}]}]
+
+
+def test_a_2x_config_keeps_the_defaults_and_sets_the_sandbox_cni_and_registry_hosts():
+    text = c.render_config(DEFAULT_V3, PAUSE, "C:\\opt\\cni\\bin", "C:\\etc\\cni\\net.d", c.HOSTS_DIR)
+    got, default = tomllib.loads(text), tomllib.loads(DEFAULT_V3)
+    images, runtime = got["plugins"][c.V3_IMAGES], got["plugins"][c.V3_RUNTIME]
+    assert images["pinned_images"] == {"sandbox": PAUSE}
+    assert images["registry"] == {"config_path": c.HOSTS_DIR}
+    assert runtime["cni"]["bin_dirs"] == ["C:\\opt\\cni\\bin"] and runtime["cni"]["bin_dir"] == ""
+    assert runtime["cni"]["conf_dir"] == "C:\\etc\\cni\\net.d"
+    # everything else is the binary's own default
+    for section in (images, runtime["cni"], default["plugins"][c.V3_IMAGES], default["plugins"][c.V3_RUNTIME]["cni"]):
+        section.pop("pinned_images", None), section.pop("registry", None)
+        section.pop("bin_dirs", None), section.pop("conf_dir", None)
+    assert got == default
+
+
+def test_a_17_config_sets_the_version_2_keys():
+    got = tomllib.loads(c.render_config(DEFAULT_V2, PAUSE, c.CNI_BIN_DIR, c.CNI_CONF_DIR, c.HOSTS_DIR))
+    cri = got["plugins"][c.V2_CRI]
+    assert cri["sandbox_image"] == PAUSE and cri["registry"]["config_path"] == c.HOSTS_DIR
+    assert cri["cni"] == {"bin_dir": c.CNI_BIN_DIR, "conf_dir": c.CNI_CONF_DIR}
+
+
+def test_defaults_without_the_cri_sections_or_of_another_version_are_refused():
+    with pytest.raises(c.ContainerdError, match=r"no \[plugins.io.containerd.cri.v1.runtime.cni\]"):
+        c.render_config("version = 3\n[plugins.'io.containerd.cri.v1.images'.registry]\n", PAUSE, "a", "b", "c")
+    with pytest.raises(c.ContainerdError, match="config version 1"):
+        c.render_config("version = 1\n", PAUSE, "a", "b", "c")
+    with pytest.raises(c.ContainerdError, match="not TOML"):
+        c.render_config("version = = 3", PAUSE, "a", "b", "c")
+
+
+def test_registry_hosts_files_as_containerd_looks_them_up_on_windows():
+    files = c.hosts_files(MIRRORS)
+    assert sorted(files) == [c.HOSTS_DIR + "\\docker.io\\hosts.toml",
+                             c.HOSTS_DIR + "\\registry.local_5000_\\hosts.toml"]
+    docker = tomllib.loads(files[c.HOSTS_DIR + "\\docker.io\\hosts.toml"])
+    assert docker == {"host": {"https://mirror.example": {"capabilities": ["pull"], "skip_verify": False}}}
+    local = tomllib.loads(files[c.HOSTS_DIR + "\\registry.local_5000_\\hosts.toml"])
+    assert local["host"]["http://10.0.0.5:5000"] == {"capabilities": ["pull", "resolve"], "skip_verify": True}
+    assert c.host_directory("_default") == "_default"
+
+
+@pytest.mark.parametrize("ref", ["registry.k8s.io/pause:3.10", "pause", "mcr.microsoft.com/oss/kubernetes/pause:3.9",
+                                 "localhost:5000/a/b", "registry.k8s.io/pause@sha256:" + "a" * 64,
+                                 "registry.k8s.io/pause:3.10@sha256:" + "0" * 64])
+def test_image_references_that_pull(ref):
+    assert c.image_reference_problem(ref) is None
+
+
+@pytest.mark.parametrize("ref", ["", "Registry.k8s.io/Pause:3.10", "registry.k8s.io/pause:", "pause:3.10 ",
+                                 "registry.k8s.io//pause", "registry.k8s.io/pause@sha256:abc", "https://r.io/pause",
+                                 "r.io/pause:" + "x" * 129])
+def test_malformed_image_references(ref):
+    assert c.image_reference_problem(ref)
+
+
+def test_registry_mirror_problems_name_the_entry():
+    assert c.registry_problems(MIRRORS) == []
+    assert c.registry_problems({"docker.io": "x"}) == [
+        "it must be a list of {prefix, mirrors} (kubespray's containerd_registries_mirrors)"]
+    got = c.registry_problems([{"prefix": "docker.io", "mirrors": [{"host": "mirror.example"}]},
+                               {"prefix": "bad prefix", "mirrors": [{"host": "https://m", "capabilities": ["pul"]}]},
+                               {"prefix": "x"}])
+    assert got == ["entry 1: mirror host 'mirror.example' must be a URL (https://mirror.example[:port][/path])",
+                   "entry 2: prefix 'bad prefix' is not a registry host (docker.io, registry.local:5000) or _default",
+                   "entry 2: capabilities of https://m must be a list of pull, resolve, push",
+                   "entry 3 must be {prefix: <registry>, mirrors: [{host: https://...}]}"]
+
+
+class FakeContainerd:
+    """containerd_state / containerd_apply over a dictionary of files and one service."""
+
+    def __init__(self, exe=True, service=None, default=DEFAULT_V3, register_code=0):
+        self.files, self.service, self.exe, self.default = {}, service, exe, default
+        self.register_code, self.starts = register_code, 0
+        self.host = RemoteHost({"containerd_state": self.state, "containerd_apply": self.apply})
+
+    def state(self, params):
+        hosts = sorted(p for p in self.files if p.startswith(params["HostsDir"] + "\\"))
+        return {"exe_exists": self.exe, "default_code": 0 if self.exe else None,
+                "default_output": self.default.splitlines() if self.exe else [], "default_errors": [],
+                "files": {**{p: self.files.get(p) for p in params["Files"]}, **{p: self.files[p] for p in hosts}},
+                "hosts_files": hosts,
+                "service": self.service or {"exists": False, "image_path": None, "status": None}}
+
+    def apply(self, params):
+        for f in params["Files"]:
+            self.files[f["path"]] = base64.b64decode(f["content"]).decode()
+        for p in params["Remove"]:
+            self.files.pop(p, None)
+        if params["Register"]:
+            if self.register_code:
+                return {"register_code": self.register_code, "register_output": ["Access is denied."]}
+            self.service = {"exists": True, "image_path": c.service_command(params["Exe"]), "status": "Stopped"}
+        if params["Restart"] or params["Start"]:
+            self.service["status"], self.starts = "Running", self.starts + 1
+        return {"register_code": 0 if params["Register"] else None, "register_output": []}
+
+
+def _run(make_action, fake, **args):
+    return make_action(ActionModule, {"sandbox_image": PAUSE, **args}, fake.host).run(task_vars={})
+
+
+def test_installed_containerd_is_configured_registered_and_started_then_one_read(make_action):
+    fake = FakeContainerd()
+    first = _run(make_action, fake, registry_mirrors=MIRRORS)
+    assert first["changed"] and first["registered"] and not first.get("failed"), first
+    assert fake.service == {"exists": True, "image_path": '"%s" --run-service' % c.EXE, "status": "Running"}
+    assert "registry.k8s.io/pause:3.10" in fake.files[c.CONFIG]
+    assert fake.files[c.CRICTL_CONFIG].startswith("runtime-endpoint: npipe:////./pipe/containerd-containerd\n")
+    fake.host.calls.clear()
+    again = _run(make_action, fake, registry_mirrors=MIRRORS)
+    assert not again["changed"] and fake.host.names() == ["containerd_state"] and fake.starts == 1
+
+
+def test_a_changed_setting_restarts_the_running_service_and_removes_a_dropped_registry(make_action):
+    fake = FakeContainerd()
+    _run(make_action, fake, registry_mirrors=MIRRORS)
+    result = _run(make_action, fake, registry_mirrors=MIRRORS[:1])
+    assert result["changed"] and result["restarted"] and fake.starts == 2
+    assert c.HOSTS_DIR + "\\registry.local_5000_\\hosts.toml" not in fake.files
+
+
+def test_check_mode_and_diff_change_nothing(make_action):
+    fake = FakeContainerd()
+    action = make_action(ActionModule, {"sandbox_image": PAUSE}, fake.host, check_mode=True, diff=True)
+    result = action.run(task_vars={})
+    assert result["changed"] and fake.files == {} and fake.service is None
+    assert fake.host.names() == ["containerd_state"] and "# %s\n" % c.CONFIG in result["diff"]["after"]
+
+
+@pytest.mark.parametrize("fake, message", [
+    (FakeContainerd(exe=False), "containerd.exe does not exist: the containerd release archive was not unpacked"),
+    (FakeContainerd(service={"exists": True, "image_path": '"C:\\containerd\\containerd.exe" --run-service',
+                             "status": "Running"}), "another installation of containerd"),
+    (FakeContainerd(register_code=1), "--register-service exited with code 1: Access is denied."),
+])
+def test_failures_name_the_host_and_the_fix(make_action, fake, message):
+    result = _run(make_action, fake)
+    assert result["failed"] and result["msg"].startswith("win_containerd on ") and message in result["msg"]
+
+
+def test_a_malformed_sandbox_image_is_refused_before_any_remote_operation(make_action):
+    fake = FakeContainerd()
+    result = make_action(ActionModule, {"sandbox_image": "Pause:3.10"}, fake.host).run(task_vars={})
+    assert result["failed"] and "sandbox_image 'Pause:3.10'" in result["msg"] and fake.host.calls == []

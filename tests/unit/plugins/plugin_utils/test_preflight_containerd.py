@@ -1,0 +1,76 @@
+"""Issue 23: containerd's install refused in preflight before any change, naming the variable and the fix: the
+choice, a version that is no release (or not published: its checksum file is missing), a pinned SHA-256 the published
+file contradicts, a malformed sandbox image, malformed registry mirrors."""
+
+import pytest
+
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight import downloads as pd
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.runtime import check_containerd_install
+
+PLANNED = {"kubewin_containerd_install": "auto", "kubewin_containerd_planned": "True",
+           "kubewin_containerd_version": "2.3.5", "kubewin_crictl_version": "1.34.0",
+           "kubewin_sandbox_image": "mcr.microsoft.com/oss/kubernetes/pause:3.9",
+           "kubewin_containerd_registry_mirrors": []}
+BASE = "https://github.com/containerd/containerd/releases/download"
+CTRD = BASE + "/v2.3.5/containerd-2.3.5-windows-amd64.tar.gz"
+SHA = "cd" * 32
+
+
+def messages(values, runtime="containerd"):
+    failures, warnings = check_containerd_install(runtime, values)
+    assert warnings == []
+    return [(f["variable"], f["message"]) for f in failures]
+
+
+def test_good_inputs_pass_and_nothing_is_checked_when_nothing_is_installed():
+    assert messages(PLANNED) == []
+    assert messages(dict(PLANNED, kubewin_containerd_planned="False", kubewin_sandbox_image="Bad:Image")) == []
+    assert messages(dict(PLANNED, kubewin_sandbox_image="Bad:Image"), runtime="docker") == []
+
+
+@pytest.mark.parametrize("change, variable, text", [
+    ({"kubewin_containerd_install": "yes"}, "kubewin_containerd_install", "must be one of auto, always, never"),
+    ({"kubewin_containerd_version": "v2.3"}, "kubewin_containerd_version", "not a release version like 2.3.5"),
+    ({"kubewin_containerd_version": "latest"}, "kubewin_containerd_version", "not a release version"),
+    ({"kubewin_crictl_version": ""}, "kubewin_crictl_version", "not a release version"),
+    ({"kubewin_sandbox_image": "mcr.microsoft.com/oss/kubernetes/Pause:3.9"}, "kubewin_sandbox_image",
+     "is not an image reference"),
+    ({"kubewin_sandbox_image": ""}, "kubewin_sandbox_image", "it is empty"),
+    ({"kubewin_containerd_registry_mirrors": [{"prefix": "docker.io", "mirrors": [{"host": "mirror:5000"}]}]},
+     "kubewin_containerd_registry_mirrors", "entry 1: mirror host 'mirror:5000' must be a URL"),
+])
+def test_each_bad_input_names_its_variable_and_the_fix(change, variable, text):
+    got = messages(dict(PLANNED, **change))
+    assert len(got) == 1 and got[0][0] == variable and text in got[0][1], got
+
+
+def test_a_version_that_is_not_published_names_the_containerd_version_variable():
+    """An unknown version: its .sha256sum is not at the base URL (nor pinned), so no checksum, refused."""
+    download = {"url": BASE + "/v9.9.9/containerd-9.9.9-windows-amd64.tar.gz", "extract_dir": "C:\\c",
+                "algorithm": "sha256"}
+
+    def fetch(url):
+        raise OSError("HTTP 404")
+
+    failures = pd.download_failures([download], fetch, lambda url: None,
+                                    {"values": {"kubewin_containerd_version": "9.9.9"}})
+    assert len(failures) == 1 and failures[0]["variable"] == "kubewin_containerd_version"
+    assert download["url"] + ".sha256sum" in failures[0]["message"]
+    assert "the URLs with /v9.9.9/ hold release v9.9.9 (from kubewin_containerd_version)" in failures[0]["message"]
+
+
+def test_a_pinned_sha256_the_published_file_contradicts_is_a_mismatch():
+    published = "%s  containerd-2.3.5-windows-amd64.tar.gz\n" % ("ab" * 32)
+    download = {"url": CTRD, "extract_dir": "C:\\c", "algorithm": "sha256", "checksum": SHA}
+    failures = pd.download_failures([download], {CTRD + ".sha256sum": published}.__getitem__, lambda url: None, {})
+    assert [f["variable"] for f in failures] == ["kubewin_checksums"]
+    assert failures[0]["message"].startswith("checksum mismatch for %s: kubewin_checksums pins sha256 %s" % (CTRD, SHA))
+    # the same pin as published, or a file that cannot be read: no finding
+    assert pd.download_failures([download], {CTRD + ".sha256sum": SHA}.__getitem__, lambda url: None, {}) == []
+    assert pd.mismatched_pins([download], lambda url: (_ for _ in ()).throw(OSError("offline"))) == []
+
+
+def test_a_sha512_pin_is_never_compared():
+    """The SHA-512 downloads keep their behaviour: a pin wins and no checksum file is fetched for it."""
+    assert pd.mismatched_pins([{"url": "https://x/flanneld.exe", "dest": "C:\\k\\f.exe", "checksum": "0" * 128}],
+                              lambda url: pytest.fail("fetched %s" % url)) == []
