@@ -47,6 +47,8 @@ def lab_vars(**overrides):
         "kubewin_sdn_cni_download_url": "%s/%s" % (MIRROR, layout.BASES["sdn_cni"][1]),
         "kubewin_nssm_download_url": "%s/%s" % (MIRROR, layout.BASES["nssm"][1]),
         "kubewin_windows_exporter_download_url": "%s/%s" % (MIRROR, layout.BASES["windows_exporter"][1]),
+        "kubewin_containerd_download_url": "%s/%s" % (MIRROR, layout.BASES["containerd"][1]),
+        "kubewin_crictl_download_url": "%s/%s" % (MIRROR, layout.BASES["crictl"][1]),
         # The loopback mirror is plain http: allowed explicitly, as preflight refuses it otherwise.
         "kubewin_allow_insecure_downloads": True,
         "kubewin_ready_timeout": 120,

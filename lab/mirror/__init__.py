@@ -110,6 +110,8 @@ def versions():
         or _uniq([_role_default("kubewin_sdn_cni_version")] + list(layout.DEFAULT_SDN_CNI_VERSIONS)),
         "windows_exporter": _env_list("LAB_MIRROR_WINDOWS_EXPORTER_VERSIONS")
         or _uniq([_role_default("kubewin_windows_exporter_version")] + list(layout.DEFAULT_WINDOWS_EXPORTER_VERSIONS)),
+        "containerd": _env_list("LAB_MIRROR_CONTAINERD_VERSIONS") or [_role_default("kubewin_containerd_version")],
+        "crictl": _env_list("LAB_MIRROR_CRICTL_VERSIONS") or [_role_default("kubewin_crictl_version")],
     }
 
 
@@ -126,12 +128,13 @@ def stand_in(tool, version):
             return f.read()
 
 
-def tgz(members, dot_prefix):
-    """A reproducible .tgz: members [(name, bytes)], owner 0, mtime 0 (GNU tar -C dir . adds './')."""
+def tgz(members, dot_prefix, dirs=()):
+    """A reproducible .tgz: members [(name, bytes)], owner 0, mtime 0 (GNU tar -C dir . adds './'; ``dirs``: directory
+    entries first, as tar of a directory writes it)."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
-        if dot_prefix:
-            info = tarfile.TarInfo("./")
+        for name in (["./"] if dot_prefix else []) + list(dirs):
+            info = tarfile.TarInfo(name)
             info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 0
             tar.addfile(info)
         for name, data in members:
@@ -221,11 +224,31 @@ def build(mirror_root=None, served=None):
     for v in served.get("windows_exporter") or []:
         data = stand_in("windows_exporter", v)
         publish(layout.windows_exporter_path(v), data, "%s  %s\n" % (sha512(data), layout.windows_exporter_file(v)))
+    def publish_sha256(rel, data, checksum_text, suffix):
+        _write(os.path.join(www, rel), data)
+        _write(os.path.join(www, rel + suffix), checksum_text.encode())
+        files[rel] = {"sha512": sha512(data), "sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
+                      "checksum_path": rel + suffix}
+
+    for v in served.get("containerd") or []:
+        data = tgz([(m, stand_in(m[4:-4], v)) for m in layout.CONTAINERD_MEMBERS], dot_prefix=False, dirs=["bin/"])
+        publish_sha256(layout.containerd_path(v), data,
+                       "%s  %s\n" % (hashlib.sha256(data).hexdigest(), layout.containerd_archive(v)), ".sha256sum")
+    for v in served.get("crictl") or []:
+        data = tgz([("crictl.exe", stand_in("crictl", v))], dot_prefix=False)
+        publish_sha256(layout.crictl_path(v), data, hashlib.sha256(data).hexdigest(), ".sha256")
     data = zip_archive([(m, stand_in("nssm", layout.NSSM_VERSION)) for m in layout.NSSM_MEMBERS])
     publish(layout.nssm_path(), data, "%s  %s\n" % (sha512(data), layout.NSSM_ARCHIVE))  # checksum: the mirror's own
     manifest = {"versions": served, "files": files}
     _write(os.path.join(mirror_root, "manifest.json"), (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
     return manifest
+
+
+def ensure(path, mirror_root=None):
+    """Build the mirror again when it lacks ``path`` (a lab started before the mirror served that file: the tree is
+    rewritten with the same bytes for every file it had)."""
+    if not os.path.isfile(os.path.join(docroot(mirror_root or root()), path)):
+        build(mirror_root)
 
 
 def clean(mirror_root=None):

@@ -46,6 +46,17 @@ kubewin_windows_exporter_download_url):
     git describe --tags" minus the v, output/windows_exporter-$Version-$Arch.exe; the .msi beside it is not used)
     checksum: upstream publishes sha256sums.txt only (`promu checksum output`), so pin the SHA-512
     (kubewin_checksums); the mirror adds windows_exporter-<version>-amd64.exe.sha512 ("<hex>  <file>") for convenience
+containerd (base https://github.com/containerd/containerd/releases/download, kubewin_containerd_download_url):
+    v{version}/containerd-{version}-windows-amd64.tar.gz
+    members: bin/ then bin/ctr.exe bin/containerd.exe bin/containerd-stress.exe bin/containerd-shim-runhcs-v1.exe
+    (Makefile COMMANDS=ctr containerd containerd-stress, Makefile.windows adds .exe and WINDOWS_SHIM; pack_release:
+    tar -czf releases/<RELEASE>.tar.gz -C releases/<RELEASE> bin; v2.1.4)
+    checksum: {file}.sha256sum from `sha256sum <RELEASE>.tar.gz > <RELEASE>.tar.gz.sha256sum` ("<hex>  <file>")
+crictl (base https://github.com/kubernetes-sigs/cri-tools/releases/download, kubewin_crictl_download_url):
+    v{version}/crictl-v{version}-windows-amd64.tar.gz
+    members: crictl.exe
+    checksum: {file}.sha256 (the release page lists one beside each archive; the stand-in writes the hex only, the
+    stricter reading: the collection must not need the file name after it)
 
 Sources (upstream build scripts): containernetworking/plugins scripts/release.sh (``tar -C bin -caf
 ... .`` then ``sha512sum $f > $f.sha512``) with plugins/windows_only.txt (v1.6.2: host-local, win-bridge,
@@ -65,6 +76,8 @@ FLANNEL_CNI_FILES = ("flannel-amd64.exe",)
 # target adds generateCNIConfig.ps1), and the Makefile's plugin targets in build order.
 SDN_CNI_WORKFLOW_TAGS = ("v0.2.2", "v0.3.1")
 SDN_CNI_PLUGINS = ("sdnbridge.exe", "sdnoverlay.exe", "nat.exe")
+CONTAINERD_MEMBERS = ("bin/ctr.exe", "bin/containerd.exe", "bin/containerd-stress.exe",
+                      "bin/containerd-shim-runhcs-v1.exe")
 NSSM_VERSION = "2.24"
 NSSM_ARCHIVE = "nssm-%s.zip" % NSSM_VERSION
 NSSM_MEMBERS = ("nssm-%s/win64/nssm.exe" % NSSM_VERSION, "nssm-%s/win32/nssm.exe" % NSSM_VERSION)
@@ -83,6 +96,10 @@ BASES = {
                          "prometheus-community/windows_exporter/releases/download"),
     # The role variable is the zip's full URL, so "base" here is the whole URL.
     "nssm": ("https://nssm.cc/release/" + NSSM_ARCHIVE, "nssm/release/" + NSSM_ARCHIVE),
+    "containerd": ("https://github.com/containerd/containerd/releases/download",
+                   "containerd/containerd/releases/download"),
+    "crictl": ("https://github.com/kubernetes-sigs/cri-tools/releases/download",
+               "kubernetes-sigs/cri-tools/releases/download"),
 }
 
 # Role variables holding those bases (roles/kubewin/defaults/main.yml).
@@ -94,6 +111,8 @@ ROLE_VARS = {
     "sdn_cni": "kubewin_sdn_cni_download_url",
     "nssm": "kubewin_nssm_download_url",                 # the full URL of the zip
     "windows_exporter": "kubewin_windows_exporter_download_url",
+    "containerd": "kubewin_containerd_download_url",
+    "crictl": "kubewin_crictl_download_url",
 }
 
 # Versions served besides the lab's Kubernetes versions and the role defaults (env overrides).
@@ -148,6 +167,22 @@ def flannel_cni_archive(version):
 
 def flannel_cni_path(version):
     return "%s/%s/%s" % (BASES["flannel_cni"][1], version, flannel_cni_archive(version))
+
+
+def containerd_archive(version):
+    return "containerd-%s-windows-amd64.tar.gz" % version
+
+
+def containerd_path(version):
+    return "%s/v%s/%s" % (BASES["containerd"][1], version, containerd_archive(version))
+
+
+def crictl_archive(version):
+    return "crictl-v%s-windows-amd64.tar.gz" % version
+
+
+def crictl_path(version):
+    return "%s/v%s/%s" % (BASES["crictl"][1], version, crictl_archive(version))
 
 
 def nssm_path():

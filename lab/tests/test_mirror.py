@@ -61,10 +61,18 @@ def test_checksum_files_match_the_served_bytes(served):
     url, manifest, _ = served
     for path, meta in manifest["files"].items():
         data = _get("%s/%s" % (url, path))
-        checksum = _get("%s/%s.sha512" % (url, path)).decode()
+        checksum = _get("%s/%s" % (url, meta["checksum_path"])).decode()
         digest = hashlib.sha512(data).hexdigest()
         assert meta["sha512"] == digest
-        if path.startswith("release/"):
+        if path.startswith("containerd/"):  # containerd's Makefile: sha256sum <archive> > <archive>.sha256sum
+            sha256 = hashlib.sha256(data).hexdigest()
+            assert meta["checksum_path"] == path + ".sha256sum" and meta["sha256"] == sha256
+            assert checksum == "%s  %s\n" % (sha256, path.rsplit("/", 1)[1])
+            with tarfile.open(fileobj=io.BytesIO(data)) as t:
+                assert t.getnames() == ["bin"] + list(layout.CONTAINERD_MEMBERS)
+        elif path.startswith("kubernetes-sigs/"):  # crictl: <archive>.sha256
+            assert checksum == hashlib.sha256(data).hexdigest() and meta["checksum_path"] == path + ".sha256"
+        elif path.startswith("release/"):
             assert checksum == digest  # dl.k8s.io: the hex digest only
         elif path.startswith("microsoft/"):
             assert checksum == "%s  ./release/%s\n" % (digest, path.rsplit("/", 1)[1])  # shasum ./release/<zip>

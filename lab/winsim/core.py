@@ -53,6 +53,9 @@ def create_host(root, name, profile="ws2022-containerd", adapters=None, build=No
                 f.write(winsim_binaries.marker_line(tool, version))
     if "docker" in state:  # the Docker installer puts the CLI beside dockerd.exe (C:\Program Files\Docker)
         write_binary(host.local_path("C:\\Program Files\\Docker\\docker.exe"), "docker", state["runtime"]["version"])
+    if winsim_host.PROFILES[profile].get("unpacked"):  # containerd's archive unpacked, nothing registered
+        write_binary(host.local_path("C:\\Program Files\\containerd\\bin\\containerd.exe"), "containerd",
+                     winsim_host.PROFILES[profile]["unpacked"])
     config = winsim_host.PROFILES[profile].get("containerd_config")
     if config:  # an installer's containerd config.toml (see the profile)
         local = host.local_path("C:\\Program Files\\containerd\\config.toml")
@@ -104,6 +107,7 @@ def dump(root, name):
         "firewall": st.get("firewall", {}), "env": st.get("env", {}), "acls": st.get("acls", {}), "sddl": sddl,
         "registry": st.get("registry", {}), "pipes": sorted(st.get("pipes", [])),
         "runtime": st.get("runtime"), "build": st.get("build"), "hostname": st.get("hostname"),
+        "features": st.get("features"),
         "processes": _processes(st),
         "scheduled_tasks": sorted(st.get("scheduled_tasks") or {}),
         # Docker's own network store (winsim_docker), by name as HNS's objects

@@ -5,7 +5,9 @@ moved the CNI directories and Docker with cri-dockerd (one run, one host each)."
 
 import os
 import time
+import tomllib
 
+import mirror
 import pytest
 import scenario
 from ansible_collections.ansible.windows.plugins.module_utils import (
@@ -13,6 +15,7 @@ from ansible_collections.ansible.windows.plugins.module_utils import (
     winsim_docker,
     winsim_kubelet_status,
 )
+from mirror import layout
 from winsim import core
 
 CNI_NOT_INITIALIZED = ("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
@@ -100,13 +103,16 @@ CONTAINERD = [
 # containerd installed the sig-windows-tools way: config.toml points at c:/etc/cni/net.d and c:/opt/cni/bin
 MOVED_CNI_PROFILE = "ws2022-containerd-etc-cni"
 DOCKER_PROFILE = "ws2022-docker-cri"  # Docker with cri-dockerd: kubewin_container_runtime docker in its host_vars
+# Issue 23: a bare Windows Server (no Containers feature, no containerd): kubewin_containerd_install auto installs it
+BARE_PROFILE = "ws2022-no-containers"
 
 
 class RuntimeRun(object):
     """scale_up.yml once over one host per runtime set-up: the hosts before, containerd's config dump."""
 
     def __init__(self, root):
-        profiles = [c[0] for c in CONTAINERD] + [MOVED_CNI_PROFILE, DOCKER_PROFILE]
+        profiles = [c[0] for c in CONTAINERD] + [MOVED_CNI_PROFILE, DOCKER_PROFILE, BARE_PROFILE]
+        mirror.ensure(layout.containerd_path(mirror.versions()["containerd"][0]))
         self.host = {p: "win-%d" % (i + 1) for i, p in enumerate(profiles)}
         self.sc = scenario.Scenario(root, nodes=len(profiles), profiles={h: p for p, h in self.host.items()},
                                     host_vars={self.host[DOCKER_PROFILE]: {"kubewin_container_runtime": "docker"}},
@@ -189,6 +195,33 @@ def test_docker_with_cri_dockerd_gets_the_host_nat_network(runtime_run, api):
     assert text.splitlines()[-1].endswith("kube-proxy and the services it depends on are started")
     assert kube_proxy == "Running"
     assert ready_condition(core_api, r.node(DOCKER_PROFILE)).status == "True"
+
+
+def test_a_bare_host_gets_the_containers_feature_containerd_and_crictl_and_joins_ready(runtime_run, api):
+    """Issue 23: the Containers feature (and the restart it asks for), containerd from its release archive (SHA-256
+    checked), config.toml from `containerd.exe config default`, the service registered and started, crictl
+    configured, in the one scale-up; the re-run of test_docker_with_cri_dockerd_gets_the_host_nat_network changes
+    nothing on any host of the run, this one included."""
+    core_api, _ = api
+    r, host = runtime_run, runtime_run.host[BARE_PROFILE]
+    assert r.rc == 0, "\n".join(scenario.failures(r.doc)) or r.text[-3000:]
+    assert ready_condition(core_api, r.node(BARE_PROFILE)).status == "True"
+    node = core_api.read_node(r.node(BARE_PROFILE))
+    assert node.status.node_info.container_runtime_version == "containerd://" + mirror.versions()["containerd"][0]
+    dump = r.sc.dump(host)
+    assert dump["features"] == {"Containers": "Installed"} and dump["services"]["vmcompute"]["status"] == "Running"
+    ctrd = dump["services"]["containerd"]
+    assert ctrd["status"] == "Running"
+    assert ctrd["image_path"] == '"C:\\Program Files\\containerd\\bin\\containerd.exe" --run-service'
+    assert dump["env"]["CRI_CONFIG_FILE"] == "C:\\Program Files\\containerd\\crictl\\crictl.yaml"
+    for path in ("bin\\containerd.exe", "crictl\\crictl.exe", "crictl\\crictl.yaml", "config.toml"):
+        assert dump["files"]["C:\\Program Files\\containerd\\" + path].startswith("sha256:"), path
+    with core.Host(r.sc.root, host).open(save=False) as h:
+        assert winsim_containerd.cni_problems(h) == [] and h.state["reboots"] == 1
+        with open(h.local_path("C:\\Program Files\\containerd\\config.toml"), "rb") as f:
+            config = tomllib.load(f)
+    assert config["plugins"]["io.containerd.cri.v1.images"]["pinned_images"]["sandbox"] == \
+        "mcr.microsoft.com/oss/kubernetes/pause:3.9"
 
 
 def test_cni_follows_a_containerd_config_that_moved_the_directories(runtime_run):

@@ -6,10 +6,12 @@ import json
 import os
 import time
 
+import mirror
 import pytest
 import scenario
 import yaml
 from kubernetes.client.exceptions import ApiException
+from mirror import layout
 
 TOKEN_SELECTOR = "type=bootstrap.kubernetes.io/token"
 
@@ -49,7 +51,15 @@ BAD_INPUTS = [
     # (id, profile, variables, variable named in the message, phrase of the fix)
     ("unsupported-build", "ws2022-containerd", {"kubewin_supported_windows_builds": ["17763"]},
      "kubewin_supported_windows_builds", "20348"),
-    ("no-runtime", "ws2022-bare", {}, "kubewin_container_runtime", "containerd"),
+    ("no-runtime", "ws2022-bare", {"kubewin_containerd_install": "never"}, "kubewin_container_runtime", "containerd"),
+    # issue 23: containerd's install (kubewin_containerd_install auto on a host without containerd)
+    ("containerd-version-unpublished", "ws2022-no-containers", {"kubewin_containerd_version": "9.9.9"},
+     "kubewin_containerd_version", "v9.9.9/containerd-9.9.9-windows-amd64.tar.gz.sha256sum"),
+    ("containerd-checksum-mismatch", "ws2022-no-containers",
+     {"kubewin_checksums": {"%s/%s" % (scenario.MIRROR, layout.containerd_path("2.3.5")): "ab" * 32}},
+     "kubewin_checksums", "checksum mismatch for %s/%s" % (scenario.MIRROR, layout.containerd_path("2.3.5"))),
+    ("sandbox-image-malformed", "ws2022-no-containers", {"kubewin_sandbox_image": "mcr.microsoft.com/Pause:3.9"},
+     "kubewin_sandbox_image", "is not an image reference"),
     ("bad-node-name", "ws2022-containerd", {"kubewin_node_name": "Win_1"}, "kubewin_node_name", "win-1"),
     # kubespray's variables that the cluster also knows: an inventory value that differs stops preflight with both
     # values and their origin (the Windows nodes use the cluster's)
@@ -111,6 +121,7 @@ class BadInputRun(object):
 
     def __init__(self, root, core):
         self.host = {c[0]: "win-%d" % (i + 1) for i, c in enumerate(ONE_RUN)}
+        mirror.ensure(layout.containerd_path("2.3.5"))
         self.sc = scenario.Scenario(root, nodes=len(ONE_RUN), profiles={self.host[c[0]]: c[1] for c in ONE_RUN},
                                     host_vars={self.host[c[0]]: c[2] for c in ONE_RUN},
                                     kubewin_node_name="bad-{{ inventory_hostname }}")

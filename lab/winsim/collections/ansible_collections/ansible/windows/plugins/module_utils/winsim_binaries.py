@@ -21,6 +21,7 @@ MARKER = "KUBEWIN-SIM-BINARY"
 COMMANDS = {}        # tool -> fn(host, version, args, stdin) -> (rc, stdout, stderr)
 SERVICE_START = {}   # tool -> fn(host, version, svc, args) -> None (Running) or another status ("Paused")
 SERVICE_STOP = {}    # tool -> fn(host, version, svc)
+NEEDS_PROGRAM = {"containerd"}  # tools whose implementation takes program= (the resolved path, os.Args[0])
 PROCESSES = {}       # tool -> fn(host, version, args, env, cwd, svc): a plain program started by a
                      # service wrapper (NSSM); raise ProcessExit when the program exits at start-up
 
@@ -166,6 +167,8 @@ def run(host, argv, cwd=None, stdin=None, shell="cmd"):
     if impl is None:
         raise SimError("winsim: no implementation for stand-in binary %s (%s %s)" % (win, tool, version))
     host.fault("exec:" + tool)
+    if tool in NEEDS_PROGRAM:
+        return impl(host, version, list(argv[1:]), stdin, program=win)
     return impl(host, version, list(argv[1:]), stdin)
 
 
@@ -271,7 +274,19 @@ def _runtime_stop(pipe):
 
 for _tool in ("svchost", "vmcompute"):
     SERVICE_START[_tool] = _plain_service
-SERVICE_START["containerd"] = _runtime_start(r"\\.\pipe\containerd-containerd")
+def _containerd_start(host, version, svc, args):
+    """containerd needs the Host Compute Service of the Containers feature (its runhcs shim calls HCS: Microsoft
+    Learn, "Prepare Windows operating system containers"). What containerd does at start without it is not
+    documented: the stricter choice here, the service does not start."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_features
+    if winsim_features.feature_state(host.state, "Containers") != "Installed":
+        raise SimError("1067: The process terminated unexpectedly. (winsim: the Containers feature is %s; containerd "
+                       "needs it installed and the host restarted)"
+                       % winsim_features.feature_state(host.state, "Containers"))
+    _runtime_start(r"\\.\pipe\containerd-containerd")(host, version, svc, args)
+
+
+SERVICE_START["containerd"] = _containerd_start
 SERVICE_STOP["containerd"] = _runtime_stop(r"\\.\pipe\containerd-containerd")
 SERVICE_START["cri-dockerd"] = _runtime_start(r"\\.\pipe\cri-dockerd")
 SERVICE_STOP["dockerd"] = _runtime_stop(r"\\.\pipe\docker_engine")
@@ -293,13 +308,13 @@ def _fake_commit(tool, version, length=40):
 
 
 @command("containerd")
-def _containerd(host, version, args, stdin):
+def _containerd(host, version, args, stdin, program=None):
     if args[:1] in (["--version"], ["-v"]):
         v = version.lstrip("v")
         module = "github.com/containerd/containerd" + ("/v2" if v.split(".")[0] == "2" else "")
         return 0, "containerd %s v%s %s\n" % (module, v, _fake_commit("containerd", v)), ""
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_containerd
-    rc, out, err = winsim_containerd.command(host, version, args)
+    rc, out, err = winsim_containerd.command(host, version, args, program)
     if rc == 0 and winsim_containerd._major(version) >= 2 and _containerd_file_version(host, args) == 2:
         # containerd 2.x migrates a version 2 file in memory and says so on stderr (logrus, containerd's
         # log package writes to os.Stderr): cmd/containerd/server/config/config.go LoadConfig,

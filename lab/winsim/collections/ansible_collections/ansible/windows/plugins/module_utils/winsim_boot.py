@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from ansible_collections.ansible.windows.plugins.module_utils import (
     winsim_binaries,
+    winsim_features,
     winsim_scm,
     winsim_tasks,
     winsim_updates,
@@ -146,6 +147,7 @@ def reboot(host):
     st = host.state
     gone = shutdown(host)
     winsim_updates.complete_at_boot(st)  # the updates waiting for this reboot, and their effects
+    winsim_features.complete_at_boot(host)  # Windows features installed and waiting for this reboot
     st["reboots"] = int(st.get("reboots") or 0) + 1
     st["last_boot"] = winsim_scm.clock(host)
     # New logons see the machine environment as it is now (winsim_binaries.session_path).

@@ -142,8 +142,109 @@ def dump(host, version, config_path=None):
     return "\n".join(lines) + "\n"
 
 
-def command(host, version, args):
-    """containerd.exe [--config|-c <path>] config dump -> (rc, stdout, stderr)."""
+def default_config(version):
+    """What `containerd.exe config default` prints on Windows: the built-in defaults, never the config file
+    (cmd/containerd/command/config.go: outputConfig(defaultConfig()), config version 3 in 2.x, 2 in 1.7), in the
+    release's TOML encoding. The sections the collection reads and sets are written as the sources have them
+    (v2.1.4 internal/cri/config/config_windows.go DefaultImageConfig: pinned_images sandbox = DefaultSandboxImage
+    'registry.k8s.io/pause:3.10' (config.go), the registry table's config_path ''; DefaultRuntimeConfig's cni with
+    bin_dirs; v1.7 pkg/cri/config/config_windows.go: sandbox_image "registry.k8s.io/pause:3.8", cni bin_dir).
+    Every other plugin's table is left out, as in ``dump``; a reader that needs one fails here first."""
+    if _major(version) >= 2:
+        s = _literal
+        images = "    [plugins.'%s'" % "io.containerd.cri.v1.images"
+        lines = ["version = 3", "root = %s" % s("C:\\ProgramData\\containerd\\root"),
+                 "state = %s" % s("C:\\ProgramData\\containerd\\state"), "temp = ''", "disabled_plugins = []",
+                 "required_plugins = []", "oom_score = 0", "imports = []", "", "[grpc]",
+                 "  address = %s" % s("\\\\.\\pipe\\containerd-containerd"), "", "[plugins]",
+                 "  [plugins.'io.containerd.cri.v1.images']", "    snapshotter = 'windows'",
+                 "    disable_snapshot_annotations = false", "    discard_unpacked_layers = false",
+                 "    max_concurrent_downloads = 3", "    image_pull_progress_timeout = '5m0s'",
+                 "    image_pull_with_sync_fs = false", "    stats_collect_period = 10", "",
+                 images + ".pinned_images]", "      sandbox = 'registry.k8s.io/pause:3.10'", "",
+                 images + ".registry]", "      config_path = ''", "",
+                 images + ".image_decryption]", "      key_model = 'node'", "",
+                 "  [plugins.'%s']" % V3_CRI, "    enable_selinux = false", "",
+                 "    [plugins.'%s'.cni]" % V3_CRI, "      bin_dir = ''",
+                 "      bin_dirs = [%s]" % s(DEFAULT_BIN_DIR), "      conf_dir = %s" % s(DEFAULT_CONF_DIR),
+                 "      max_conf_num = 1", "      setup_serially = false", "      conf_template = ''",
+                 "      ip_pref = ''", "      use_internal_loopback = false"]
+    else:
+        s = _basic
+        lines = ["disabled_plugins = []", "imports = []", "oom_score = 0", 'plugin_dir = ""', "required_plugins = []",
+                 "root = %s" % s("C:\\ProgramData\\containerd\\root"),
+                 "state = %s" % s("C:\\ProgramData\\containerd\\state"), 'temp = ""', "version = 2", "",
+                 "[grpc]", "  address = %s" % s("\\\\.\\pipe\\containerd-containerd"), "", "[plugins]", "",
+                 '  [plugins."%s"]' % V2_CRI, '    sandbox_image = "registry.k8s.io/pause:3.8"', "",
+                 '    [plugins."%s".cni]' % V2_CRI, "      bin_dir = %s" % s(DEFAULT_BIN_DIR),
+                 "      conf_dir = %s" % s(DEFAULT_CONF_DIR), '      conf_template = ""', '      ip_pref = ""',
+                 "      max_conf_num = 1", "", '    [plugins."%s".registry]' % V2_CRI, '      config_path = ""']
+    return "\n".join(lines) + "\n"
+
+
+# containerd's global flags (cmd/containerd/command/main.go App.Flags, service_windows.go serviceFlags): name -> takes
+# a value. urfave/cli refuses any other flag ("flag provided but not defined").
+GLOBAL_FLAGS = {"config": True, "c": True, "log-level": True, "l": True, "address": True, "a": True, "root": True,
+                "state": True, "service-name": True, "register-service": False, "unregister-service": False,
+                "run-service": False, "log-file": True}
+
+
+def service_command(host, version, program, args):
+    """containerd.exe --register-service / --unregister-service [flags] (cmd/containerd/command/service_windows.go,
+    v2.1.4): registerService creates the service (--service-name, default "containerd") for the program's absolute
+    path (exec.LookPath(os.Args[0]), filepath.Abs) with ``--run-service`` and every other argument as given,
+    SERVICE_WIN32_OWN_PROCESS, StartAutomatic, ErrorNormal, display name "Containerd", description "Container
+    runtime", recovery: restart after 15 s twice, then nothing, reset after 24 h. It does not start the service.
+    unregisterService deletes it. Both together: "--register-service and --unregister-service cannot be used
+    together". Errors are printed as "containerd: <error>" with exit code 1 (main.go). A failure of CreateService is
+    Windows' text (ERROR_SERVICE_EXISTS: "The specified service already exists.")."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
+    from ansible_collections.ansible.windows.plugins.module_utils.winsim_cmdline import render_command_line
+    name, kept, i = "containerd", [], 0
+    while i < len(args):
+        a = args[i]
+        flag = a.lstrip("-").split("=", 1)[0]
+        if not a.startswith("-") or flag not in GLOBAL_FLAGS:
+            return 1, "", "Incorrect Usage: flag provided but not defined: -%s\n" % flag
+        value = None
+        if GLOBAL_FLAGS[flag] and "=" not in a:
+            if i + 1 >= len(args):
+                return 1, "", "Incorrect Usage: flag needs an argument: -%s\n" % flag
+            value, i = args[i + 1], i + 1
+        if flag == "service-name":
+            name = value if value is not None else a.split("=", 1)[1]
+        if flag not in ("register-service", "unregister-service"):
+            kept += [a] + ([value] if value is not None else [])
+        i += 1
+    register, unregister = "--register-service" in args, "--unregister-service" in args
+    if register and unregister:
+        return 1, "", ("containerd: --register-service and --unregister-service cannot be used together: invalid "
+                       "argument\n")
+    if unregister:
+        svc = winsim_scm.find(host.state, name)
+        if svc is None:
+            return 1, "", "containerd: The specified service does not exist as an installed service.\n"
+        winsim_scm.delete(host.state, name)
+        if name == "containerd":
+            host.state["runtime"] = None  # the lab's record of the runtime the service stood for
+        return 0, "", ""
+    if winsim_scm.find(host.state, name) is not None:
+        return 1, "", "containerd: The specified service already exists.\n"
+    svc = winsim_scm.create(host.state, name, render_command_line([program, "--run-service"] + kept), "Containerd",
+                            start=2, description="Container runtime")
+    svc["failure_actions"] = winsim_scm.encode_failure_actions(86400, [("restart", 15000), ("restart", 15000),
+                                                                       ("none", 0)])
+    host.state["runtime"] = {"name": "containerd", "version": str(version).lstrip("v")}
+    return 0, "", ""
+
+
+def command(host, version, args, program=None):
+    """containerd.exe [--config|-c <path>] config dump | config default | --register-service ... ->
+    (rc, stdout, stderr)."""
+    if "--register-service" in args or "--unregister-service" in args:
+        return service_command(host, version, program, args)
+    if args == ["config", "default"]:
+        return 0, default_config(version), ""
     config_path, rest, i = None, [], 0
     while i < len(args):
         a = args[i]

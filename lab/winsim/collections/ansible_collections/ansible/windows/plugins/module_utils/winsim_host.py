@@ -56,6 +56,12 @@ PROFILES = {
     # Docker with Mirantis cri-dockerd: how the kubelet reaches Docker since dockershim left in 1.24
     "ws2022-docker-cri": {"build": 20348, "runtime": "docker", "cri_dockerd": True},
     "ws2022-bare": {"build": 20348, "runtime": None},
+    # A freshly installed Windows Server 2022 without the Containers feature (so without the Host Compute Service) and
+    # without containerd: what kubewin_containerd_install starts from (issue 23; winsim_features).
+    "ws2022-no-containers": {"build": 20348, "runtime": None, "features": {"Containers": "Available"}},
+    # containerd's release archive unpacked where kubewin.nodes puts it (C:\Program Files\containerd\bin), no service
+    # yet: the integration target of win_containerd starts there.
+    "ws2022-containerd-unpacked": {"build": 20348, "runtime": None, "unpacked": "2.3.5"},
     # containerd 1.5.18, the last 1.5 release (containerd/containerd releases): below the collection's floor.
     "ws2022-containerd-1.5": {"build": 20348, "runtime": "containerd", "runtime_version": "1.5.18"},
 }
@@ -88,6 +94,8 @@ def initial_state(hostname, profile="ws2022-containerd", adapters=None, build=No
                           display_name="Windows Remote Management (WS-Management)"),
     }
     runtime, pipes, docker = None, [], None
+    if (prof.get("features") or {}).get("Containers", "Installed") != "Installed":
+        del services["vmcompute"]  # the Containers feature brings the Host Compute Service
     if prof["runtime"] == "containerd":
         runtime = {"name": "containerd", "version": runtime_version or prof.get("runtime_version") or "2.3.5"}
         services["containerd"] = _service(
@@ -114,6 +122,7 @@ def initial_state(hostname, profile="ws2022-containerd", adapters=None, build=No
         "services": services,
         "hns": {"networks": [], "endpoints": [], "policylists": [], "vswitches": {}, "blips": []},
         **({"docker": docker} if docker else {}),
+        **({"features": dict(prof["features"])} if prof.get("features") else {}),
         # Windows Defender Firewall blocks inbound traffic that no rule allows (Microsoft Learn, "Windows Firewall
         # overview"; Windows Server's default inbound action is Block). Rules: winsim_firewall.
         "firewall": {"default_inbound_action": "Block", "rules": []},

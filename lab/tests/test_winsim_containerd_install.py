@@ -1,0 +1,131 @@
+"""containerd's install on a bare host in the simulator (issue 23): the Containers feature and the restart it asks for
+(winsim_features), `containerd.exe config default`, `--register-service` and `--unregister-service` (winsim_containerd),
+and kubewin.nodes.win_containerd run by ansible-playbook against them. No control plane."""
+
+import tomllib
+
+import pytest
+from winsim import core
+from winsim.testing import Lab
+
+# isort: split
+# winsim.core has put the stand-in ansible.windows collection on sys.path.
+from ansible_collections.ansible.windows.plugins.module_utils import (
+    winsim_binaries,
+    winsim_containerd,
+    winsim_features,
+    winsim_scm,
+)
+
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import containerd as kc
+
+EXE = kc.EXE
+
+
+@pytest.fixture
+def bare(tmp_path):
+    host = core.create_host(str(tmp_path), "b", profile="ws2022-no-containers")
+    core.write_binary(host.local_path(EXE), "containerd", "2.3.5")
+    return host
+
+
+def _run(host, *argv):
+    with host.open():
+        return winsim_binaries.run(host, list(argv), shell="powershell")
+
+
+def test_the_bare_profile_has_no_containers_feature_no_hcs_and_no_runtime(bare):
+    with bare.open(save=False):
+        st = bare.state
+        assert st["features"] == {"Containers": "Available"} and st["runtime"] is None and st["pipes"] == []
+        assert "vmcompute" not in st["services"] and "containerd" not in st["services"]
+
+
+def test_the_containers_feature_asks_for_a_restart_and_is_installed_by_it(bare):
+    with bare.open():
+        first = winsim_features.install(bare.state, ["Containers"])
+        again = winsim_features.install(bare.state, ["Containers"])
+    assert first["changed"] and first["reboot_required"] and first["exitcode"] == "SuccessRestartRequired"
+    # before the restart: still pending, nothing changed, a restart still asked for (the stricter reading)
+    assert not again["changed"] and again["reboot_required"] and again["feature_result"] == []
+    core.reboot(bare.root, bare.name)
+    with bare.open():
+        assert bare.state["features"]["Containers"] == "Installed"
+        assert winsim_scm.find(bare.state, "vmcompute")["status"] == "Running"
+        done = winsim_features.install(bare.state, ["Containers"])
+    assert done == {"changed": False, "exitcode": "NoChangeNeeded", "reboot_required": False, "success": True,
+                    "feature_result": []}
+
+
+@pytest.mark.parametrize("version, key", [("2.3.5", 3), ("1.7.27", 2)])
+def test_config_default_is_toml_the_collection_configures(version, key):
+    text = winsim_containerd.default_config(version)
+    assert tomllib.loads(text)["version"] == key
+    got = tomllib.loads(kc.render_config(text, "mcr.microsoft.com/oss/kubernetes/pause:3.9", kc.CNI_BIN_DIR,
+                                         kc.CNI_CONF_DIR, kc.HOSTS_DIR))
+    plugins = got["plugins"]
+    if key == 3:
+        assert plugins[kc.V3_IMAGES]["pinned_images"]["sandbox"] == "mcr.microsoft.com/oss/kubernetes/pause:3.9"
+        assert plugins[kc.V3_RUNTIME]["cni"]["bin_dirs"] == [kc.CNI_BIN_DIR]
+    else:
+        assert plugins[kc.V2_CRI]["registry"]["config_path"] == kc.HOSTS_DIR
+
+
+def test_config_default_ignores_the_config_file(bare):
+    with bare.open():
+        path = bare.local_path(winsim_containerd.DEFAULT_CONFIG)
+        with open(path, "w") as f:
+            f.write("version = = broken")
+    rc, out, err = _run(bare, EXE, "config", "default")
+    assert rc == 0 and out == winsim_containerd.default_config("2.3.5") and err == ""
+
+
+def test_register_service_as_containerd_registers_it(bare):
+    assert _run(bare, EXE, "--register-service") == (0, "", "")
+    with bare.open(save=False):
+        svc = winsim_scm.find(bare.state, "containerd")
+        assert svc["image_path"] == kc.service_command() and svc["start"] == 2 and svc["status"] == "Stopped"
+        assert svc["display_name"] == "Containerd" and svc["description"] == "Container runtime"
+        assert bare.state["runtime"] == {"name": "containerd", "version": "2.3.5"}
+    assert _run(bare, EXE, "--register-service") == (1, "", "containerd: The specified service already exists.\n")
+    assert _run(bare, EXE, "--register-service", "--unregister-service")[0] == 1
+    assert _run(bare, EXE, "--register-service", "--bogus") == (
+        1, "", "Incorrect Usage: flag provided but not defined: -bogus\n")
+    # without the Containers feature the service does not start (the stricter choice)
+    with bare.open():
+        with pytest.raises(Exception, match="the Containers feature is Available"):
+            winsim_scm.start(bare, "containerd")
+    assert _run(bare, EXE, "--unregister-service") == (0, "", "")
+    with bare.open(save=False):
+        assert winsim_scm.find(bare.state, "containerd") is None
+
+
+def test_a_bare_host_gets_the_feature_the_restart_and_a_running_containerd_then_nothing_changes(tmp_path):
+    lab = Lab(tmp_path, profile="ws2022-no-containers")
+    core.write_binary(core.Host(lab.root, "win-1").local_path(EXE), "containerd", "2.3.5")
+    tasks = """
+    - name: feature
+      ansible.windows.win_feature: {name: Containers, state: present}
+      register: feature
+    - name: reboot
+      ansible.windows.win_reboot: {}
+      when: feature.reboot_required
+    - name: containerd
+      kubewin.nodes.win_containerd:
+        sandbox_image: mcr.microsoft.com/oss/kubernetes/pause:3.9
+        registry_mirrors: [{prefix: docker.io, mirrors: [{host: "https://mirror.example"}]}]
+    """
+    rc, doc, results = lab.play(tasks)
+    assert rc == 0, doc
+    assert results["feature"]["win-1"]["reboot_required"] and results["reboot"]["win-1"]["rebooted"]
+    assert results["containerd"]["win-1"]["changed"] and results["containerd"]["win-1"]["registered"]
+    dump = lab.dump()
+    assert dump["services"]["containerd"]["status"] == "Running"
+    assert "\\\\.\\pipe\\containerd-containerd" in dump["pipes"]
+    assert dump["files"][kc.HOSTS_DIR + "\\docker.io\\hosts.toml"].startswith("sha256:")
+    lab.reset_ops()
+    rc, doc, results = lab.play(tasks)
+    assert rc == 0, results["containerd"]["win-1"].get("msg")
+    assert not any(r["win-1"].get("changed") for r in results.values()), results
+    assert results["reboot"]["win-1"].get("skipped") and lab.dump() == dump
+    assert lab.ops() == ["win_feature", "win_powershell"]
