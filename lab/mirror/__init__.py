@@ -63,7 +63,7 @@ def _role_default(var):
         try:
             with open(path) as f:
                 for line in f:
-                    m = re.match(r"^%s:\s*['\"]?(v[0-9][^'\"\s#]*)" % re.escape(var), line)
+                    m = re.match(r"^%s:\s*['\"]?(v?[0-9][^'\"\s#]*)" % re.escape(var), line)
                     if m:
                         return m.group(1)
         except OSError:

@@ -3,6 +3,7 @@
 import hashlib
 import io
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -85,6 +86,11 @@ def test_binaries_are_stand_ins_the_simulator_runs(served):
     v = manifest["versions"]
     first = _get("%s/%s" % (url, layout.kubernetes_path(v["kubernetes"][0], "kubelet.exe"))).splitlines()[0]
     assert first.decode() == "KUBEWIN-SIM-BINARY kubelet %s" % v["kubernetes"][0]
+    # containerd's and crictl's role defaults are written without the v (kubespray's spelling) and still served
+    assert re.match(r"^\d+\.\d+\.\d+$", v["containerd"][0]) and re.match(r"^\d+\.\d+\.\d+$", v["crictl"][0])
+    with tarfile.open(fileobj=io.BytesIO(_get("%s/%s" % (url, layout.containerd_path(v["containerd"][0]))))) as t:
+        first = t.extractfile("bin/containerd.exe").read().splitlines()[0]
+    assert first.decode() == "KUBEWIN-SIM-BINARY containerd %s" % v["containerd"][0]
     first = _get("%s/%s" % (url, layout.flannel_path(v["flannel"][0]))).splitlines()[0]
     assert first.decode() == "KUBEWIN-SIM-BINARY flanneld %s" % v["flannel"][0]
     with tarfile.open(fileobj=io.BytesIO(_get("%s/%s" % (url, layout.cni_path(v["cni"][0]))))) as t:
