@@ -2,6 +2,7 @@
 (winsim_features), `containerd.exe config default`, `--register-service` and `--unregister-service` (winsim_containerd),
 and kubewin.nodes.win_containerd run by ansible-playbook against them. No control plane."""
 
+import os
 import tomllib
 
 import pytest
@@ -129,3 +130,37 @@ def test_a_bare_host_gets_the_feature_the_restart_and_a_running_containerd_then_
     assert not any(r["win-1"].get("changed") for r in results.values()), results
     assert results["reboot"]["win-1"].get("skipped") and lab.dump() == dump
     assert lab.ops() == ["win_feature", "win_powershell"]
+
+
+def test_node_sync_checks_a_sha256_archive_and_stamps_it(bare):
+    """An archive checked by SHA-256 (containerd's .sha256sum): unpacked and stamped with the SHA-256; a wrong one is
+    refused with both checksums, before anything is unpacked."""
+    import hashlib
+    import io
+    import tarfile
+
+    from winsim.ps.winhost import run_kubewin_script
+
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+        data = b"KUBEWIN-SIM-BINARY ctr 2.3.5\n"
+        info = tarfile.TarInfo("bin/ctr.exe")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    archive = raw.getvalue()
+    with open(bare.local_path("C:\\Windows\\Temp\\c.tar.gz"), "wb") as f:
+        f.write(archive)
+    entry = {"url": "C:\\Windows\\Temp\\c.tar.gz", "extract_dir": "C:\\ctr", "sha256": "0" * 64}
+    entry["dest"] = host_files.stamp_path(entry)
+    with bare.open():
+        with pytest.raises(Exception, match="checksum mismatch for C:.*expected sha256 0{64}, got %s"
+                                            % hashlib.sha256(archive).hexdigest()):
+            run_kubewin_script(bare, "node_sync", {"Downloads": [entry]})
+        assert not os.path.exists(bare.local_path("C:\\ctr\\bin\\ctr.exe"))
+        entry["sha256"] = hashlib.sha256(archive).hexdigest()
+        run_kubewin_script(bare, "node_sync", {"Downloads": [entry]})
+        with open(bare.local_path(entry["dest"])) as f:
+            assert f.read() == entry["sha256"]
+        with open(bare.local_path("C:\\ctr\\bin\\ctr.exe"), "rb") as f:
+            assert f.read() == data

@@ -230,10 +230,12 @@ def _get_child_item(interp, b, items, node):
 
 
 def _get_file_hash(interp, b, items, node):
-    """Get-FileHash -LiteralPath -Algorithm SHA512: an object whose Hash is upper-case hex (Microsoft Learn,
-    Get-FileHash examples); a missing path is a non-terminating error."""
-    if set(b) != {"LiteralPath", "Algorithm"} or to_str(b["Algorithm"]).upper() != "SHA512":
-        interp.unsupported("Get-FileHash other than -LiteralPath -Algorithm SHA512", node)
+    """Get-FileHash -LiteralPath -Algorithm SHA512 or SHA256: an object whose Hash is upper-case hex (Microsoft Learn,
+    Get-FileHash examples; -Algorithm is a ValidateSet, matched without regard to case); a missing path is a
+    non-terminating error."""
+    algorithm = to_str(b.get("Algorithm")).upper()
+    if set(b) != {"LiteralPath", "Algorithm"} or algorithm not in ("SHA512", "SHA256"):
+        interp.unsupported("Get-FileHash other than -LiteralPath -Algorithm SHA512 or SHA256", node)
     path = to_str(b["LiteralPath"])
     local = _local(interp, path, node, "Get-FileHash")
     if local is None:
@@ -241,7 +243,13 @@ def _get_file_hash(interp, b, items, node):
     if not os.path.isfile(local):
         not_found(interp, path, node, "Get-FileHash")
         return []
-    return [PSObject({"Algorithm": "SHA512", "Hash": winsim_files.sha512_file(local).upper(), "Path": path})]
+    if algorithm == "SHA256":
+        import hashlib
+        with open(local, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+    else:
+        digest = winsim_files.sha512_file(local)
+    return [PSObject({"Algorithm": algorithm, "Hash": digest.upper(), "Path": path})]
 
 
 def new_directory(interp, b, node):
