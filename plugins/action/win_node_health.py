@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _health as health
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import docker, runtimes
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtimes
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
 
 
@@ -30,13 +30,14 @@ class ActionModule(WindowsAction):
                         % (self.module_name, self.host, ", ".join(missing)))
         runtime = runtimes.RUNTIMES[args["container_runtime"]]
         runtime_services = list(dict.fromkeys([runtime["service"], runtime["cri_service"]]))
-        services = runtime_services + ["kubelet"]
-        if args["network_services"]:
-            services += ["flanneld", "kube-proxy"]
+        if args["cert_warn_days"] < 0:
+            return dict(failed=True, msg="%s on %s: cert_warn_days (kubewin_health_cert_warn_days) is %s: give 0 or "
+                        "more days" % (self.module_name, self.host, args["cert_warn_days"]))
         # Read-only, so it runs in check mode too.
-        docker_host = args["container_runtime"] == "docker"
-        view = health.host_view(self.script("node_health", {
-            "Services": services, "DockerService": docker.SERVICE if docker_host else ""}))
+        view = health.host_view(self.script("node_health", health.script_parameters(
+            args["container_runtime"], args["network_services"])))
         result = health.judge(view, args["node"], args["node_name"], args["pod_network"], runtime_services,
-                              args["external_network"], args["network_services"], docker_host)
+                              args["external_network"], args["network_services"],
+                              args["container_runtime"] == "docker", args["container_runtime"],
+                              args["cert_warn_days"])
         return dict(result, changed=False, node_name=args["node_name"], runtime_services=runtime_services)

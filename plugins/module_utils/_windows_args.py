@@ -166,6 +166,7 @@ NODE_HEALTH_ARGSPEC = dict(
     container_runtime=dict(type="str", choices=["containerd", "docker"]),
     external_network=dict(type="str"),
     network_services=dict(type="bool", default=True),
+    cert_warn_days=dict(type="int", default=30),
     report=dict(type="dict"),
 )
 

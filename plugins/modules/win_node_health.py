@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: win_node_health
-short_description: Check a Windows node's services, its HNS networks and its Node conditions, in one remote operation
+short_description: Check a Windows node's services, HNS, CNI configuration, credential and Node in one remote operation
 version_added: 0.2.0
 description:
   - Reads, in one remote operation, the state and start mode of the node's services (the runtime's, the kubelet's
@@ -16,6 +16,13 @@ description:
   - Healthy means every service exists, is Running and is Automatic (not delayed); the pod network (O(pod_network))
     and, when given, O(external_network) exist in HNS; the Node is Ready and its C(NetworkUnavailable) condition is
     not True. A cordoned Node is a warning, not a failure.
+  - In the same read, with O(network_services), the HNS endpoints the pod network needs (kube-proxy's source VIP on
+    an Overlay network, flanneld's C(<network>_ep) on an L2Bridge one); the CNI configuration the runtime loads (the
+    first file in name order of the directory containerd's configuration or cri-dockerd's command line names, which
+    must be the collection's C(10-flannel.conf), valid JSON, naming O(pod_network)); the kubelet's client certificate
+    (C(C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem), also flanneld's and kube-proxy's credential: only its
+    certificate leaves the host, not its key), failed when expired, a warning per O(cert_warn_days); on a Docker host,
+    Docker's network C(host) in Docker's store and, while dockerd runs, in HNS.
   - Changes nothing; the repair is left to the caller (the kubewin.nodes.health role), in the order of RV(repair).
   - With O(report), checks nothing and reads no host, but returns the report (RV(report)) and the table (RV(table)) of
     the results of earlier checks (the last play of the collection's C(playbooks/health.yml)).
@@ -47,6 +54,12 @@ options:
     description: Whether flanneld and kube-proxy run as Windows services (the services mode), so are checked.
     type: bool
     default: true
+  cert_warn_days:
+    description:
+      - A warning when the kubelet's client certificate has fewer days left than this and is past 90 % of its life (the
+        kubelet renews it at 70-90 %, so it was not renewed). An expired certificate is a failure.
+    type: int
+    default: 30
   report:
     description:
       - Instead of a check, the report of checks made before, a mapping of inventory host name to this module's
@@ -99,12 +112,17 @@ checks:
   sample: [{check: pod network flannel.4096, status: fail, detail: missing from HNS (HNS restarted, or flanneld failed),
             fix: "run playbooks/repair.yml, which restarts flanneld and then kube-proxy", repair: flanneld}]
 repair:
-  description: The repair steps the failed checks ask for, in dependency order (V(runtime), V(kubelet), V(flanneld),
-    V(kube-proxy)).
+  description: The repair steps the failed checks ask for, in dependency order (V(runtime), V(docker-restart),
+    V(docker-network), V(kubelet), V(flanneld), V(kube-proxy)).
   returned: success, without O(report)
   type: list
   elements: str
   sample: [flanneld, kube-proxy]
+certificates:
+  description: The notAfter of each credential read (C(kubelet client)), ISO 8601 in UTC, or null when unreadable.
+  returned: success, without O(report)
+  type: dict
+  sample: {kubelet client: "2027-11-28T08:00:00Z"}
 node_name:
   description: O(node_name).
   returned: success, without O(report)
@@ -112,8 +130,8 @@ node_name:
 report:
   description:
     - With O(report), the machine-readable report (schema C(kubewin.nodes/health/v1)), C(schema), C(healthy) (whether
-      every host is), and C(nodes), per host C(host), C(node), C(healthy), C(repaired) and C(checks) (C(check),
-      C(status), C(detail), C(fix)), sorted by host.
+      every host is), and C(nodes), per host C(host), C(node), C(healthy), C(repaired), C(certificates) (see
+      RV(certificates)) and C(checks) (C(check), C(status), C(detail), C(fix)), sorted by host.
   returned: with O(report)
   type: dict
   sample: {schema: kubewin.nodes/health/v1, healthy: true, nodes: [{host: win-1, node: win-1, healthy: true,

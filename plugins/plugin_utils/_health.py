@@ -4,13 +4,30 @@
 
 from __future__ import annotations
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import docker, hns
+import datetime
+import json
+
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import docker, hns, network, runtime_cni, runtimes
+
+try:  # a requirement of ansible-core on the controller
+    from cryptography import x509
+except ImportError:  # pragma: no cover - only where ansible-core was installed without its requirements
+    x509 = None
 
 SCHEMA = "kubewin.nodes/health/v1"
-# The repair steps in dependency order (the services' DependOnService chain): the runtime, Docker's network host
-# (made through the running dockerd), the kubelet, flanneld (which recreates its HNS network at start), kube-proxy
-# (which re-applies every load balancer only at start: proxier.go svcInfo.policyApplied).
-REPAIR_ORDER = ("runtime", "docker-network", "kubelet", "flanneld", "kube-proxy")
+# The repair steps in dependency order (the services' DependOnService chain): the runtime, Docker restarted (dockerd
+# makes the NAT networks of its store that HNS lost again at start), Docker's network host (made through the running
+# dockerd), the kubelet, flanneld (which recreates its HNS network at start), kube-proxy (which re-applies every load
+# balancer only at start: proxier.go svcInfo.policyApplied).
+REPAIR_ORDER = ("runtime", "docker-restart", "docker-network", "kubelet", "flanneld", "kube-proxy")
+# The kubelet's client certificate (client-go util/certificate certificate_store.go: <pki dir>\kubelet-client-current
+# .pem, the kubelet's --cert-dir default C:\var\lib\kubelet\pki), the credential of flanneld and kube-proxy too (they
+# run with the kubelet's kubeconfig, docs/credentials.md). It holds the key too; the script returns the certificate.
+KUBELET_CLIENT_CERT = "C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem"
+# The kubelet renews its certificate at 70-90 % of its life (client-go v0.37.2 util/certificate/certificate_manager.go
+# nextRotationDeadline): one past 90 % should have been renewed.
+RENEWED_BY = 0.9
+CERT_WARN_DAYS = 30
 # SERVICE_AUTO_START (Microsoft Learn, CreateServiceW dwStartType); the roles register every node service so.
 AUTO_START = 2
 DISABLED = 4
@@ -32,18 +49,47 @@ def _check(check, status, detail, fix=None, repair=None):
     return {"check": check, "status": status, "detail": detail, "fix": fix, "repair": repair}
 
 
+def script_parameters(container_runtime, network_services=True):
+    """The node_health script's parameters for a node of ``container_runtime``: its services, the runtime's CNI
+    configuration directories (as node_facts finds them) and the kubelet's client certificate."""
+    runtime = runtimes.RUNTIMES[container_runtime]
+    services = list(dict.fromkeys([runtime["service"], runtime["cri_service"]])) + ["kubelet"]
+    if network_services:
+        services += ["flanneld", "kube-proxy"]
+    return {"Services": services, "DockerService": docker.SERVICE if container_runtime == "docker" else "",
+            "ConfigDumpOf": ["containerd"] if container_runtime == "containerd" else [],
+            "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG,
+            "CniConfDirs": [runtime_cni.CNI_CONF_DIRS[container_runtime]],
+            "ConfDirPattern": runtime_cni.CONTAINERD_CONF_DIR_PATTERN,
+            "DockerConfDirPattern": runtime_cni.CRI_DOCKERD_CONF_DIR_PATTERN,
+            "CertificateFiles": [KUBELET_CLIENT_CERT]}
+
+
 def host_view(answer):
-    """The node_health script's answer -> {services: {name: {...}}, networks: {name: type} or None, hns_error,
-    docker_networks: [name] or None, docker_error}."""
-    networks, error = None, answer.get("hns_error")
+    """The node_health script's answer -> {services: {name: {...}}, networks: {name: type} or None, network_ids:
+    {name: ID}, hns_error, endpoints: [{name, ip, network}] (network: the ID, lower case) or None, endpoints_error,
+    cni_conf: {directory: {file: text or None}}, certificates: {path: {exists, certificate}}, docker_networks: [name]
+    or None, docker_error}."""
+    networks, ids, error = None, {}, answer.get("hns_error")
     if not error:
         try:
             raw = hns.parse_response(answer.get("networks"), "GET /networks/")
             networks = {str(n.get("Name")): n.get("Type") for n in raw}
+            ids = {str(n.get("Name")): str(n.get("ID") or "").lower() for n in raw}
         except hns.HnsError as e:
             error = str(e)
+    endpoints, endpoints_error = None, answer.get("endpoints_error") or error
+    if networks is not None and not endpoints_error:
+        try:
+            endpoints = [{"name": e.get("Name"), "ip": e.get("IPAddress"),
+                          "network": str(e.get("VirtualNetwork") or "").lower()}
+                         for e in hns.parse_response(answer.get("endpoints"), "GET /endpoints/")]
+        except hns.HnsError as e:
+            endpoints_error = str(e)
     docker_networks = answer.get("docker_networks")
-    return {"services": dict(answer.get("services") or {}), "networks": networks, "hns_error": error,
+    return {"services": dict(answer.get("services") or {}), "networks": networks, "network_ids": ids,
+            "hns_error": error, "endpoints": endpoints, "endpoints_error": endpoints_error,
+            "cni_conf": dict(answer.get("cni_conf") or {}), "certificates": dict(answer.get("certificates") or {}),
             "docker_networks": None if docker_networks is None else [str(n) for n in docker_networks],
             "docker_error": answer.get("docker_error")}
 
@@ -107,7 +153,8 @@ def _network_checks(view, pod_network, external_network, network_services):
 
 def _docker_checks(view):
     """Docker's network host: in Docker's own store (docker.py: a network made through HNS while dockerd runs is
-    not), which hostNetwork pods' sandboxes need."""
+    not), which hostNetwork pods' sandboxes need, and, while dockerd runs, in HNS (review-s7 R2: a store that still
+    lists host after HNS lost it, at an HNS restart or a removal beside Docker, reads healthy through docker.exe)."""
     check = "Docker network %s" % docker.HOST_NETWORK
     if view.get("docker_networks") is None:
         # The repair's runtime step starts a stopped Docker first; then its own step makes host if still missing
@@ -115,11 +162,145 @@ def _docker_checks(view):
         return [_check(check, "fail", "Docker's networks could not be read: %s" % view.get("docker_error"),
                        "run playbooks/repair.yml, which starts the docker service and makes the network through "
                        "Docker if it is missing", "docker-network")]
-    if docker.HOST_NETWORK in view["docker_networks"]:
-        return [_check(check, "ok", "in Docker's networks")]
-    return [_check(check, "fail", "not in Docker's networks (docker network ls): hostNetwork pods cannot start",
-                   "run playbooks/repair.yml, which makes it through Docker (docker network create -d nat host)",
-                   "docker-network")]
+    if docker.HOST_NETWORK not in view["docker_networks"]:
+        return [_check(check, "fail", "not in Docker's networks (docker network ls): hostNetwork pods cannot start",
+                       "run playbooks/repair.yml, which makes it through Docker (docker network create -d nat host)",
+                       "docker-network")]
+    out = [_check(check, "ok", "in Docker's networks")]
+    running = (view["services"].get(docker.SERVICE) or {}).get("status") == "Running"
+    if view["networks"] is None or not running:
+        return out  # HNS unreadable is its own finding; a stopped dockerd makes its networks again at its start
+    hns_check = "HNS network %s" % docker.HOST_NETWORK
+    kind = view["networks"].get(docker.HOST_NETWORK)
+    if kind is None:
+        out.append(_check(hns_check, "fail", "missing from HNS while dockerd runs with it in its store (HNS restarted, "
+                          "or the network was removed beside Docker): hostNetwork pods' sandboxes fail",
+                          "run playbooks/repair.yml, which restarts Docker and the services that depend on it (dockerd "
+                          "makes the NAT networks of its store that HNS lost again at start; its containers restart)",
+                          "docker-restart"))
+    elif str(kind).lower() != "nat":
+        out.append(_check(hns_check, "fail", "type %s in HNS, not NAT" % kind,
+                          "remove the HNS network host (kubewin.nodes.win_hns_cleanup), then run playbooks/repair.yml"))
+    else:
+        out.append(_check(hns_check, "ok", "present (NAT)"))
+    return out
+
+
+def _endpoint_checks(view, node, pod_network, network_services):
+    """The HNS endpoints the node's networking needs in the pod network: kube-proxy's source VIP on Overlay (a local
+    endpoint with the VIP, made by kube-proxy's first sync: k8s.io/kubernetes v1.37.2 pkg/proxy/winkernel/proxier.go
+    syncProxyRules newSourceVIP; without it no Service is programmed), the bridge endpoint <network>_ep on L2Bridge
+    (flannel v0.26.7 pkg/backend/hostgw/hostgw_windows.go, made at flanneld's start; the node's route to its pods).
+    Only in the services mode, where the collection sets kube-proxy's source VIP (network.source_vip)."""
+    kind = (view["networks"] or {}).get(pod_network)
+    if not network_services or kind is None:
+        return []  # no network: its own finding, and its repair brings the endpoints back
+    if view["endpoints"] is None:
+        return [_check("HNS endpoints", "fail", "HNS endpoints could not be read: %s" % view["endpoints_error"],
+                       "start the Host Network Service (Start-Service hns), then run playbooks/repair.yml")]
+    net_id = view["network_ids"].get(pod_network, "")
+    here = [e for e in view["endpoints"] if e["network"] == net_id]
+    if str(kind).lower() == "overlay":
+        try:
+            vip = network.source_vip((node or {}).get("pod_cidr"))
+        except network.NetworkConfigError:
+            return []  # the Node (or its podCIDR) is missing: the node checks say so
+        check = "source VIP endpoint %s" % vip
+        if any(e["ip"] == vip for e in here):
+            return [_check(check, "ok", "in %s" % pod_network)]
+        return [_check(check, "fail", "kube-proxy's source VIP endpoint is missing from %s (removed, or kube-proxy's "
+                       "sync failed): pods on this node cannot reach Services" % pod_network,
+                       "run playbooks/repair.yml, which restarts kube-proxy (it makes the endpoint at its first sync; "
+                       "if it stays missing, look for \"Source Vip endpoint creation failed\" in "
+                       "C:\\var\\log\\kube-proxy\\kube-proxy.log)", "kube-proxy")]
+    if str(kind).lower() == "l2bridge":
+        name = pod_network + "_ep"
+        check = "bridge endpoint %s" % name
+        if any(e["name"] == name for e in here):
+            return [_check(check, "ok", "in %s" % pod_network)]
+        return [_check(check, "fail", "flanneld's bridge endpoint is missing from %s: the node cannot reach its pods"
+                       % pod_network, "run playbooks/repair.yml, which restarts flanneld (it makes the endpoint at "
+                       "start) and then kube-proxy", "flanneld")]
+    return []
+
+
+def _cni_checks(view, container_runtime, pod_network):
+    """The CNI configuration the runtime loads: the first file in name order of the directory it reads (containerd's
+    from its config dump, cri-dockerd's from its command line: runtime_cni), which must be the collection's
+    10-flannel.conf, valid JSON, naming the pod network (the network flannel's Windows plugin attaches pods to)."""
+    check = "CNI configuration"
+    fix = ("run playbooks/scale_up.yml, which writes %s (the runtime reads its directory again by itself)"
+           % runtime_cni.CNI_CONF_FILE)
+    dirs = runtime_cni.runtime_cni_dirs(container_runtime, view["services"])
+    if dirs.get("error"):
+        return [_check(check, "fail", "the runtime's CNI configuration directory is unknown: %s" % dirs["error"],
+                       "look at the runtime's service and configuration (the service check above)")]
+    conf_dir = dirs["conf_dir"]
+    listing = next((files for d, files in view["cni_conf"].items()
+                    if runtime_cni._norm(str(d)).lower() == conf_dir.lower()), None)
+    if listing is None:
+        return [_check(check, "fail", "%s was not read" % conf_dir, "run the check again")]
+    names = sorted(n for n in listing if n.endswith(runtime_cni.CNI_CONF_EXTENSIONS))
+    max_conf_num = 1
+    if container_runtime == "containerd":
+        dump = (view["services"].get("containerd") or {}).get("config_dump")
+        max_conf_num = runtime_cni.containerd_max_conf_num(dump)
+    path = "%s\\%s" % (conf_dir, runtime_cni.CNI_CONF_FILE)
+    if runtime_cni.CNI_CONF_FILE not in names:
+        return [_check(check, "fail", "%s is missing (%s): pods get no network" % (
+            path, "the directory has %s" % ", ".join(names) if names else "the directory has no CNI configuration"),
+            fix)]
+    conflicts = runtime_cni.conf_dir_conflicts(names, max_conf_num)
+    if conflicts:
+        return [_check(check, "fail", runtime_cni.conf_dir_conflict_message(conflicts, conf_dir, container_runtime,
+                                                                             max_conf_num),
+                       "remove or rename it on the node (the runtime reads its directory again by itself)")]
+    text = listing.get(runtime_cni.CNI_CONF_FILE)
+    if text is None:
+        return [_check(check, "fail", "%s is larger than 64 KiB, not the file the collection writes" % path, fix)]
+    try:
+        conf = json.loads(text)
+    except ValueError as e:
+        return [_check(check, "fail", "%s is not valid JSON (%s): the runtime cannot load it, so pods get no network"
+                       % (path, e), fix)]
+    if not isinstance(conf, dict) or conf.get("name") != pod_network:
+        return [_check(check, "fail", "%s names the network %r, not the pod network %s" % (
+            path, conf.get("name") if isinstance(conf, dict) else conf, pod_network), fix)]
+    return [_check(check, "ok", "%s, loaded first" % path)]
+
+
+def _certificate_checks(view, node_name, warn_days, now):
+    """The kubelet's client certificate, also flanneld's and kube-proxy's credential (they run with the kubelet's
+    kubeconfig: no token of their own). The kubelet renews it at 70-90 % of its life; one with fewer than
+    ``warn_days`` left that is past RENEWED_BY of its life was not renewed (a warning), an expired one is a failure.
+    Returns (checks, not_after: ISO 8601 or None)."""
+    check = "kubelet client certificate"
+    entry = view["certificates"].get(KUBELET_CLIENT_CERT) or {}
+    rejoin = ("the kubelet cannot renew an expired certificate: run playbooks/reset.yml --limit %s, then "
+              "playbooks/scale_up.yml for it (docs/operations.md, \"Credentials after an outage\")" % node_name)
+    if not entry.get("exists"):
+        return [_check(check, "fail", "%s does not exist: the kubelet, flanneld and kube-proxy have no credential"
+                       % KUBELET_CLIENT_CERT, "run playbooks/scale_up.yml, which joins the node")], None
+    try:
+        if x509 is None:
+            raise ValueError("the controller's Python has no cryptography module")
+        cert = x509.load_pem_x509_certificate(str(entry.get("certificate") or "").encode())
+    except ValueError as e:
+        return [_check(check, "fail", "%s holds no readable certificate (%s)" % (KUBELET_CLIENT_CERT, e), rejoin)], None
+    not_before, not_after = cert.not_valid_before_utc, cert.not_valid_after_utc
+    left = not_after - now
+    stamp = not_after.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if left.total_seconds() <= 0:
+        return [_check(check, "fail", "expired at %s: the kubelet, flanneld and kube-proxy (which run with its "
+                       "kubeconfig) get 401 Unauthorized" % stamp, rejoin)], stamp
+    life = (not_after - not_before).total_seconds()
+    if left.total_seconds() < warn_days * 86400 and (life <= 0 or left.total_seconds() < (1 - RENEWED_BY) * life):
+        return [_check(check, "warn", "expires at %s (in %d days) and was not renewed: the kubelet renews it at "
+                       "70-90 %% of its life" % (stamp, left.days),
+                       "look for certificate_manager errors in the kubelet's log (C:\\var\\log\\kubelet\\kubelet.log) "
+                       "and for Pending CertificateSigningRequests of %s (kubectl get csr); once it has expired, %s"
+                       % (node_name, rejoin.split(": ", 1)[1]))], stamp
+    return [_check(check, "ok", "valid until %s" % stamp)], stamp
 
 
 def _condition(node, kind):
@@ -154,17 +335,23 @@ def _node_checks(node, node_name):
 
 
 def judge(view, node, node_name, pod_network, runtime_services, external_network=None, network_services=True,
-          docker_host=False):
+          docker_host=False, container_runtime=None, cert_warn_days=CERT_WARN_DAYS, now=None):
     """The findings for one node: ``view`` (host_view), ``node`` (k8s_node's node result); ``docker_host``: Docker's
-    network host is checked too. Returns {healthy, checks: [{check, status ok|warn|fail, detail, fix, repair}],
-    repair: the plan}."""
+    network host is checked too; ``container_runtime``: the CNI configuration it loads is checked (None: not);
+    ``now``: the time the certificate is judged at (UTC; default the controller's clock). Returns {healthy, checks:
+    [{check, status ok|warn|fail, detail, fix, repair}], repair: the plan, certificates: {name: notAfter}}."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    cert_checks, not_after = _certificate_checks(view, node_name, cert_warn_days, now)
     checks = (_service_checks(view["services"], runtime_services, network_services)
               + _network_checks(view, pod_network, external_network, network_services)
+              + _endpoint_checks(view, node, pod_network, network_services)
               + (_docker_checks(view) if docker_host else [])
+              + (_cni_checks(view, container_runtime, pod_network) if container_runtime else [])
+              + cert_checks
               + _node_checks(node or {}, node_name))
     checks = _leave_blocked_steps(checks, view["services"], runtime_services)
     return {"healthy": not any(c["status"] == "fail" for c in checks), "checks": checks,
-            "repair": repair_plan(checks)}
+            "repair": repair_plan(checks), "certificates": {"kubelet client": not_after}}
 
 
 def _leave_blocked_steps(checks, services, runtime_services):
@@ -180,8 +367,8 @@ def _leave_blocked_steps(checks, services, runtime_services):
 
     # What each step starts itself; what must run for it: the earlier steps' services, except for docker-network,
     # which starts none and needs only dockerd (a Disabled cri-dockerd does not block it: review-s7 R5).
-    own = {"runtime": list(runtime_services), "docker-network": [], "kubelet": ["kubelet"], "flanneld": ["flanneld"],
-           "kube-proxy": ["kube-proxy"]}
+    own = {"runtime": list(runtime_services), "docker-restart": [docker.SERVICE], "docker-network": [],
+           "kubelet": ["kubelet"], "flanneld": ["flanneld"], "kube-proxy": ["kube-proxy"]}
     needs = {"docker-network": [docker.SERVICE]}
     blocked, earlier = {}, []
     for step in REPAIR_ORDER:
@@ -215,12 +402,14 @@ def report(results):
     for host in sorted(results):
         res = results[host]
         if not isinstance(res, dict) or "checks" not in res:
-            nodes.append({"host": host, "node": None, "healthy": False, "repaired": [], "checks": [
+            nodes.append({"host": host, "node": None, "healthy": False, "repaired": [], "certificates": {}, "checks": [
                 _check("host", "fail", "no health result: unreachable, or a task failed before the check",
                        "look at the run's output for this host")]})
             continue
         nodes.append({"host": host, "node": res.get("node_name"), "healthy": bool(res.get("healthy")),
                       "repaired": list(res.get("repaired") or []),
+                      # notAfter (ISO 8601, UTC) of each credential read, for monitoring (null: not read)
+                      "certificates": dict(res.get("certificates") or {}),
                       "checks": [{k: c.get(k) for k in ("check", "status", "detail", "fix")} for c in res["checks"]]})
     return {"schema": SCHEMA, "healthy": all(n["healthy"] for n in nodes), "nodes": nodes}
 

@@ -425,6 +425,7 @@ def _builders():
     the action plugins pass to run_script. Add one here when a plugin builds parameters a new way."""
     _collection()
     from ansible_collections.kubewin.nodes.plugins.plugin_utils import _bundle as bundle
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _health as health
     from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import facts as host_facts
     from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
 
@@ -438,6 +439,7 @@ def _builders():
         "files.state_query": lambda: host_files.state_query(*_sample_inputs()),
         "files.plan": plan,
         "_bundle.script_parameters": lambda: bundle.script_parameters("containerd", True, 10, 1, 5),
+        "_health.script_parameters": lambda: health.script_parameters("docker", True),
     }
 
 

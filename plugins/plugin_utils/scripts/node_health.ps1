@@ -1,13 +1,28 @@
 # kubewin.nodes script: node_health
-# Contract: parameters Services (names) and DockerService (Docker's service name; empty: not a Docker host). Result:
-# {services: {name: {exists, status, start, delayed_autostart}}, networks: the raw JSON text HNS answered for GET on
-# /networks/ ({"Success":..,"Output":[..]}), or null with hns_error saying why HNS could not be read; with
-# DockerService, docker_networks: the names in Docker's own store (`docker network ls`, as docker_state reads them),
-# or null with docker_error saying why}. Read-only: the health check's one remote operation per host.
+# Contract: parameters Services (names), DockerService (Docker's service name; empty: not a Docker host), ConfigDumpOf
+# (services whose `<program> [--config <file>] config dump` is read, the --config value taken from the ImagePath with
+# ConfigFlagPattern, group 1), CniConfDirs, ConfDirPattern and DockerConfDirPattern (the CNI configuration directories
+# to read, as node_facts lists them: the defaults, the conf_dir ConfDirPattern finds in containerd's dump, group 1 a
+# TOML literal string, group 2 a basic one, and DockerConfDirPattern in cri-dockerd's ImagePath, group 1), and
+# CertificateFiles (PEM files whose first certificate is returned). Result:
+# {services: {name: {exists, status, start, delayed_autostart, image_path, config_dump}}, networks and endpoints: the
+# raw JSON text HNS answered for GET on /networks/ and /endpoints/ ({"Success":..,"Output":[..]}), or null with
+# hns_error / endpoints_error saying why HNS could not be read; cni_conf: {directory: {file name: its text, or null
+# when it is not a CNI configuration by its extension or is larger than 64 KiB}} (a missing directory is empty);
+# certificates: {path: {exists, certificate: the first PEM CERTIFICATE block or null}} (only that block: a key in the
+# same file never leaves the host); with DockerService, docker_networks: the names in Docker's own store (`docker
+# network ls`, as docker_state reads them), or null with docker_error saying why}. Read-only: the health check's one
+# remote operation per host.
 [CmdletBinding(SupportsShouldProcess)]
 param(
     [string[]]$Services = @(),
-    [string]$DockerService = ''
+    [string]$DockerService = '',
+    [string[]]$ConfigDumpOf = @(),
+    [string]$ConfigFlagPattern = '',
+    [string[]]$CniConfDirs = @(),
+    [string]$ConfDirPattern = '',
+    [string]$DockerConfDirPattern = '',
+    [string[]]$CertificateFiles = @()
 )
 $ErrorActionPreference = 'Stop'
 
@@ -61,14 +76,71 @@ $Ansible.Changed = $false
 $serviceFacts = @{}
 foreach ($name in $Services) {
     $svc = Get-Service -Name $name -ErrorAction SilentlyContinue
-    $entry = @{ exists = [bool]$svc; status = $null; start = $null; delayed_autostart = $null }
+    $entry = @{ exists = [bool]$svc; status = $null; start = $null; delayed_autostart = $null; image_path = $null
+        config_dump = $null }
     if ($svc) {
         $key = Get-Item -LiteralPath "HKLM:\SYSTEM\CurrentControlSet\Services\$($svc.Name)"
         $entry.status = $svc.Status.ToString()
         $entry.start = $key.GetValue('Start', $null)
         $entry.delayed_autostart = $key.GetValue('DelayedAutostart', 0)
+        $entry.image_path = $key.GetValue('ImagePath', $null)
+    }
+    if ($svc -and $name -in $ConfigDumpOf) {
+        # The same read as node_facts': the CNI directories the runtime really uses (its config.toml may move them).
+        $image = [string]$entry.image_path
+        $program = if ($image.StartsWith('"')) { $image.Split('"')[1] } else { $image.Split(' ')[0] }
+        $dumpArgs = @()
+        if ($ConfigFlagPattern -and $image -match $ConfigFlagPattern) {
+            $dumpArgs = @('--config', $Matches[1].Trim('"'))
+        }
+        $entry.config_dump = & {
+            # containerd logs warnings to stderr; under 'Stop' Windows PowerShell 5.1 would throw on them.
+            $ErrorActionPreference = 'Continue'
+            try {
+                $text = & $program @dumpArgs config dump 2>&1 |
+                    Where-Object { $_ -isnot [System.Management.Automation.ErrorRecord] } | Out-String
+                if ($LASTEXITCODE -ne 0) { "error: exit code $LASTEXITCODE" } else { $text }
+            } catch {
+                "error: $_"
+            }
+        }
     }
     $serviceFacts[$name] = $entry
+}
+$confDirs = @($CniConfDirs)
+$containerdFacts = $serviceFacts['containerd']
+if ($containerdFacts -and $ConfDirPattern -and ([string]$containerdFacts.config_dump) -match $ConfDirPattern) {
+    $confDirs += if ($Matches[1]) { $Matches[1] } else { $Matches[2].Replace('\\', '\') }
+}
+$dockerdFacts = $serviceFacts['cri-dockerd']
+if ($dockerdFacts -and $DockerConfDirPattern -and ([string]$dockerdFacts.image_path) -match $DockerConfDirPattern) {
+    $confDirs += $Matches[1].Trim('"')
+}
+# Each CNI configuration's text (what the runtime parses; which one it loads is judged on the controller).
+$cniConf = @{}
+foreach ($dir in $confDirs) {
+    $files = @{}
+    if ($dir -and (Test-Path -LiteralPath $dir -PathType Container)) {
+        foreach ($file in @(Get-ChildItem -LiteralPath $dir -Force | Where-Object { -not $_.PSIsContainer })) {
+            $isConf = $file.Name -like '*.conf' -or $file.Name -like '*.conflist' -or $file.Name -like '*.json'
+            $files[$file.Name] = if ($isConf -and $file.Length -le 65536) {
+                [System.IO.File]::ReadAllText($file.FullName)
+            } else { $null }
+        }
+    }
+    $cniConf[$dir] = $files
+}
+$certificates = @{}
+foreach ($path in $CertificateFiles) {
+    $entry = @{ exists = $false; certificate = $null }
+    if (Test-Path -LiteralPath $path -PathType Leaf) {
+        $entry.exists = $true
+        # The first certificate only: kubelet-client-current.pem holds the client key too, which stays here.
+        if ([System.IO.File]::ReadAllText($path) -match '(?s)-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----') {
+            $entry.certificate = $Matches[0]
+        }
+    }
+    $certificates[$path] = $entry
 }
 $networks = $null
 $hnsError = $null
@@ -76,6 +148,15 @@ try {
     $networks = Invoke-Hns 'GET' '/networks/' ''
 } catch {
     $hnsError = "$_"  # HNS stopped or missing is a finding, not the end of the check
+}
+$endpoints = $null
+$endpointsError = $null
+if (-not $hnsError) {
+    try {
+        $endpoints = Invoke-Hns 'GET' '/endpoints/' ''
+    } catch {
+        $endpointsError = "$_"
+    }
 }
 $dockerNetworks = $null
 $dockerError = $null
@@ -95,4 +176,5 @@ if ($DockerService) {
     }
 }
 $Ansible.Result = @{ services = $serviceFacts; networks = $networks; hns_error = $hnsError
+    endpoints = $endpoints; endpoints_error = $endpointsError; cni_conf = $cniConf; certificates = $certificates
     docker_networks = $dockerNetworks; docker_error = $dockerError }

@@ -1,10 +1,15 @@
 """The health check of a Windows node (issue 21 point 4): each finding of the judge (plugin_utils/_health.py), the
 repair plan's order, the report's schema and table, and win_node_health's one read of the host."""
 
+import datetime
 import hashlib
 import json
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from remote_host import RemoteHost
 
 from ansible_collections.kubewin.nodes.plugins.action.win_node_health import ActionModule
@@ -13,13 +18,45 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils import _health as he
 SERVICES = ("containerd", "kubelet", "flanneld", "kube-proxy")
 
 
-def _answer(services=None, networks=("External", "flannel.4096"), hns_error=None, **docker):
+NOW = datetime.datetime(2026, 11, 28, 9, 0, tzinfo=datetime.timezone.utc)
+CONF_DIR = "C:\\Program Files\\containerd\\cni\\conf"
+DUMP = ("version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\n"
+        "  bin_dirs = ['C:\\Program Files\\containerd\\cni\\bin']\n  conf_dir = '%s'\n  max_conf_num = 1\n" % CONF_DIR)
+FLANNEL_CONF = json.dumps({"cniVersion": "0.3.0", "name": "flannel.4096", "type": "flannel"})
+KEY = ec.generate_private_key(ec.SECP256R1())
+
+
+def _pem(not_before, not_after, key=False):
+    """A certificate valid from ``not_before`` to ``not_after``, as kubelet-client-current.pem holds it (with the key
+    after it when ``key``)."""
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "system:node:win-1")])
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(KEY.public_key())
+            .serial_number(1).not_valid_before(not_before).not_valid_after(not_after).sign(KEY, hashes.SHA256()))
+    text = cert.public_bytes(serialization.Encoding.PEM).decode()
+    if key:
+        text += KEY.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()).decode()
+    return text
+
+
+CERT = _pem(NOW - datetime.timedelta(days=30), NOW + datetime.timedelta(days=335))
+
+
+def _answer(services=None, networks=("External", "flannel.4096"), hns_error=None, endpoints=None, cni=None,
+            certificate=CERT, **docker):
     svcs = {name: {"exists": True, "status": "Running", "start": 2, "delayed_autostart": 0} for name in SERVICES}
+    svcs["containerd"]["config_dump"] = DUMP
     for name, changes in (services or {}).items():
         svcs[name] = dict(svcs[name], **changes)
     raw = None if hns_error else json.dumps({"Success": True, "Output": [
-        {"Name": n, "Type": "Overlay", "ID": "id-" + n} for n in networks]})
-    return dict({"services": svcs, "networks": raw, "hns_error": hns_error}, **docker)
+        {"Name": n, "Type": "NAT" if n == "host" else "Overlay", "ID": "ID-" + n} for n in networks]})
+    if endpoints is None:  # kube-proxy's source VIP of 10.244.1.0/24
+        endpoints = [{"IPAddress": "10.244.1.254", "VirtualNetwork": "id-flannel.4096"}]
+    eps = None if hns_error else json.dumps({"Success": True, "Output": endpoints})
+    return dict({"services": svcs, "networks": raw, "hns_error": hns_error, "endpoints": eps,
+                 "cni_conf": {CONF_DIR: {"10-flannel.conf": FLANNEL_CONF} if cni is None else cni},
+                 "certificates": {health.KUBELET_CLIENT_CERT: {"exists": certificate is not None,
+                                                               "certificate": certificate}}}, **docker)
 
 
 def _node(ready="True", network_unavailable="False", unschedulable=False, exists=True):
@@ -27,11 +64,13 @@ def _node(ready="True", network_unavailable="False", unschedulable=False, exists
                    "message": ""}]
     if network_unavailable is not None:
         conditions.append({"type": "NetworkUnavailable", "status": network_unavailable})
-    return {"exists": exists, "conditions": conditions, "unschedulable": unschedulable}
+    return {"exists": exists, "conditions": conditions, "unschedulable": unschedulable, "pod_cidr": "10.244.1.0/24"}
 
 
 def _judge(answer=None, node=None, **kw):
     kw.setdefault("external_network", "External")
+    kw.setdefault("container_runtime", "containerd")
+    kw.setdefault("now", NOW)
     return health.judge(health.host_view(answer or _answer()), _node() if node is None else node, "win-1",
                         "flannel.4096", ["containerd"], **kw)
 
@@ -45,7 +84,9 @@ def test_a_healthy_node_has_no_failed_check_and_nothing_to_repair():
     assert result["healthy"] and result["repair"] == [] and _failed(result) == {}
     assert {c["check"] for c in result["checks"]} == {
         "service containerd", "service kubelet", "service flanneld", "service kube-proxy", "pod network flannel.4096",
-        "network External", "node Ready", "node NetworkUnavailable", "node schedulable"}
+        "network External", "source VIP endpoint 10.244.1.254", "CNI configuration", "kubelet client certificate",
+        "node Ready", "node NetworkUnavailable", "node schedulable"}
+    assert result["certificates"] == {"kubelet client": "2027-10-29T09:00:00Z"}
 
 
 @pytest.mark.parametrize("service, step", [("containerd", "runtime"), ("kubelet", "kubelet"),
@@ -92,7 +133,7 @@ def test_hns_that_cannot_be_read_is_a_finding():
     result = _judge(_answer(hns_error="HNS call GET /networks/ failed with HRESULT 0x80070424"))
     assert _failed(result) == {"HNS networks": (
         "HNS could not be read: HNS call GET /networks/ failed with HRESULT 0x80070424", None)}
-    refused = _judge({"services": _answer()["services"], "networks": json.dumps({"Success": False, "Error": "x"})})
+    refused = _judge(dict(_answer(), networks=json.dumps({"Success": False, "Error": "x"})))
     assert _failed(refused) == {"HNS networks": ("HNS could not be read: HNS refused GET /networks/: x", None)}
 
 
@@ -140,15 +181,19 @@ def test_win_node_health_reads_the_host_once_and_judges_it(make_action):
     args = {"node_name": "win-1", "node": _node(), "pod_network": "flannel.4096", "container_runtime": "containerd",
             "external_network": "External"}
     result = make_action(ActionModule, args, host).run(task_vars={})
-    assert host.calls == [("node_health", {"Services": ["containerd", "kubelet", "flanneld", "kube-proxy"],
-                                           "DockerService": ""})]
+    assert host.calls == [("node_health", health.script_parameters("containerd"))]
+    params = host.calls[0][1]
+    assert params["Services"] == ["containerd", "kubelet", "flanneld", "kube-proxy"] and params["DockerService"] == ""
+    assert params["ConfigDumpOf"] == ["containerd"] and params["CniConfDirs"] == [CONF_DIR]
+    assert params["CertificateFiles"] == ["C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem"]
     assert result["changed"] is False and result["healthy"] is False and result["repair"] == ["flanneld", "kube-proxy"]
     assert result["runtime_services"] == ["containerd"] and result["node_name"] == "win-1"
     docker = RemoteHost({"node_health": lambda p: _answer(docker_networks=["nat"], docker_error=None)})
     result = make_action(ActionModule, dict(args, container_runtime="docker", network_services=False), docker).run(
         task_vars={})
-    assert docker.calls == [("node_health", {"Services": ["docker", "cri-dockerd", "kubelet"],
-                                             "DockerService": "docker"})]
+    params = docker.calls[0][1]
+    assert params["Services"] == ["docker", "cri-dockerd", "kubelet"] and params["DockerService"] == "docker"
+    assert params["ConfigDumpOf"] == [] and params["CniConfDirs"] == ["C:\\k\\cni\\config"]
     assert _failed(result)["Docker network host"][1] == "docker-network" and result["repair"] == ["docker-network"]
 
 
@@ -194,11 +239,22 @@ def test_the_steps_after_a_stopped_disabled_service_are_left_too_as_its_dependen
     assert _failed(result)["pod network flannel.4096"][1] is None
 
 
+NEW_CHECKS = ("source VIP endpoint", "bridge endpoint", "HNS endpoints", "HNS network host", "CNI configuration",
+              "kubelet client certificate")
+
+
+def _as_before(result):
+    """A result without what the check added after the filters were removed (the new checks, certificates)."""
+    return dict({k: v for k, v in result.items() if k != "certificates"},
+                checks=[c for c in result["checks"] if not c["check"].startswith(NEW_CHECKS)])
+
+
 def _report_results():
-    return {"w1": dict(_judge(_answer(networks=("External",))), node_name="win-1", repaired=["flanneld", "kube-proxy"]),
-            "w2": dict(_judge(), node_name="win-2", repaired=[]), "w3": None,
-            "w0": dict(_judge(_answer({"kubelet": {"status": "Stopped", "start": 3}}), node=_node(ready="False")),
-                       node_name="win-0", repaired=[])}
+    return {"w1": _as_before(dict(_judge(_answer(networks=("External",))), node_name="win-1",
+                                  repaired=["flanneld", "kube-proxy"])),
+            "w2": _as_before(dict(_judge(), node_name="win-2", repaired=[])), "w3": None,
+            "w0": _as_before(dict(_judge(_answer({"kubelet": {"status": "Stopped", "start": 3}}),
+                                         node=_node(ready="False")), node_name="win-0", repaired=[]))}
 
 
 def _sha256(value):
@@ -211,6 +267,8 @@ def test_win_node_health_with_report_reads_no_host_and_gives_the_report_and_tabl
     assert host.calls == [] and result["changed"] is False and not result.get("failed")
     # What the filters kubewin.nodes.health_report and health_table (removed when playbooks/health.yml moved to this)
     # gave for these results: the report as JSON with sorted keys, and the table's lines joined by newlines.
+    # (the report's certificates, added since, are left out: {} for these results)
+    assert {json.dumps(n.pop("certificates")) for n in result["report"]["nodes"]} == {"{}"}
     assert _sha256(json.dumps(result["report"], sort_keys=True)) == (
         "dccadab06f1eb1f31a109902550439ea350990a3cd053df6fb076b8359e6676f")
     assert _sha256("\n".join(result["table"])) == "5feb332e95ae1b3977ab66c8f67b6ac899bd6e1cb2537c102dc5e4838cb285de"
@@ -244,3 +302,132 @@ def test_a_disabled_cri_dockerd_does_not_block_the_docker_network_step_a_disable
     left = judge({"docker": {"status": "Stopped", "start": 4}})
     assert "docker-network" not in left["repair"]
     assert {c["fix"] for c in left["checks"] if c["check"] == "Docker network host"} == {health._disabled_fix("docker")}
+
+
+def _day(n):
+    return NOW + datetime.timedelta(days=n)
+
+
+def test_the_cni_configuration_the_runtime_loads_first_must_be_ours_and_valid():
+    first = _failed(_judge(_answer(cni={"0-containerd-nat.json": "{}", "10-flannel.conf": FLANNEL_CONF})))
+    assert list(first) == ["CNI configuration"]
+    assert first["CNI configuration"][0].startswith(CONF_DIR + "\\0-containerd-nat.json sorts before 10-flannel.conf")
+    # a file that is not a CNI configuration by its extension (case-sensitive, as libcni), or sorts after ours: fine
+    assert _judge(_answer(cni={"0-notes.txt": None, "0-X.JSON": None, "99-other.conflist": "{}",
+                               "10-flannel.conf": FLANNEL_CONF}))["healthy"]
+    missing = _failed(_judge(_answer(cni={"99-other.conflist": "{}"})))["CNI configuration"]
+    assert missing == ("%s\\10-flannel.conf is missing (the directory has 99-other.conflist): pods get no network"
+                       % CONF_DIR, None)
+    assert "no CNI configuration" in _failed(_judge(_answer(cni={})))["CNI configuration"][0]
+    broken = _failed(_judge(_answer(cni={"10-flannel.conf": '{"name": "flannel.4096",'})))["CNI configuration"][0]
+    assert broken.startswith(CONF_DIR + "\\10-flannel.conf is not valid JSON (") and "pods get no network" in broken
+    other = _failed(_judge(_answer(cni={"10-flannel.conf": json.dumps({"name": "cbr0"})})))["CNI configuration"][0]
+    assert other.endswith("names the network 'cbr0', not the pod network flannel.4096")
+    # containerd loading every configuration (max_conf_num = 0): one after ours is loaded too
+    dump = DUMP.replace("max_conf_num = 1", "max_conf_num = 0")
+    many = _judge(_answer({"containerd": {"config_dump": dump}},
+                          cni={"10-flannel.conf": FLANNEL_CONF, "99-other.conflist": "{}"}))
+    assert "max_conf_num is 0" in _failed(many)["CNI configuration"][0]
+    assert all(c["repair"] is None for c in many["checks"] if c["check"] == "CNI configuration")
+
+
+def test_the_cni_directory_is_the_one_the_runtime_reads():
+    moved = "D:\\cni\\conf"
+    answer = _answer({"containerd": {"config_dump": DUMP.replace(CONF_DIR, moved)}})
+    assert _failed(_judge(answer))["CNI configuration"] == ("%s was not read" % moved, None)
+    answer["cni_conf"][moved] = {"10-flannel.conf": FLANNEL_CONF}
+    assert ("CNI configuration", "ok") in {(c["check"], c["status"]) for c in _judge(answer)["checks"]}
+    broken = _failed(_judge(_answer({"containerd": {"config_dump": "error: exit code 1"}})))["CNI configuration"]
+    assert broken[0].startswith("the runtime's CNI configuration directory is unknown: `containerd.exe config dump`")
+    # cri-dockerd: its --cni-conf-dir
+    docker = _answer(networks=("External", "flannel.4096", "host"), cni={}, docker_networks=["nat", "host"])
+    docker["cni_conf"]["C:\\etc\\cni\\net.d"] = {"10-flannel.conf": FLANNEL_CONF}
+    docker["services"]["docker"] = dict(docker["services"]["kubelet"])
+    docker["services"]["cri-dockerd"] = dict(
+        docker["services"]["kubelet"], image_path='C:\\k\\cri-dockerd.exe --cni-conf-dir "C:\\etc\\cni\\net.d"')
+    result = health.judge(health.host_view(docker), _node(), "win-1", "flannel.4096", ["docker", "cri-dockerd"],
+                          "External", docker_host=True, container_runtime="docker", now=NOW)
+    assert ("CNI configuration", "ok") in {(c["check"], c["status"]) for c in result["checks"]}
+
+
+def test_the_kubelet_client_certificate_warns_when_not_renewed_and_fails_when_expired():
+    def cert(before, after, **kw):
+        result = _judge(_answer(certificate=_pem(_day(before), _day(after), key=True)), **kw)
+        (c,) = [c for c in result["checks"] if c["check"] == "kubelet client certificate"]
+        return result, c
+
+    result, c = cert(-400, -1)
+    assert not result["healthy"] and c["status"] == "fail" and c["repair"] is None
+    assert c["detail"].startswith("expired at %s" % _day(-1).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    assert "reset.yml --limit win-1" in c["fix"] and result["certificates"]["kubelet client"] == "2026-11-27T09:00:00Z"
+    result, c = cert(-355, 10)  # past 90 % of a year, 10 days left: the kubelet did not renew it
+    assert result["healthy"] and c["status"] == "warn" and "in 10 days" in c["detail"]
+    assert "kubectl get csr" in c["fix"] and "reset.yml" in c["fix"]
+    assert cert(-355, 10, cert_warn_days=7)[1]["status"] == "ok"
+    assert cert(-10, 10)[1]["status"] == "ok"  # a 20-day certificate half way: renewal not due yet
+    assert cert(-30, 335)[1] == health._check("kubelet client certificate", "ok", "valid until 2027-10-29T09:00:00Z")
+    missing = _failed(_judge(_answer(certificate=None)))["kubelet client certificate"]
+    assert missing == ("%s does not exist: the kubelet, flanneld and kube-proxy have no credential"
+                       % health.KUBELET_CLIENT_CERT, None)
+    garbled = _answer()
+    garbled["certificates"][health.KUBELET_CLIENT_CERT]["certificate"] = None
+    assert "holds no readable certificate" in _failed(_judge(garbled))["kubelet client certificate"][0]
+
+
+def test_the_hns_endpoints_the_pod_network_needs():
+    gone = _judge(_answer(endpoints=[{"IPAddress": "10.244.1.254", "VirtualNetwork": "id-other"}]))
+    assert _failed(gone) == {"source VIP endpoint 10.244.1.254": (
+        "kube-proxy's source VIP endpoint is missing from flannel.4096 (removed, or kube-proxy's sync failed): pods on "
+        "this node cannot reach Services", "kube-proxy")}
+    assert gone["repair"] == ["kube-proxy"]
+    # host-gw: flanneld's bridge endpoint cbr0_ep in cbr0
+    answer = _answer(networks=("External",), endpoints=[])
+    answer["networks"] = json.dumps({"Success": True, "Output": [
+        {"Name": "External", "Type": "L2Bridge", "ID": "e"}, {"Name": "cbr0", "Type": "L2Bridge", "ID": "C"}]})
+    answer["cni_conf"][CONF_DIR]["10-flannel.conf"] = json.dumps({"name": "cbr0"})
+    hostgw = health.judge(health.host_view(answer), _node(), "win-1", "cbr0", ["containerd"], "External",
+                          container_runtime="containerd", now=NOW)
+    assert _failed(hostgw) == {"bridge endpoint cbr0_ep": (
+        "flanneld's bridge endpoint is missing from cbr0: the node cannot reach its pods", "flanneld")}
+    assert hostgw["repair"] == ["flanneld", "kube-proxy"]
+    answer["endpoints"] = json.dumps({"Success": True, "Output": [{"Name": "cbr0_ep", "VirtualNetwork": "c"}]})
+    assert health.judge(health.host_view(answer), _node(), "win-1", "cbr0", ["containerd"], "External",
+                        container_runtime="containerd", now=NOW)["healthy"]
+    unread = _answer()
+    unread["endpoints_error"], unread["endpoints"] = "HNS call GET /endpoints/ failed", None
+    assert _failed(_judge(unread)) == {"HNS endpoints": (
+        "HNS endpoints could not be read: HNS call GET /endpoints/ failed", None)}
+    # hostprocess mode (kube-proxy's source VIP is the DaemonSet's), a Node without podCIDR: not checked
+    assert not any(c["check"].startswith("source VIP") for c in _judge(
+        _answer(endpoints=[]), network_services=False, external_network=None)["checks"])
+    assert _judge(_answer(endpoints=[]), node=dict(_node(), pod_cidr=None))["healthy"]
+
+
+def test_a_docker_host_whose_hns_lost_host_while_dockerd_runs_is_restarted():
+    """review-s7 R2: Docker's store still lists host after HNS lost it, which read as healthy."""
+    def judge(networks, docker_status="Running", docker_start=2):
+        answer = _answer({"kubelet": {}}, networks=networks, docker_networks=["nat", "host"], docker_error=None)
+        answer["services"]["docker"] = {"exists": True, "status": docker_status, "start": docker_start,
+                                        "delayed_autostart": 0}
+        return _judge(answer, docker_host=True)
+
+    ok = judge(("External", "flannel.4096", "host"))
+    assert ok["healthy"] and ("HNS network host", "ok") in {(c["check"], c["status"]) for c in ok["checks"]}
+    gone = judge(("External", "flannel.4096"))
+    assert _failed(gone)["HNS network host"][1] == "docker-restart" and gone["repair"] == ["docker-restart"]
+    assert _failed(gone)["HNS network host"][0].startswith("missing from HNS while dockerd runs")
+    stopped = judge(("External", "flannel.4096"), docker_status="Stopped")  # dockerd makes it again at its start
+    assert "HNS network host" not in {c["check"] for c in stopped["checks"]}
+    left = judge(("External", "flannel.4096"), docker_start=4)  # Disabled: a restart would not start it again
+    assert left["repair"] == [] and _failed(left)["HNS network host"][1] is None
+
+
+def test_the_report_has_each_nodes_certificate_expiry(make_action):
+    doc = health.report({"w1": dict(_judge(), node_name="win-1"), "w2": None})
+    assert [n["certificates"] for n in doc["nodes"]] == [{"kubelet client": "2027-10-29T09:00:00Z"}, {}]
+    host = RemoteHost({})
+    args = {"node_name": "win-1", "node": _node(), "pod_network": "flannel.4096", "container_runtime": "containerd",
+            "cert_warn_days": -1}
+    refused = make_action(ActionModule, args, host).run(task_vars={})
+    assert refused["failed"] and "cert_warn_days (kubewin_health_cert_warn_days) is -1" in refused["msg"]
+    assert host.calls == []

@@ -1,0 +1,49 @@
+"""The node_health script's read (issue 21 point 4) run as written through the lab's interpreter on a simulated
+containerd host: HNS networks and endpoints, the CNI configuration directory containerd's config dump names with each
+configuration's text, and the kubelet's client certificate without the key beside it in the same file."""
+
+import json
+import os
+from unittest import mock
+
+import pytest
+from winsim import core
+from winsim.ps.winhost import run_kubewin_script as run_ps
+
+from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _health as health
+
+CERT = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+KEY = "-----BEGIN EC PRIVATE KEY-----\nsecret\n-----END EC PRIVATE KEY-----\n"
+
+
+@pytest.fixture
+def host(tmp_path):
+    with mock.patch.object(winsim_scm.time, "time", return_value=1.9e9):
+        yield core.create_host(str(tmp_path), "h", profile="ws2022-containerd")
+
+
+def _write(host, win_path, text):
+    local = os.path.join(host.root, "hosts", host.name, "C", *win_path[3:].split("\\"))
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    with open(local, "w") as f:
+        f.write(text)
+
+
+def test_node_health_reads_the_cni_configuration_endpoints_and_only_the_certificate(host):
+    core.flannel(host.root, host.name)
+    conf_dir = "C:\\Program Files\\containerd\\cni\\conf"
+    _write(host, conf_dir + "\\10-flannel.conf", '{"name": "flannel.4096"}')
+    _write(host, conf_dir + "\\notes.txt", "not a configuration")
+    _write(host, health.KUBELET_CLIENT_CERT, CERT + KEY)
+    with host.open():
+        answer = run_ps(host, "node_health", health.script_parameters("containerd", True), True)["result"]
+    assert answer["certificates"] == {health.KUBELET_CLIENT_CERT: {"exists": True, "certificate": CERT.strip()}}
+    assert "PRIVATE KEY" not in json.dumps(answer)
+    view = health.host_view(answer)
+    assert view["networks"]["flannel.4096"] == "Overlay" and view["endpoints"] == []
+    dump = answer["services"]["containerd"]["config_dump"]
+    assert "conf_dir" in dump, dump
+    (listed,) = [files for d, files in answer["cni_conf"].items() if d.lower() == conf_dir.lower()]
+    assert listed == {"10-flannel.conf": '{"name": "flannel.4096"}', "notes.txt": None}
+    assert answer["services"]["containerd"]["image_path"]
