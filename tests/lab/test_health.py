@@ -74,10 +74,17 @@ def test_health_reports_a_healthy_node_in_one_remote_operation(node, tmp_path):
     assert report["schema"] == "kubewin.nodes/health/v1" and report["healthy"] is True
     assert [(n["host"], n["node"], n["healthy"], n["repaired"]) for n in report["nodes"]] == [(HOST, NODE, True, [])]
     checks = _checks(report)
+    (vip,) = [k for k in checks if k.startswith("source VIP endpoint ")]  # the last address of the node's podCIDR
     assert {k: c["status"] for k, c in checks.items()} == {
         "service containerd": "ok", "service kubelet": "ok", "service flanneld": "ok", "service kube-proxy": "ok",
-        "pod network " + VNI_NETWORK: "ok", "network External": "ok", "node Ready": "ok",
-        "node NetworkUnavailable": "ok", "node schedulable": "ok"}
+        "pod network " + VNI_NETWORK: "ok", "network External": "ok", vip: "ok", "CNI configuration": "ok",
+        "kubelet client certificate": "ok", "node Ready": "ok", "node NetworkUnavailable": "ok",
+        "node schedulable": "ok"}
+    # the CNI configuration containerd's config dump names, and the certificate the kubelet's TLS bootstrap got
+    assert checks["CNI configuration"]["detail"] == (
+        "C:\\Program Files\\containerd\\cni\\conf\\10-flannel.conf, loaded first")
+    not_after = report["nodes"][0]["certificates"]["kubelet client"]
+    assert checks["kubelet client certificate"]["detail"] == "valid until " + not_after
     assert [script for dummy, dummy2, script in node.ops_detailed(HOST)] == ["node_health"]
     assert scenario.changed_tasks(doc).get(HOST) is None
 
@@ -117,6 +124,36 @@ def test_an_hns_restart_is_found_then_repaired_in_dependency_order(node, tmp_pat
     rc, doc, text = node.run("health.yml")
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     assert scenario.changed_tasks(doc).get(HOST) is None
+
+
+def test_a_lost_source_vip_endpoint_and_another_cni_configuration_are_found(node, tmp_path):
+    """kube-proxy's source VIP endpoint removed from HNS (hnsdiag delete endpoints) and a CNI configuration that sorts
+    before 10-flannel.conf (the 0-containerd-nat.json older sig-windows-tools scripts wrote): both found, the
+    endpoint made again by kube-proxy's restart, the other file left to the operator."""
+    def drop_vip(state):
+        net = next(n["ID"] for n in state["hns"]["networks"] if n["Name"] == VNI_NETWORK)
+        state["hns"]["endpoints"] = [e for e in state["hns"]["endpoints"] if e["VirtualNetwork"] != net or e["Name"]]
+    scenario.core.edit(node.root, HOST, drop_vip)
+    other = "Program Files\\containerd\\cni\\conf\\0-containerd-nat.json"
+    _append(node, other, '{"cniVersion": "0.2.0", "name": "nat", "type": "nat"}')
+    try:
+        path = str(tmp_path / "found.json")
+        rc, doc, text = node.run("health.yml", "-e", "kubewin_health_report_path=" + path)
+        assert rc == 2, text[-3000:]
+        failed = {k: c for k, c in _checks(_report(path)).items() if c["status"] == "fail"}
+        (vip,) = [k for k in failed if k.startswith("source VIP endpoint ")]
+        assert set(failed) == {vip, "CNI configuration"}, failed
+        assert failed["CNI configuration"]["detail"].startswith(
+            "C:\\Program Files\\containerd\\cni\\conf\\0-containerd-nat.json sorts before 10-flannel.conf")
+        assert "restarts kube-proxy" in failed[vip]["fix"]
+    finally:
+        os.remove(os.path.join(node.root, "hosts", HOST, "C", *other.split("\\")))
+    path = str(tmp_path / "repaired.json")
+    rc, doc, text = node.run("repair.yml", "-e", "kubewin_health_report_path=" + path)
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    report = _report(path)
+    assert report["healthy"] is True and report["nodes"][0]["repaired"] == ["kube-proxy"]
+    assert _checks(report)[vip]["status"] == "ok"
 
 
 def _append(sc, rel, text):
