@@ -4,13 +4,11 @@ configuration's text, and the kubelet's client certificate without the key besid
 
 import json
 import os
-from unittest import mock
 
 import pytest
 from winsim import core
 from winsim.ps.winhost import run_kubewin_script as run_ps
 
-from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _health as health
 
 CERT = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
@@ -19,8 +17,7 @@ KEY = "-----BEGIN EC PRIVATE KEY-----\nsecret\n-----END EC PRIVATE KEY-----\n"
 
 @pytest.fixture
 def host(tmp_path):
-    with mock.patch.object(winsim_scm.time, "time", return_value=1.9e9):
-        yield core.create_host(str(tmp_path), "h", profile="ws2022-containerd")
+    return core.create_host(str(tmp_path), "h", profile="ws2022-containerd")
 
 
 def _write(host, win_path, text):

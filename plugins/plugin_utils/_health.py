@@ -5,14 +5,16 @@
 from __future__ import annotations
 
 import datetime
-import json
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import docker, hns, network, runtime_cni, runtimes
-
-try:  # a requirement of ansible-core on the controller
-    from cryptography import x509
-except ImportError:  # pragma: no cover - only where ansible-core was installed without its requirements
-    x509 = None
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._health_checks import (  # noqa: F401 (the module's API)
+    CERT_WARN_DAYS,
+    KUBELET_CLIENT_CERT,
+    _check,
+    certificate_checks,
+    cni_checks,
+    endpoint_checks,
+)
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import docker, hns, runtime_cni, runtimes
 
 SCHEMA = "kubewin.nodes/health/v1"
 # The repair steps in dependency order (the services' DependOnService chain): the runtime, Docker restarted (dockerd
@@ -20,14 +22,6 @@ SCHEMA = "kubewin.nodes/health/v1"
 # dockerd), the kubelet, flanneld (which recreates its HNS network at start), kube-proxy (which re-applies every load
 # balancer only at start: proxier.go svcInfo.policyApplied).
 REPAIR_ORDER = ("runtime", "docker-restart", "docker-network", "kubelet", "flanneld", "kube-proxy")
-# The kubelet's client certificate (client-go util/certificate certificate_store.go: <pki dir>\kubelet-client-current
-# .pem, the kubelet's --cert-dir default C:\var\lib\kubelet\pki), the credential of flanneld and kube-proxy too (they
-# run with the kubelet's kubeconfig, docs/credentials.md). It holds the key too; the script returns the certificate.
-KUBELET_CLIENT_CERT = "C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem"
-# The kubelet renews its certificate at 70-90 % of its life (client-go v0.37.2 util/certificate/certificate_manager.go
-# nextRotationDeadline): one past 90 % should have been renewed.
-RENEWED_BY = 0.9
-CERT_WARN_DAYS = 30
 # SERVICE_AUTO_START (Microsoft Learn, CreateServiceW dwStartType); the roles register every node service so.
 AUTO_START = 2
 DISABLED = 4
@@ -43,10 +37,6 @@ def _disabled_fix(name):
                 "Automatic; Start-Service %s, then run playbooks/repair.yml" % (name, name, name))
     return ("%s is Disabled, which the repair does not change: run playbooks/scale_up.yml, which registers it "
             "Automatic, then playbooks/repair.yml" % name)
-
-
-def _check(check, status, detail, fix=None, repair=None):
-    return {"check": check, "status": status, "detail": detail, "fix": fix, "repair": repair}
 
 
 def script_parameters(container_runtime, network_services=True):
@@ -186,123 +176,6 @@ def _docker_checks(view):
     return out
 
 
-def _endpoint_checks(view, node, pod_network, network_services):
-    """The HNS endpoints the node's networking needs in the pod network: kube-proxy's source VIP on Overlay (a local
-    endpoint with the VIP, made by kube-proxy's first sync: k8s.io/kubernetes v1.37.2 pkg/proxy/winkernel/proxier.go
-    syncProxyRules newSourceVIP; without it no Service is programmed), the bridge endpoint <network>_ep on L2Bridge
-    (flannel v0.26.7 pkg/backend/hostgw/hostgw_windows.go, made at flanneld's start; the node's route to its pods).
-    Only in the services mode, where the collection sets kube-proxy's source VIP (network.source_vip)."""
-    kind = (view["networks"] or {}).get(pod_network)
-    if not network_services or kind is None:
-        return []  # no network: its own finding, and its repair brings the endpoints back
-    if view["endpoints"] is None:
-        return [_check("HNS endpoints", "fail", "HNS endpoints could not be read: %s" % view["endpoints_error"],
-                       "start the Host Network Service (Start-Service hns), then run playbooks/repair.yml")]
-    net_id = view["network_ids"].get(pod_network, "")
-    here = [e for e in view["endpoints"] if e["network"] == net_id]
-    if str(kind).lower() == "overlay":
-        try:
-            vip = network.source_vip((node or {}).get("pod_cidr"))
-        except network.NetworkConfigError:
-            return []  # the Node (or its podCIDR) is missing: the node checks say so
-        check = "source VIP endpoint %s" % vip
-        if any(e["ip"] == vip for e in here):
-            return [_check(check, "ok", "in %s" % pod_network)]
-        return [_check(check, "fail", "kube-proxy's source VIP endpoint is missing from %s (removed, or kube-proxy's "
-                       "sync failed): pods on this node cannot reach Services" % pod_network,
-                       "run playbooks/repair.yml, which restarts kube-proxy (it makes the endpoint at its first sync; "
-                       "if it stays missing, look for \"Source Vip endpoint creation failed\" in "
-                       "C:\\var\\log\\kube-proxy\\kube-proxy.log)", "kube-proxy")]
-    if str(kind).lower() == "l2bridge":
-        name = pod_network + "_ep"
-        check = "bridge endpoint %s" % name
-        if any(e["name"] == name for e in here):
-            return [_check(check, "ok", "in %s" % pod_network)]
-        return [_check(check, "fail", "flanneld's bridge endpoint is missing from %s: the node cannot reach its pods"
-                       % pod_network, "run playbooks/repair.yml, which restarts flanneld (it makes the endpoint at "
-                       "start) and then kube-proxy", "flanneld")]
-    return []
-
-
-def _cni_checks(view, container_runtime, pod_network):
-    """The CNI configuration the runtime loads: the first file in name order of the directory it reads (containerd's
-    from its config dump, cri-dockerd's from its command line: runtime_cni), which must be the collection's
-    10-flannel.conf, valid JSON, naming the pod network (the network flannel's Windows plugin attaches pods to)."""
-    check = "CNI configuration"
-    fix = ("run playbooks/scale_up.yml, which writes %s (the runtime reads its directory again by itself)"
-           % runtime_cni.CNI_CONF_FILE)
-    dirs = runtime_cni.runtime_cni_dirs(container_runtime, view["services"])
-    if dirs.get("error"):
-        return [_check(check, "fail", "the runtime's CNI configuration directory is unknown: %s" % dirs["error"],
-                       "look at the runtime's service and configuration (the service check above)")]
-    conf_dir = dirs["conf_dir"]
-    listing = next((files for d, files in view["cni_conf"].items()
-                    if runtime_cni._norm(str(d)).lower() == conf_dir.lower()), None)
-    if listing is None:
-        return [_check(check, "fail", "%s was not read" % conf_dir, "run the check again")]
-    names = sorted(n for n in listing if n.endswith(runtime_cni.CNI_CONF_EXTENSIONS))
-    max_conf_num = 1
-    if container_runtime == "containerd":
-        dump = (view["services"].get("containerd") or {}).get("config_dump")
-        max_conf_num = runtime_cni.containerd_max_conf_num(dump)
-    path = "%s\\%s" % (conf_dir, runtime_cni.CNI_CONF_FILE)
-    if runtime_cni.CNI_CONF_FILE not in names:
-        return [_check(check, "fail", "%s is missing (%s): pods get no network" % (
-            path, "the directory has %s" % ", ".join(names) if names else "the directory has no CNI configuration"),
-            fix)]
-    conflicts = runtime_cni.conf_dir_conflicts(names, max_conf_num)
-    if conflicts:
-        return [_check(check, "fail", runtime_cni.conf_dir_conflict_message(conflicts, conf_dir, container_runtime,
-                                                                             max_conf_num),
-                       "remove or rename it on the node (the runtime reads its directory again by itself)")]
-    text = listing.get(runtime_cni.CNI_CONF_FILE)
-    if text is None:
-        return [_check(check, "fail", "%s is larger than 64 KiB, not the file the collection writes" % path, fix)]
-    try:
-        conf = json.loads(text)
-    except ValueError as e:
-        return [_check(check, "fail", "%s is not valid JSON (%s): the runtime cannot load it, so pods get no network"
-                       % (path, e), fix)]
-    if not isinstance(conf, dict) or conf.get("name") != pod_network:
-        return [_check(check, "fail", "%s names the network %r, not the pod network %s" % (
-            path, conf.get("name") if isinstance(conf, dict) else conf, pod_network), fix)]
-    return [_check(check, "ok", "%s, loaded first" % path)]
-
-
-def _certificate_checks(view, node_name, warn_days, now):
-    """The kubelet's client certificate, also flanneld's and kube-proxy's credential (they run with the kubelet's
-    kubeconfig: no token of their own). The kubelet renews it at 70-90 % of its life; one with fewer than
-    ``warn_days`` left that is past RENEWED_BY of its life was not renewed (a warning), an expired one is a failure.
-    Returns (checks, not_after: ISO 8601 or None)."""
-    check = "kubelet client certificate"
-    entry = view["certificates"].get(KUBELET_CLIENT_CERT) or {}
-    rejoin = ("the kubelet cannot renew an expired certificate: run playbooks/reset.yml --limit %s, then "
-              "playbooks/scale_up.yml for it (docs/operations.md, \"Credentials after an outage\")" % node_name)
-    if not entry.get("exists"):
-        return [_check(check, "fail", "%s does not exist: the kubelet, flanneld and kube-proxy have no credential"
-                       % KUBELET_CLIENT_CERT, "run playbooks/scale_up.yml, which joins the node")], None
-    try:
-        if x509 is None:
-            raise ValueError("the controller's Python has no cryptography module")
-        cert = x509.load_pem_x509_certificate(str(entry.get("certificate") or "").encode())
-    except ValueError as e:
-        return [_check(check, "fail", "%s holds no readable certificate (%s)" % (KUBELET_CLIENT_CERT, e), rejoin)], None
-    not_before, not_after = cert.not_valid_before_utc, cert.not_valid_after_utc
-    left = not_after - now
-    stamp = not_after.strftime("%Y-%m-%dT%H:%M:%SZ")
-    if left.total_seconds() <= 0:
-        return [_check(check, "fail", "expired at %s: the kubelet, flanneld and kube-proxy (which run with its "
-                       "kubeconfig) get 401 Unauthorized" % stamp, rejoin)], stamp
-    life = (not_after - not_before).total_seconds()
-    if left.total_seconds() < warn_days * 86400 and (life <= 0 or left.total_seconds() < (1 - RENEWED_BY) * life):
-        return [_check(check, "warn", "expires at %s (in %d days) and was not renewed: the kubelet renews it at "
-                       "70-90 %% of its life" % (stamp, left.days),
-                       "look for certificate_manager errors in the kubelet's log (C:\\var\\log\\kubelet\\kubelet.log) "
-                       "and for Pending CertificateSigningRequests of %s (kubectl get csr); once it has expired, %s"
-                       % (node_name, rejoin.split(": ", 1)[1]))], stamp
-    return [_check(check, "ok", "valid until %s" % stamp)], stamp
-
-
 def _condition(node, kind):
     return next((c for c in node.get("conditions") or [] if c.get("type") == kind), None)
 
@@ -341,12 +214,12 @@ def judge(view, node, node_name, pod_network, runtime_services, external_network
     ``now``: the time the certificate is judged at (UTC; default the controller's clock). Returns {healthy, checks:
     [{check, status ok|warn|fail, detail, fix, repair}], repair: the plan, certificates: {name: notAfter}}."""
     now = now or datetime.datetime.now(datetime.timezone.utc)
-    cert_checks, not_after = _certificate_checks(view, node_name, cert_warn_days, now)
+    cert_checks, not_after = certificate_checks(view, node_name, cert_warn_days, now)
     checks = (_service_checks(view["services"], runtime_services, network_services)
               + _network_checks(view, pod_network, external_network, network_services)
-              + _endpoint_checks(view, node, pod_network, network_services)
+              + endpoint_checks(view, node, pod_network, network_services)
               + (_docker_checks(view) if docker_host else [])
-              + (_cni_checks(view, container_runtime, pod_network) if container_runtime else [])
+              + (cni_checks(view, container_runtime, pod_network) if container_runtime else [])
               + cert_checks
               + _node_checks(node or {}, node_name))
     checks = _leave_blocked_steps(checks, view["services"], runtime_services)
