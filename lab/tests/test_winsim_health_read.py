@@ -4,9 +4,11 @@ configuration's text, and the kubelet's client certificate without the key besid
 
 import json
 import os
+from unittest import mock
 
 import pytest
 from winsim import core
+from winsim.ps import winhost
 from winsim.ps.winhost import run_kubewin_script as run_ps
 
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _health as health
@@ -34,6 +36,7 @@ def test_node_health_reads_the_cni_configuration_endpoints_and_only_the_certific
     _write(host, conf_dir + "\\notes.txt", "not a configuration")
     _write(host, health.KUBELET_CLIENT_CERT, CERT + KEY)
     with host.open():
+        winhost.winsim_hns.create_load_balancer(host.state, "10.96.0.1", 6, 443, 6443, "10.244.1.254")
         answer = run_ps(host, "node_health", health.script_parameters("containerd", True), True)["result"]
     assert answer["certificates"] == {health.KUBELET_CLIENT_CERT: {"exists": True, "certificate": CERT.strip()}}
     assert "PRIVATE KEY" not in json.dumps(answer)
@@ -44,3 +47,21 @@ def test_node_health_reads_the_cni_configuration_endpoints_and_only_the_certific
     (listed,) = [files for d, files in answer["cni_conf"].items() if d.lower() == conf_dir.lower()]
     assert listed == {"10-flannel.conf": '{"name": "flannel.4096"}', "notes.txt": None}
     assert answer["services"]["containerd"]["image_path"]
+    # kube-proxy's HNS v2 load balancers, each as HNS answers its properties (hcsshim HostComputeLoadBalancer)
+    assert answer["load_balancers_error"] is None
+    (lb,) = [json.loads(text) for text in answer["load_balancers"]]
+    assert lb["FrontendVIPs"] == ["10.96.0.1"] and lb["PortMappings"] == [
+        {"Protocol": 6, "InternalPort": 6443, "ExternalPort": 443}]
+    assert health.host_view(answer)["load_balancers"] == answer["load_balancers"]
+
+
+def test_node_health_reports_load_balancers_it_cannot_read(host):
+    with host.open():
+        # an ID the enumeration lists and the open does not find (a load balancer deleted in between)
+        listed = json.dumps(["0B3E4D6C-0000-0000-0000-000000000001"])
+        with mock.patch.object(winhost.winsim_hns, "load_balancer_ids", lambda state, query: listed):
+            answer = run_ps(host, "node_health", health.script_parameters("containerd", True), True)["result"]
+    assert answer["load_balancers"] is None
+    assert answer["load_balancers_error"] == (
+        'Exception calling "Properties" with "2" argument(s): "HcnOpenLoadBalancer failed with HRESULT 0x80070490: '
+        'Element not found."')

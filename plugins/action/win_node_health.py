@@ -17,7 +17,7 @@ class ActionModule(WindowsAction):
 
     def act(self, args):
         if args["report"] is not None:
-            given = [k for k in wa.NODE_HEALTH_CHECK_ARGS + ("external_network",) if args[k] is not None]
+            given = [k for k in wa.NODE_HEALTH_CHECK_ARGS + ("external_network", "services") if args[k] is not None]
             if given:
                 return dict(failed=True, msg="%s on %s: report is the report of checks made before, not a check: "
                             "leave out %s" % (self.module_name, self.host, ", ".join(given)))
@@ -39,5 +39,5 @@ class ActionModule(WindowsAction):
         result = health.judge(view, args["node"], args["node_name"], args["pod_network"], runtime_services,
                               args["external_network"], args["network_services"],
                               args["container_runtime"] == "docker", args["container_runtime"],
-                              args["cert_warn_days"])
+                              args["cert_warn_days"], services=args["services"])
         return dict(result, changed=False, node_name=args["node_name"], runtime_services=runtime_services)

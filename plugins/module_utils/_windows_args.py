@@ -167,6 +167,7 @@ NODE_HEALTH_ARGSPEC = dict(
     external_network=dict(type="str"),
     network_services=dict(type="bool", default=True),
     cert_warn_days=dict(type="int", default=30),
+    services=dict(type="dict"),
     report=dict(type="dict"),
 )
 

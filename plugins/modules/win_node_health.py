@@ -60,13 +60,22 @@ options:
         kubelet renews it at 70-90 %, so it was not renewed). An expired certificate is a failure.
     type: int
     default: 30
+  services:
+    description:
+      - The cluster's Services and EndpointSlices, C(services) and C(endpointslices), each a list of the objects as
+        the API returns them (M(kubernetes.core.k8s_info)'s C(resources)), read once for every node of the run.
+      - With it, kube-proxy's load balancers in HNS (its HNS v2 load balancers, read in the same remote operation) are
+        checked against them, each ClusterIP and port of a Service that has ready endpoints (except Services with
+        C(internalTrafficPolicy) C(Local), whose load balancers depend on the node's own endpoints); without it, they
+        are not checked.
+    type: dict
   report:
     description:
       - Instead of a check, the report of checks made before, a mapping of inventory host name to this module's
         result for that host (with C(repaired), the repair steps taken, when the host was repaired), or null for a
         host that has none (unreachable, or failed before its check), which is reported unhealthy.
       - Mutually exclusive with the options of a check (O(node_name), O(node), O(pod_network), O(container_runtime),
-        O(external_network)).
+        O(external_network), O(services)).
     type: dict
 attributes:
   check_mode:

@@ -13,6 +13,7 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._health_checks impor
     certificate_checks,
     cni_checks,
     endpoint_checks,
+    load_balancer_checks,
 )
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import docker, hns, runtime_cni, runtimes
 
@@ -76,8 +77,11 @@ def host_view(answer):
                          for e in hns.parse_response(answer.get("endpoints"), "GET /endpoints/")]
         except hns.HnsError as e:
             endpoints_error = str(e)
+    lbs = answer.get("load_balancers")
     docker_networks = answer.get("docker_networks")
-    return {"services": dict(answer.get("services") or {}), "networks": networks, "network_ids": ids,
+    return {"load_balancers": None if lbs is None else list(lbs if isinstance(lbs, list) else [lbs]),
+            "load_balancers_error": answer.get("load_balancers_error") or error,
+            "services": dict(answer.get("services") or {}), "networks": networks, "network_ids": ids,
             "hns_error": error, "endpoints": endpoints, "endpoints_error": endpoints_error,
             "cni_conf": dict(answer.get("cni_conf") or {}), "certificates": dict(answer.get("certificates") or {}),
             "docker_networks": None if docker_networks is None else [str(n) for n in docker_networks],
@@ -208,16 +212,18 @@ def _node_checks(node, node_name):
 
 
 def judge(view, node, node_name, pod_network, runtime_services, external_network=None, network_services=True,
-          docker_host=False, container_runtime=None, cert_warn_days=CERT_WARN_DAYS, now=None):
+          docker_host=False, container_runtime=None, cert_warn_days=CERT_WARN_DAYS, now=None, services=None):
     """The findings for one node: ``view`` (host_view), ``node`` (k8s_node's node result); ``docker_host``: Docker's
     network host is checked too; ``container_runtime``: the CNI configuration it loads is checked (None: not);
-    ``now``: the time the certificate is judged at (UTC; default the controller's clock). Returns {healthy, checks:
+    ``now``: the time the certificate is judged at (UTC; default the controller's clock); ``services``: the cluster's
+    Services and EndpointSlices (load_balancer_checks; None: not checked). Returns {healthy, checks:
     [{check, status ok|warn|fail, detail, fix, repair}], repair: the plan, certificates: {name: notAfter}}."""
     now = now or datetime.datetime.now(datetime.timezone.utc)
     cert_checks, not_after = certificate_checks(view, node_name, cert_warn_days, now)
     checks = (_service_checks(view["services"], runtime_services, network_services)
               + _network_checks(view, pod_network, external_network, network_services)
               + endpoint_checks(view, node, pod_network, network_services)
+              + load_balancer_checks(view, services, pod_network, network_services)
               + (_docker_checks(view) if docker_host else [])
               + (cni_checks(view, container_runtime, pod_network) if container_runtime else [])
               + cert_checks

@@ -144,3 +144,77 @@ def certificate_checks(view, node_name, warn_days, now):
                        "CertificateSigningRequests of %s (kubectl get csr); once it has expired, %s"
                        % (wp.LOG_FILES["kubelet"], node_name, rejoin.split(": ", 1)[1]))], stamp
     return [_check(check, "ok", "valid until %s" % stamp)], stamp
+
+
+# kube-proxy's ClusterIP load balancers (k8s.io/kubernetes v1.37.2 pkg/proxy/winkernel/proxier.go syncProxyRules): one
+# HNS v2 load balancer per Service port and IPv4 ClusterIP, made only when the port has endpoints not all terminating.
+PROTOCOLS = {"TCP": 6, "UDP": 17}
+PROXY_NAME_LABEL = "service.kubernetes.io/service-proxy-name"  # a Service another proxy serves (kube-proxy skips it)
+
+
+def expected_load_balancers(services):
+    """``services``: {services: [v1 Service], endpointslices: [discovery/v1 EndpointSlice]} as the API returned them
+    -> the "ClusterIP:port/protocol" kube-proxy programs on every node: each port of a Service kube-proxy serves (a
+    ClusterIP, no service-proxy-name label) with an endpoint whose ready condition is not false in an EndpointSlice of
+    the Service with that port name. Services with internalTrafficPolicy Local depend on the node's own endpoints, so
+    they are left out, as are SCTP ports (not on Windows)."""
+    slices = {}
+    for s in services.get("endpointslices") or []:
+        meta = s.get("metadata") or {}
+        owner = (meta.get("labels") or {}).get("kubernetes.io/service-name")
+        ready = any((e.get("conditions") or {}).get("ready") is not False for e in s.get("endpoints") or [])
+        if owner and ready:
+            for p in s.get("ports") or []:
+                slices.setdefault((meta.get("namespace"), owner), set()).add(p.get("name") or "")
+    out = set()
+    for svc in services.get("services") or []:
+        meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
+        if PROXY_NAME_LABEL in (meta.get("labels") or {}) or spec.get("internalTrafficPolicy") == "Local":
+            continue
+        ips = [ip for ip in spec.get("clusterIPs") or [spec.get("clusterIP")] if ip and ip != "None" and ":" not in ip]
+        ready_ports = slices.get((meta.get("namespace"), meta.get("name")), set())
+        for port in spec.get("ports") or []:
+            proto = port.get("protocol") or "TCP"
+            if proto in PROTOCOLS and (port.get("name") or "") in ready_ports:
+                out.update("%s:%s/%s" % (ip, port.get("port"), proto) for ip in ips)
+    return out
+
+
+def present_load_balancers(load_balancers):
+    """The HNS v2 load balancers' properties (JSON texts) -> the "VIP:port/protocol" they serve."""
+    names = {n: p for p, n in PROTOCOLS.items()}
+    out = set()
+    for text in load_balancers:
+        lb = json.loads(text) if isinstance(text, str) else text
+        for m in (lb or {}).get("PortMappings") or []:
+            for vip in lb.get("FrontendVIPs") or []:
+                out.add("%s:%s/%s" % (vip, m.get("ExternalPort"), names.get(m.get("Protocol"), m.get("Protocol"))))
+    return out
+
+
+def load_balancer_checks(view, services, pod_network, network_services):
+    """The cluster's ClusterIP:ports (read from the API once per run, ``services``) against kube-proxy's HNS load
+    balancers. Not checked without ``services``, or when the pod network is missing (its own finding: kube-proxy's
+    restart that brings it back programs them all)."""
+    if services is None or pod_network not in (view["networks"] or {}):
+        return []
+    check = "kube-proxy load balancers"
+    if view.get("load_balancers") is None:
+        return [_check(check, "fail", "HNS load balancers could not be read: %s" % view.get("load_balancers_error"),
+                       "look at the Host Network Service (Get-Service hns; hnsdiag list loadbalancers)")]
+    try:
+        present = present_load_balancers(view["load_balancers"])
+    except (ValueError, AttributeError, TypeError) as e:
+        return [_check(check, "fail", "HNS answered load balancers that cannot be read: %s" % e,
+                       "look at the Host Network Service (hnsdiag list loadbalancers)")]
+    wanted = expected_load_balancers(services)
+    missing = sorted(wanted - present)
+    if not missing:
+        return [_check(check, "ok", "all %d ClusterIP:port(s) with endpoints" % len(wanted))]
+    fix = ("run playbooks/repair.yml, which restarts kube-proxy (it programs every load balancer at start, not one "
+           "HNS lost later: kubernetes/kubernetes#135802)" if network_services else
+           "delete this node's kube-proxy pod, which programs every load balancer at start")
+    return [_check(check, "fail", "%d of %d ClusterIP:port(s) with endpoints have no load balancer in HNS (%s%s): pods "
+                   "on this node cannot reach those Services" % (len(missing), len(wanted), ", ".join(missing[:5]),
+                                                                 ", ..." if len(missing) > 5 else ""),
+                   fix, "kube-proxy" if network_services else None)]

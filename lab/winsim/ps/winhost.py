@@ -905,12 +905,51 @@ _HNS_SIGNATURE = re.compile(
     r"\[MarshalAs\(UnmanagedType\.LPWStr\)\] out string response\);\s*$")
 
 
+# node_health's HNS v2 load balancer reader: computenetwork.dll's four calls with hcsshim's signatures
+# (hcn/zsyscall_windows.go: hcnEnumerateLoadBalancers(query, loadBalancers **uint16, result **uint16),
+# hcnOpenLoadBalancer(id *_guid, loadBalancer *hcnLoadBalancer, result **uint16), hcnQueryLoadBalancerProperties(
+# loadBalancer, query, properties **uint16, result **uint16), hcnCloseLoadBalancer(loadBalancer)) and the two public
+# methods the script calls; their C# bodies are not run here: winsim_hns answers what they return.
+_HCN_LB_PARTS = [re.compile(r"\s+".join(re.escape(w) for w in text.split())) for text in (
+    '[DllImport("computenetwork.dll")] static extern int HcnEnumerateLoadBalancers( [MarshalAs(UnmanagedType.LPWStr)] '
+    'string query, [MarshalAs(UnmanagedType.LPWStr)] out string loadBalancers, [MarshalAs(UnmanagedType.LPWStr)] out '
+    'string result);',
+    '[DllImport("computenetwork.dll")] static extern int HcnOpenLoadBalancer( ref Guid id, out IntPtr loadBalancer, '
+    '[MarshalAs(UnmanagedType.LPWStr)] out string result);',
+    '[DllImport("computenetwork.dll")] static extern int HcnQueryLoadBalancerProperties( IntPtr loadBalancer, '
+    '[MarshalAs(UnmanagedType.LPWStr)] string query, [MarshalAs(UnmanagedType.LPWStr)] out string properties, '
+    '[MarshalAs(UnmanagedType.LPWStr)] out string result);',
+    '[DllImport("computenetwork.dll")] static extern int HcnCloseLoadBalancer(IntPtr loadBalancer);',
+    'public static string Ids(string query) {', 'public static string Properties(string id, string query) {')]
+
+
+def _hcn_load_balancers(interp, full, name):
+    host = interp.host.host
+
+    def call(i, n, method, fn, *args):
+        host.fault("exec:hns")
+        try:
+            return fn(host.state, *[to_str(a) for a in args])
+        except winsim_hns.HnsFail as e:
+            raise i.error('Exception calling "%s" with "%d" argument(s): "%s"' % (method, len(args), e), n,
+                          "System.Management.Automation.MethodInvocationException", "Exception") from None
+
+    interp.types[full.lower()] = TypeInfo(name, full, statics={
+        "Ids": lambda i, n, query: call(i, n, "Ids", winsim_hns.load_balancer_ids, query),
+        "Properties": lambda i, n, lb, query: call(i, n, "Properties", winsim_hns.load_balancer_properties, lb, query)})
+    return []
+
+
 def _add_type(interp, b, items, node):
     """Add-Type -Namespace -Name -MemberDefinition: only vmcompute.dll's HNSCall with the hcsshim
-    signature (``_hnsCall(method, path, object *uint16, response **uint16) (hr error)``)."""
-    if set(b) != {"Namespace", "Name", "MemberDefinition"} or not _HNS_SIGNATURE.match(to_str(b["MemberDefinition"])):
+    signature (``_hnsCall(method, path, object *uint16, response **uint16) (hr error)``), and node_health's HNS v2
+    load balancer reader (_HCN_LB_PARTS)."""
+    definition = to_str(b.get("MemberDefinition"))
+    full = "%s.%s" % (to_str(b.get("Namespace")), to_str(b.get("Name")))
+    if set(b) == {"Namespace", "Name", "MemberDefinition"} and all(p.search(definition) for p in _HCN_LB_PARTS):
+        return _hcn_load_balancers(interp, full, b["Name"])
+    if set(b) != {"Namespace", "Name", "MemberDefinition"} or not _HNS_SIGNATURE.match(definition):
         interp.unsupported("Add-Type other than the HNSCall P/Invoke", node)
-    full = "%s.%s" % (to_str(b["Namespace"]), to_str(b["Name"]))
     host = interp.host.host
 
     def hns_call(i, n, method, path, request, response):

@@ -7,7 +7,8 @@
 # CertificateFiles (PEM files whose first certificate is returned). Result:
 # {services: {name: {exists, status, start, delayed_autostart, image_path, config_dump}}, networks and endpoints: the
 # raw JSON text HNS answered for GET on /networks/ and /endpoints/ ({"Success":..,"Output":[..]}), or null with
-# hns_error / endpoints_error saying why HNS could not be read; cni_conf: {directory: {file name: its text, or null
+# hns_error / endpoints_error saying why HNS could not be read; load_balancers: each HNS v2 load balancer's properties
+# as the raw JSON text HNS answered (HostComputeLoadBalancer), or null with load_balancers_error; cni_conf: {directory: {file name: its text, or null
 # when it is not a CNI configuration by its extension or is larger than 64 KiB}} (a missing directory is empty);
 # certificates: {path: {exists, certificate: the first PEM CERTIFICATE block or null}} (only that block: a key in the
 # same file never leaves the host); with DockerService, docker_networks: the names in Docker's own store (`docker
@@ -71,6 +72,57 @@ function Invoke-Hns([string]$Method, [string]$Path, [string]$Request) {
     if (-not $response) { throw "HNS call $Method $Path returned no answer (HRESULT 0)" }
     $response
 }
+
+# kube-proxy's load balancers through the HNS v2 API (computenetwork.dll), which kube-proxy manages them with: the
+# calls and their order as hcsshim's hcn/hcnloadbalancer.go enumerateLoadBalancers and getLoadBalancer make them
+# (zsyscall_windows.go: each returns an HRESULT; the strings HNS allocates are freed with CoTaskMemFree, which the
+# marshaller does for an LPWStr out string). Each answer is returned as HNS wrote it; it is judged on the controller.
+Add-Type -Namespace KubewinNodes -Name HcnLoadBalancers -MemberDefinition @'
+[DllImport("computenetwork.dll")]
+static extern int HcnEnumerateLoadBalancers(
+    [MarshalAs(UnmanagedType.LPWStr)] string query,
+    [MarshalAs(UnmanagedType.LPWStr)] out string loadBalancers,
+    [MarshalAs(UnmanagedType.LPWStr)] out string result);
+[DllImport("computenetwork.dll")]
+static extern int HcnOpenLoadBalancer(
+    ref Guid id,
+    out IntPtr loadBalancer,
+    [MarshalAs(UnmanagedType.LPWStr)] out string result);
+[DllImport("computenetwork.dll")]
+static extern int HcnQueryLoadBalancerProperties(
+    IntPtr loadBalancer,
+    [MarshalAs(UnmanagedType.LPWStr)] string query,
+    [MarshalAs(UnmanagedType.LPWStr)] out string properties,
+    [MarshalAs(UnmanagedType.LPWStr)] out string result);
+[DllImport("computenetwork.dll")]
+static extern int HcnCloseLoadBalancer(IntPtr loadBalancer);
+
+static void Check(string call, int hr, string result) {
+    if (hr < 0) {
+        throw new Exception(string.Format("{0} failed with HRESULT 0x{1:X8}: {2}", call, hr, result));
+    }
+}
+
+public static string Ids(string query) {
+    string ids, result;
+    Check("HcnEnumerateLoadBalancers", HcnEnumerateLoadBalancers(query, out ids, out result), result);
+    return ids;
+}
+
+public static string Properties(string id, string query) {
+    Guid guid = new Guid(id);
+    IntPtr handle;
+    string properties, result;
+    Check("HcnOpenLoadBalancer", HcnOpenLoadBalancer(ref guid, out handle, out result), result);
+    try {
+        Check("HcnQueryLoadBalancerProperties",
+            HcnQueryLoadBalancerProperties(handle, query, out properties, out result), result);
+    } finally {
+        HcnCloseLoadBalancer(handle);
+    }
+    return properties;
+}
+'@
 
 $Ansible.Changed = $false
 $serviceFacts = @{}
@@ -158,6 +210,25 @@ if (-not $hnsError) {
         $endpointsError = "$_"
     }
 }
+$loadBalancers = $null
+$loadBalancersError = $null
+if (-not $hnsError) {
+    try {
+        # hcsshim's defaultQuery(): schema 2.0, no flags, no filter
+        $query = '{"SchemaVersion":{"Major":2,"Minor":0},"Flags":0}'
+        $ids = [KubewinNodes.HcnLoadBalancers]::Ids($query)
+        $loadBalancers = @()
+        if ($ids) {
+            # Windows PowerShell 5.1 writes a JSON array as one object: foreach takes its elements
+            foreach ($id in (ConvertFrom-Json -InputObject $ids)) {
+                $loadBalancers += [KubewinNodes.HcnLoadBalancers]::Properties([string]$id, $query)
+            }
+        }
+    } catch {
+        $loadBalancers = $null  # not a partial list
+        $loadBalancersError = "$_"
+    }
+}
 $dockerNetworks = $null
 $dockerError = $null
 if ($DockerService) {
@@ -176,5 +247,6 @@ if ($DockerService) {
     }
 }
 $Ansible.Result = @{ services = $serviceFacts; networks = $networks; hns_error = $hnsError
-    endpoints = $endpoints; endpoints_error = $endpointsError; cni_conf = $cniConf; certificates = $certificates
+    endpoints = $endpoints; endpoints_error = $endpointsError; load_balancers = $loadBalancers
+    load_balancers_error = $loadBalancersError; cni_conf = $cniConf; certificates = $certificates
     docker_networks = $dockerNetworks; docker_error = $dockerError }

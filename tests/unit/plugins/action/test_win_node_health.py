@@ -240,6 +240,7 @@ def test_the_steps_after_a_stopped_disabled_service_are_left_too_as_its_dependen
 
 
 NEW_CHECKS = ("source VIP endpoint", "bridge endpoint", "HNS endpoints", "HNS network host", "CNI configuration",
+              "kube-proxy load balancers",
               "kubelet client certificate")
 
 
@@ -431,3 +432,74 @@ def test_the_report_has_each_nodes_certificate_expiry(make_action):
     refused = make_action(ActionModule, args, host).run(task_vars={})
     assert refused["failed"] and "cert_warn_days (kubewin_health_cert_warn_days) is -1" in refused["msg"]
     assert host.calls == []
+
+
+def _service(name, ip, ports, ns="default", **spec):
+    return {"metadata": {"name": name, "namespace": ns, "labels": spec.pop("labels", {})},
+            "spec": dict({"clusterIP": ip, "clusterIPs": [ip], "ports": ports}, **spec)}
+
+
+def _slice(service, ports, ready=True, ns="default"):
+    return {"metadata": {"namespace": ns, "labels": {"kubernetes.io/service-name": service}},
+            "ports": ports, "endpoints": [{"addresses": ["10.244.0.5"], "conditions": {"ready": ready}}]}
+
+
+def _lb(vip, port, protocol=6):
+    return json.dumps({"ID": "L-%s-%s" % (vip, port), "FrontendVIPs": [vip], "PortMappings": [
+        {"Protocol": protocol, "InternalPort": port, "ExternalPort": port}], "SchemaVersion": {"Major": 2, "Minor": 0}})
+
+
+CLUSTER = {"services": [
+    _service("kubernetes", "10.96.0.1", [{"name": "https", "port": 443, "protocol": "TCP"}]),
+    _service("kube-dns", "10.96.0.10", [{"name": "dns", "port": 53, "protocol": "UDP"},
+                                        {"name": "dns-tcp", "port": 53, "protocol": "TCP"}], ns="kube-system"),
+    _service("no-endpoints", "10.96.0.20", [{"name": "", "port": 80}]),
+    _service("terminating", "10.96.0.21", [{"name": "", "port": 80}]),
+    _service("headless", "None", [{"name": "", "port": 80}]),
+    _service("external", "", [{"name": "", "port": 80}], type="ExternalName"),
+    _service("other-proxy", "10.96.0.22", [{"name": "", "port": 80}],
+             labels={"service.kubernetes.io/service-proxy-name": "x"}),
+    _service("local", "10.96.0.23", [{"name": "", "port": 80}], internalTrafficPolicy="Local"),
+], "endpointslices": [
+    _slice("kubernetes", [{"name": "https", "port": 6443}]),
+    _slice("kube-dns", [{"name": "dns", "port": 53}, {"name": "dns-tcp", "port": 53}], ns="kube-system"),
+    _slice("terminating", [{"name": "", "port": 80}], ready=False),
+    _slice("headless", [{"name": "", "port": 80}]), _slice("external", [{"name": "", "port": 80}]),
+    _slice("other-proxy", [{"name": "", "port": 80}]), _slice("local", [{"name": "", "port": 80}]),
+]}
+
+
+def test_kube_proxys_load_balancers_against_the_clusters_services():
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils import _health_checks as checks
+    assert checks.expected_load_balancers(CLUSTER) == {"10.96.0.1:443/TCP", "10.96.0.10:53/UDP", "10.96.0.10:53/TCP"}
+    every = [_lb("10.96.0.1", 443), _lb("10.96.0.10", 53, 17), _lb("10.96.0.10", 53)]
+    ok = _judge(dict(_answer(), load_balancers=every), services=CLUSTER)
+    assert ok["healthy"] and [c["detail"] for c in ok["checks"] if c["check"] == "kube-proxy load balancers"] == [
+        "all 3 ClusterIP:port(s) with endpoints"]
+    # kube-dns lost from HNS (kubernetes/kubernetes#135802): kube-proxy programs it again only at its start
+    lost = _judge(dict(_answer(), load_balancers=every[:1]), services=CLUSTER)
+    assert _failed(lost) == {"kube-proxy load balancers": (
+        "2 of 3 ClusterIP:port(s) with endpoints have no load balancer in HNS (10.96.0.10:53/TCP, 10.96.0.10:53/UDP): "
+        "pods on this node cannot reach those Services", "kube-proxy")}
+    assert lost["repair"] == ["kube-proxy"]
+    # hostprocess mode: kube-proxy is a pod, so no service step
+    pod = _judge(dict(_answer(), load_balancers=[]), services=CLUSTER, network_services=False, external_network=None)
+    assert _failed(pod)["kube-proxy load balancers"][1] is None and pod["repair"] == []
+    unread = _judge(dict(_answer(), load_balancers=None, load_balancers_error="HcnEnumerateLoadBalancers failed"),
+                    services=CLUSTER)
+    assert _failed(unread)["kube-proxy load balancers"][0] == (
+        "HNS load balancers could not be read: HcnEnumerateLoadBalancers failed")
+    # not checked: without the cluster's Services, or without the pod network (its repair restarts kube-proxy too)
+    assert "kube-proxy load balancers" not in {c["check"] for c in _judge(dict(_answer(), load_balancers=[]))["checks"]}
+    gone = _judge(dict(_answer(networks=("External",)), load_balancers=[]), services=CLUSTER)
+    assert set(_failed(gone)) == {"pod network flannel.4096"}
+
+
+def test_win_node_health_takes_the_services_read_once_for_the_run(make_action):
+    host = RemoteHost({"node_health": lambda p: dict(_answer(), load_balancers=[])})
+    args = {"node_name": "win-1", "node": _node(), "pod_network": "flannel.4096", "container_runtime": "containerd",
+            "external_network": "External", "services": CLUSTER}
+    result = make_action(ActionModule, args, host).run(task_vars={})
+    assert result["repair"] == ["kube-proxy"] and "3 of 3" in _failed(result)["kube-proxy load balancers"][0]
+    report = make_action(ActionModule, {"report": {}, "services": CLUSTER}, RemoteHost({})).run(task_vars={})
+    assert report["failed"] and "leave out services" in report["msg"]

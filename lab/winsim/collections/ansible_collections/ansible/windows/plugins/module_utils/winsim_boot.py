@@ -72,6 +72,10 @@ def hns_after_restart(state):
     hns["networks"] = [n for n in hns.get("networks") or [] if n["ID"].lower() not in ids]
     hns["endpoints"] = [e for e in hns.get("endpoints") or [] if str(e.get("VirtualNetwork", "")).lower() not in ids]
     hns["policylists"] = []
+    # kube-proxy's HNS v2 load balancers: gone like the policy lists (their remote endpoints are in flannel's network,
+    # which is gone). kubernetes/kubernetes#139519 (2026) reports newer HNS builds restoring them after an HNS restart
+    # ("rehydration"); the lab takes the older behaviour, under which kube-proxy must program them again.
+    hns["loadbalancers"] = []
     kept_adapters = {n.get("NetworkAdapterName") for n in hns["networks"]}
     for adapter in list(hns.get("vswitches") or {}):
         if adapter not in kept_adapters:

@@ -208,8 +208,8 @@ def _kube_proxy_run(host, version, flags, env, service_name):
 # tools/cache/reflector.go L747 "failed to list <type>: <err>", retried), and the proxier programs nothing until
 # Services and EndpointSlices were received (pkg/proxy/winkernel/proxier.go L1190-1193 "Not syncing hns until
 # Services and Endpoints have been received from master"). winsim: the lists run when kube-proxy found its network
-# and again on kube_proxy_list (the informers' re-list, which the real kube-proxy does on its own); no HNS load
-# balancer is modelled, so "programs nothing" is the record's sync_error and no "synced".
+# and again on kube_proxy_list (the informers' re-list, which the real kube-proxy does on its own); "programs nothing"
+# is the record's sync_error and no "synced"; a sync programs the ClusterIP load balancers (_program_load_balancers).
 KUBE_PROXY_LISTS = (
     ("*v1.Service", "/api/v1/services?labelSelector=%21service.kubernetes.io%2Fservice-proxy-name"
                     "&fieldSelector=spec.clusterIP%21%3DNone"),
@@ -235,7 +235,7 @@ def kube_proxy_list(host, record=None):
         except (OSError, KeyError, TypeError, ValueError, IndexError) as e:
             rec["sync_error"] = "failed to build a client from %s: %s" % (rec.get("kubeconfig"), e)
             continue
-        counts, errors = {}, {}
+        counts, errors, items = {}, {}, {}
         try:
             for kind, path in KUBE_PROXY_LISTS:
                 try:
@@ -246,7 +246,8 @@ def kube_proxy_list(host, record=None):
                     errors[kind] = '"Failed to watch" err="failed to list %s: %s" (%s)' % (
                         kind, (answer or {}).get("message") or code, code or "no answer")
                 else:
-                    counts[kind] = len((answer or {}).get("items") or [])
+                    items[kind] = (answer or {}).get("items") or []
+                    counts[kind] = len(items[kind])
         finally:
             api.close()
         if errors:
@@ -261,6 +262,42 @@ def kube_proxy_list(host, record=None):
                 % "; ".join(blocking)
         else:
             rec["synced"] = counts
+            _program_load_balancers(host, rec, items["*v1.Service"], items["*v1.EndpointSlice"])
+
+
+# syncProxyRules' ClusterIP load balancers (k8s.io/kubernetes v1.37.2 pkg/proxy/winkernel/proxier.go): one HNS v2 load
+# balancer per Service port and ClusterIP (FrontendVIPs [ClusterIP], ExternalPort the Service's port, InternalPort its
+# targetPort, Protocol 6 TCP / 17 UDP), made only when the port has endpoints that are not all terminating ("Skipped
+# creating Hns LoadBalancer for cluster ip resources. Reason : all endpoints are terminating"); winsim counts the
+# EndpointSlice endpoints of the Service (label kubernetes.io/service-name) whose port has the Service port's name and
+# whose ready condition is not false. A port once applied is not applied again by the same process (svcInfo.hnsID /
+# policyApplied): a load balancer HNS lost stays lost until kube-proxy restarts (kubernetes/kubernetes#135802).
+# SCTP (not supported on Windows), NodePorts, external IPs and session affinity are not modelled.
+_PROTOCOLS = {"TCP": 6, "UDP": 17}
+
+
+def _program_load_balancers(host, rec, services, slices):
+    applied = rec.setdefault("load_balancers_applied", [])
+    for svc in services:
+        meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
+        ips = [ip for ip in spec.get("clusterIPs") or [spec.get("clusterIP")] if ip and ip != "None" and ":" not in ip]
+        mine = [s for s in slices if (s.get("metadata") or {}).get("namespace") == meta.get("namespace") and
+                ((s.get("metadata") or {}).get("labels") or {}).get("kubernetes.io/service-name") == meta.get("name")]
+        for port in spec.get("ports") or []:
+            proto = _PROTOCOLS.get(port.get("protocol") or "TCP")
+            ready = any(
+                any(p.get("name", "") == port.get("name", "") for p in s.get("ports") or [])
+                and any((e.get("conditions") or {}).get("ready") is not False for e in s.get("endpoints") or [])
+                for s in mine)
+            if proto is None or not ready:
+                continue
+            target = port.get("targetPort") if isinstance(port.get("targetPort"), int) else port.get("port")
+            for ip in ips:
+                key = "%s:%s/%s" % (ip, port.get("port"), proto)
+                if key not in applied:
+                    winsim_hns.create_load_balancer(host.state, ip, proto, port.get("port"), target,
+                                                    rec.get("source_vip"))
+                    applied.append(key)
 
 
 def network_ready(state, record):
