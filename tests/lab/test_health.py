@@ -77,12 +77,15 @@ def test_health_reports_a_healthy_node_in_one_remote_operation(node, tmp_path):
     (vip,) = [k for k in checks if k.startswith("source VIP endpoint ")]  # the last address of the node's podCIDR
     assert {k: c["status"] for k, c in checks.items()} == {
         "service containerd": "ok", "service kubelet": "ok", "service flanneld": "ok", "service kube-proxy": "ok",
-        "pod network " + VNI_NETWORK: "ok", "network External": "ok", vip: "ok", "CNI configuration": "ok",
+        "pod network " + VNI_NETWORK: "ok", "network External": "ok", vip: "ok", "kube-proxy load balancers": "ok",
+        "CNI configuration": "ok",
         "kubelet client certificate": "ok", "node Ready": "ok", "node NetworkUnavailable": "ok",
         "node schedulable": "ok"}
     # the CNI configuration containerd's config dump names, and the certificate the kubelet's TLS bootstrap got
     assert checks["CNI configuration"]["detail"] == (
         "C:\\Program Files\\containerd\\cni\\conf\\10-flannel.conf, loaded first")
+    # at least the Service kubernetes (its EndpointSlice has the API server), programmed by kube-proxy at its start
+    assert not checks["kube-proxy load balancers"]["detail"].startswith("all 0 "), checks["kube-proxy load balancers"]
     not_after = report["nodes"][0]["certificates"]["kubelet client"]
     assert checks["kubelet client certificate"]["detail"] == "valid until " + not_after
     assert [script for dummy, dummy2, script in node.ops_detailed(HOST)] == ["node_health"]
@@ -126,13 +129,16 @@ def test_an_hns_restart_is_found_then_repaired_in_dependency_order(node, tmp_pat
     assert scenario.changed_tasks(doc).get(HOST) is None
 
 
-def test_a_lost_source_vip_endpoint_and_another_cni_configuration_are_found(node, tmp_path):
-    """kube-proxy's source VIP endpoint removed from HNS (hnsdiag delete endpoints) and a CNI configuration that sorts
-    before 10-flannel.conf (the 0-containerd-nat.json older sig-windows-tools scripts wrote): both found, the
-    endpoint made again by kube-proxy's restart, the other file left to the operator."""
+def test_lost_hns_objects_and_another_cni_configuration_are_found(node, tmp_path):
+    """kube-proxy's source VIP endpoint and its load balancers removed from HNS (hnsdiag delete endpoints /
+    loadbalancers, kubernetes/kubernetes#135802) and a CNI configuration that sorts before 10-flannel.conf (the
+    0-containerd-nat.json older sig-windows-tools scripts wrote): all found, the endpoint and the load balancers made
+    again by kube-proxy's restart, the other file left to the operator."""
     def drop_vip(state):
+        assert state["hns"]["loadbalancers"], "kube-proxy programmed no load balancer"
         net = next(n["ID"] for n in state["hns"]["networks"] if n["Name"] == VNI_NETWORK)
         state["hns"]["endpoints"] = [e for e in state["hns"]["endpoints"] if e["VirtualNetwork"] != net or e["Name"]]
+        state["hns"]["loadbalancers"] = []
     scenario.core.edit(node.root, HOST, drop_vip)
     other = "Program Files\\containerd\\cni\\conf\\0-containerd-nat.json"
     _append(node, other, '{"cniVersion": "0.2.0", "name": "nat", "type": "nat"}')
@@ -142,7 +148,7 @@ def test_a_lost_source_vip_endpoint_and_another_cni_configuration_are_found(node
         assert rc == 2, text[-3000:]
         failed = {k: c for k, c in _checks(_report(path)).items() if c["status"] == "fail"}
         (vip,) = [k for k in failed if k.startswith("source VIP endpoint ")]
-        assert set(failed) == {vip, "CNI configuration"}, failed
+        assert set(failed) == {vip, "kube-proxy load balancers", "CNI configuration"}, failed
         assert failed["CNI configuration"]["detail"].startswith(
             "C:\\Program Files\\containerd\\cni\\conf\\0-containerd-nat.json sorts before 10-flannel.conf")
         assert "restarts kube-proxy" in failed[vip]["fix"]
@@ -153,7 +159,7 @@ def test_a_lost_source_vip_endpoint_and_another_cni_configuration_are_found(node
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     report = _report(path)
     assert report["healthy"] is True and report["nodes"][0]["repaired"] == ["kube-proxy"]
-    assert _checks(report)[vip]["status"] == "ok"
+    assert _checks(report)[vip]["status"] == "ok" and _checks(report)["kube-proxy load balancers"]["status"] == "ok"
 
 
 def _append(sc, rel, text):
