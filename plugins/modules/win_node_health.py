@@ -20,9 +20,10 @@ description:
     an Overlay network, flanneld's C(<network>_ep) on an L2Bridge one); the CNI configuration the runtime loads (the
     first file in name order of the directory containerd's configuration or cri-dockerd's command line names, which
     must be the collection's C(10-flannel.conf), valid JSON, naming O(pod_network)); the kubelet's client certificate
-    (C(C:\\var\\lib\\kubelet\\pki\\kubelet-client-current.pem), also flanneld's and kube-proxy's credential; only its
+    (C(C:\var\lib\kubelet\pki\kubelet-client-current.pem), also flanneld's and kube-proxy's credential; only its
     certificate leaves the host, not its key), failed when expired, a warning per O(cert_warn_days); on a Docker host,
-    Docker's network C(host) in Docker's store and, while dockerd runs, in HNS.
+    Docker's network C(host) in Docker's store and, while dockerd runs, in HNS; with O(services), kube-proxy's HNS
+    v2 load balancers.
   - Changes nothing; the repair is left to the caller (the kubewin.nodes.health role), in the order of RV(repair).
   - With O(report), checks nothing and reads no host, but returns the report (RV(report)) and the table (RV(table)) of
     the results of earlier checks (the last play of the collection's C(playbooks/health.yml)).
