@@ -35,7 +35,7 @@ DISCOVERED = {"_kubewin_api_kubeconfig": "/nonexistent/admin.conf", "kubewin_dep
 
 def _collections(tmp_path):
     """kubewin.nodes as it is (patch_rollout its own), with k8s_node and win_node_health faked; ansible.windows
-    faked."""
+    and kubernetes.core's k8s_info faked."""
     base = tmp_path / "collections" / "ansible_collections"
     ours = base / "kubewin" / "nodes"
     (ours / "plugins" / "action").mkdir(parents=True)
@@ -52,6 +52,11 @@ def _collections(tmp_path):
     (windows / "meta" / "runtime.yml").write_text('requires_ansible: ">=2.15"\n')
     for name in ("win_updates", "win_reboot", "win_service"):
         (windows / "plugins" / "action" / ("%s.py" % name)).symlink_to(FAKES / ("%s.py" % name))
+    kubernetes = base / "kubernetes" / "core"
+    (kubernetes / "plugins" / "action").mkdir(parents=True)
+    (kubernetes / "meta").mkdir()
+    (kubernetes / "meta" / "runtime.yml").write_text('requires_ansible: ">=2.15"\n')
+    (kubernetes / "plugins" / "action" / "k8s_info.py").symlink_to(FAKES / "k8s_info.py")
     return tmp_path / "collections"
 
 
