@@ -65,3 +65,37 @@ def test_node_health_reports_load_balancers_it_cannot_read(host):
     assert answer["load_balancers_error"] == (
         'Exception calling "Properties" with "2" argument(s): "HcnOpenLoadBalancer failed with HRESULT 0x80070490: '
         'Element not found."')
+
+
+def test_the_simulated_kube_proxy_programs_a_load_balancer_per_clusterip_port_with_ready_endpoints(host):
+    import importlib
+    node = importlib.import_module("ansible_collections.ansible.windows.plugins.module_utils.winsim_node")
+
+    def svc(name, ip, ports):
+        return {"metadata": {"name": name, "namespace": "default"}, "spec": {"clusterIP": ip, "ports": ports}}
+
+    def eps(name, ports, ready):
+        return {"metadata": {"namespace": "default", "labels": {"kubernetes.io/service-name": name}}, "ports": ports,
+                "endpoints": [{"conditions": {"ready": ready}}]}
+
+    services = [svc("a", "10.96.0.1", [{"name": "https", "port": 443, "targetPort": 6443}]),
+                svc("dns", "10.96.0.10", [{"name": "dns", "port": 53, "protocol": "UDP"},
+                                          {"name": "metrics", "port": 9153}]),
+                svc("gone", "10.96.0.11", [{"name": "", "port": 80}]),
+                svc("ext", "", [{"name": "", "port": 80}])]
+    slices = [eps("a", [{"name": "https"}], True), eps("dns", [{"name": "dns"}], None),
+              eps("gone", [{"name": ""}], False), eps("ext", [{"name": ""}], True)]
+    with host.open():
+        record = {"source_vip": "10.244.1.254"}
+        node._program_load_balancers(host, record, services, slices)
+        lbs = host.state["hns"]["loadbalancers"]
+        assert sorted((lb["FrontendVIPs"][0], lb["PortMappings"][0]["ExternalPort"], lb["PortMappings"][0]["Protocol"],
+                       lb["PortMappings"][0]["InternalPort"]) for lb in lbs) == [
+            ("10.96.0.1", 443, 6, 6443), ("10.96.0.10", 53, 17, 53)]
+        # the same process does not apply them again once HNS lost them; a new one (a restart) does, once
+        host.state["hns"]["loadbalancers"] = lbs[:1]
+        node._program_load_balancers(host, record, services, slices)
+        assert len(host.state["hns"]["loadbalancers"]) == 1
+        node._program_load_balancers(host, {}, services, slices)
+        node._program_load_balancers(host, {}, services, slices)
+        assert len(host.state["hns"]["loadbalancers"]) == 2

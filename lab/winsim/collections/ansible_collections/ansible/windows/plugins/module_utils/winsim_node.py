@@ -294,10 +294,17 @@ def _program_load_balancers(host, rec, services, slices):
             target = port.get("targetPort") if isinstance(port.get("targetPort"), int) else port.get("port")
             for ip in ips:
                 key = "%s:%s/%s" % (ip, port.get("port"), proto)
-                if key not in applied:
+                if key in applied:
+                    continue
+                # a load balancer HNS still has for it (a restarted kube-proxy) is taken over, not made twice
+                # (hns.go getLoadBalancer looks it up in queriedLoadBalancers first)
+                if not any(ip in (lb.get("FrontendVIPs") or []) and any(
+                        m.get("Protocol") == proto and m.get("ExternalPort") == port.get("port")
+                        for m in lb.get("PortMappings") or [])
+                        for lb in (host.state.get("hns") or {}).get("loadbalancers") or []):
                     winsim_hns.create_load_balancer(host.state, ip, proto, port.get("port"), target,
                                                     rec.get("source_vip"))
-                    applied.append(key)
+                applied.append(key)
 
 
 def network_ready(state, record):
