@@ -1,8 +1,8 @@
 # Copyright: kubewin.nodes contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin for kubewin.nodes.win_node_bundle: a Windows node's logs, configuration, services, HNS objects and
-events in one read (the node_bundle script), made into the support bundle's files and redacted on the controller
-(plugin_utils/_bundle.py)."""
+events in one read (the node_bundle script), made into the support bundle's files, redacted and written into a
+staging directory on the controller (plugin_utils/_bundle.py): the task result holds no log or event text."""
 
 from __future__ import annotations
 
@@ -27,4 +27,5 @@ class ActionModule(WindowsAction):
                                           args["max_kib"], args["max_events"])
         # Read-only, so it runs in check mode too.
         answer = self.script("node_bundle", params)
-        return dict(changed=False, files=bundle.host_files(answer, params, args["cluster"]))
+        staging, files = bundle.stage(self.host, bundle.host_files(answer, params, args["cluster"]))
+        return dict(changed=False, staging=staging, files=files)

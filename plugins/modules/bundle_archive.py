@@ -13,7 +13,9 @@ description:
   - Writes one C(kubewin-support-bundle-<UTC time>.tar.gz) (mode 0600) into O(dest) on the controller, with every
     host's files from M(kubewin.nodes.win_node_bundle) and an index (C(index.json), schema
     C(kubewin.nodes/support-bundle/v1), and C(index.txt)) saying what each file is, from which host, and what could not
-    be collected and why. Every text is redacted once more as it is written.
+    be collected and why. The texts are read from the staging directory each M(kubewin.nodes.win_node_bundle) result
+    names (only a directory of this user with mode 0700 that it made), redacted once more as they are written, and
+    the staging directories are removed after.
   - Runs on the controller; it connects to no host.
 options:
   hosts:

@@ -16,10 +16,20 @@ description:
     log directories, the node services' states and definitions (the registry), the HNS networks, endpoints and policy
     lists, and the newest records of the System and Application event logs.
   - Kubeconfigs, token files, keys and certificates are never read (a file in a configuration directory that may hold
-    one is listed as not collected). Every text is redacted on the controller before it is returned (bearer tokens,
-    C(token:) and C(password) fields, C(client-key-data), PEM private keys, bootstrap tokens, JSON Web Tokens, and
-    base64 that encodes one).
-  - Changes nothing. M(kubewin.nodes.bundle_archive) writes what it returns into the run's archive.
+    one is listed as not collected). Every text is redacted on the controller (bearer tokens, C(token:) and
+    C(password) fields, C(client-key-data), PEM private keys, bootstrap tokens, JSON Web Tokens, and base64 that
+    encodes one).
+  - Also the container runtime's own log - the newest Application event log records of its event source (dockerd,
+    and containerd before 2.0, write there under their service's name) and, when its service's command line has
+    C(--log-file), the last lines of that file (containerd 2.x logs nowhere else).
+  - An event log without records is an empty list; a record whose message cannot be formatted is kept with
+    Get-WinEvent's C(Cannot retrieve event message text.) and a note in its file.
+  - The texts are not returned. They are written, redacted, into a new staging directory on the controller (in its
+    temporary directory, mode 0700, each file 0600), and the result names that directory and each file's size, so
+    the task result that C(-v), AWX and ARA keep holds no log or event text.
+  - Changes nothing on the host. M(kubewin.nodes.bundle_archive) writes the staged files into the run's archive and
+    removes the staging directory; one that no archive took stays until the controller's temporary directory is
+    cleaned.
 options:
   container_runtime:
     description: The node's container runtime (C(containerd), or C(docker) and C(cri-dockerd)).
@@ -70,16 +80,22 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+staging:
+  description: The staging directory on the controller that holds the texts (mode 0700).
+  returned: success
+  type: str
+  sample: /tmp/kubewin-bundle-win-1-3k2j1x0q
 files:
   description:
     - One entry per file of the bundle, C(file) (its name in the host's part of the archive, or null when not
-      collected), C(what), C(source) (where it was read), C(text) (redacted), C(error) (why it was not collected),
-      C(truncated), C(lines) and C(redacted) (how many credentials were taken out).
+      collected), C(what), C(source) (where it was read), C(staged) (its file in RV(staging), or null), C(size) (bytes),
+      C(error) (why it was not collected), C(truncated), C(lines) and C(redacted) (how many credentials were taken
+      out). No text.
   returned: success
   type: list
   elements: dict
   sample: [{file: node/var/log/kubelet/kubelet.log, what: log (last lines), source: 'C:\var\log\kubelet\kubelet.log',
-            text: "I1128 ...", error: null, truncated: false, lines: 2000, redacted: 0}]
+            staged: '0000', size: 181234, error: null, truncated: false, lines: 2000, redacted: 0}]
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -11,7 +11,10 @@ import json
 import ntpath
 import os
 import re
+import shutil
+import stat
 import tarfile
+import tempfile
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import runtime_cni, runtimes
@@ -60,9 +63,13 @@ def script_parameters(container_runtime, network_services, max_lines, max_kib, m
     bad = [p for p in files if is_credential(p)]
     if bad:
         raise ValueError("the support bundle would read %s, which may hold a credential" % ", ".join(bad))
+    # dockerd, and containerd before 2.0, write their log to the Application log under their service's name as the
+    # event source (moby cmd/dockerd/service_windows.go, containerd cmd/containerd/command/service_windows.go:
+    # eventlog.Open(serviceName)); containerd 2.x writes to its --log-file, if its service was registered with one.
     return {"Files": files, "Dirs": chosen["config_dirs"], "Listings": chosen["listings"], "Services": services,
             "EventLogs": list(EVENT_LOGS), "MaxLines": int(max_lines), "MaxChars": int(max_kib) * 1024,
-            "MaxEvents": int(max_events)}
+            "MaxEvents": int(max_events), "RuntimeService": runtime["service"],
+            "RuntimeEventSource": runtime["service"]}
 
 
 def _archive_name(path):
@@ -117,17 +124,30 @@ def host_files(answer, params, cluster):
         out.append(_entry("node/hns/%s.json" % kind, "HNS %s (GET /%s/)" % (kind, kind), "HNS", _hns(raw),
                           None if raw is not None else "not collected: %s" % (hns_error or "no answer")))
     for log in params["EventLogs"]:
-        events = (answer.get("events") or {}).get(log) or {}
-        error = events.get("error")
-        out.append(_entry("node/events/%s.json" % log, "the newest %s event log records" % log, "Get-WinEvent",
-                          _json(events.get("records") or []) if not error else None,
-                          "not collected: %s" % error if error else None))
+        out.append(_events("node/events/%s.json" % log, "the newest %s event log records" % log, "Get-WinEvent",
+                           (answer.get("events") or {}).get(log)))
+    runtime = answer.get("runtime") or {}
+    service = params.get("RuntimeService")
+    if params.get("RuntimeEventSource"):
+        out.append(_events("node/runtime/events.json", "the newest Application log records of the %s event source"
+                           % params["RuntimeEventSource"], "Get-WinEvent", runtime.get("events")))
+    if runtime.get("log_file"):
+        out.append(_read("node/runtime/" + ntpath.basename(runtime["log_file"]), "log (last lines)",
+                         runtime["log_file"] + " (%s --log-file)" % service, runtime.get("log")))
     for key, what in (("node", "the Node (conditions, addresses, capacity)"), ("events", "the Node's events")):
         result = (cluster or {}).get(key) or {}
         ok = not result.get("failed") and "resources" in result
         out.append(_entry("cluster/%s.json" % key, what, "Kubernetes API", _json(result.get("resources")) if ok
                           else None, None if ok else "not collected: %s" % (result.get("msg") or "not read")))
     return [_redacted(e) for e in out]
+
+
+def _events(name, what, source, events):
+    """An event log read (Read-Events' answer): a file {records, note}; no records is an empty list, not an error."""
+    events = events or {"error": "not read"}
+    if events.get("error"):
+        return _entry(None, what, source, error="not collected: %s" % events["error"])
+    return _entry(name, what, source, _json({"records": events.get("records") or [], "note": events.get("note")}))
 
 
 def _hns(raw):
@@ -147,6 +167,56 @@ def _redacted(entry):
     if entry["text"] is None:
         entry["file"] = None
     return entry
+
+
+STAGING_PREFIX = "kubewin-bundle-"
+
+
+def stage(host, entries, parent=None):
+    """Write the texts of one host's ``entries`` into a new staging directory on the controller (mode 0700, each file
+    0600) and return (the directory, the entries without their texts: ``staged``, the file's name there, and ``size``
+    instead), so that the task result Ansible keeps (-v, AWX, ARA) holds no log or event text."""
+    directory = tempfile.mkdtemp(prefix="%s%s-" % (STAGING_PREFIX, re.sub(r"[^A-Za-z0-9_.-]", "_", host)), dir=parent)
+    rows = []
+    for number, entry in enumerate(entries):
+        row = dict((k, v) for k, v in entry.items() if k != "text")
+        row["staged"], row["size"] = None, None
+        if entry["text"] is not None:
+            data = entry["text"].encode("utf-8")
+            row["staged"], row["size"] = "%04d" % number, len(data)
+            fd = os.open(os.path.join(directory, row["staged"]), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        rows.append(row)
+    return directory, rows
+
+
+def unstage(directory, rows):
+    """The entries with their texts again, read from a staging directory ``stage`` made; refused (ValueError) unless
+    it is a directory of this user with mode 0700 named as ``stage`` names them, so a task result cannot make the
+    archive read another file."""
+    if not isinstance(directory, str) or not os.path.basename(directory).startswith(STAGING_PREFIX):
+        raise ValueError("%r is not a support bundle staging directory" % (directory,))
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) != 0o700:
+        raise ValueError("%s is not a staging directory of this user with mode 0700" % directory)
+    entries = []
+    for row in rows:
+        entry = dict((k, v) for k, v in row.items() if k not in ("staged", "size"))
+        entry["text"] = None
+        if row.get("staged") is not None:
+            if not re.match(r"^[0-9]{4}$", str(row["staged"])):
+                raise ValueError("%r is not a staged file's name" % (row["staged"],))
+            fd = os.open(os.path.join(directory, row["staged"]), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as f:
+                entry["text"] = f.read().decode("utf-8")
+        entries.append(entry)
+    return entries
+
+
+def remove_staging(directory):
+    """Remove a staging directory once its files are in the archive (what ``unstage`` accepted only)."""
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def index(hosts, created):

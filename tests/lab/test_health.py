@@ -11,6 +11,7 @@ import json
 import os
 import re
 import tarfile
+import time
 
 import pytest
 import scenario
@@ -187,11 +188,33 @@ def test_the_support_bundle_has_what_a_user_needs_and_no_credential(node, tmp_pa
                    % (value, field, value, field, base64.b64encode(value.encode()).decode()))
     for rel in ("var\\log\\kubelet\\kubelet.log", "var\\log\\kube-proxy\\kube-proxy.log"):
         _append(node, rel, leaked)
+    # a line only the kubelet's log has: the archive must hold it, the task results never (review-s7 B4)
+    marker = "I1128 bundle-marker-%s" % os.urandom(6).hex()
+    _append(node, "var\\log\\kubelet\\kubelet.log", marker + "\n")
+    # System events, one of them a record whose message cannot be formatted, and an empty Application log
+    # (winsim/ps/winevents.py: Get-WinEvent as PowerShell's GetEventCommand.cs reads them; review-s7 B2)
+    with scenario.core.Host(node.root, HOST).open() as h:
+        now = time.time()
+        h.state["eventlogs"] = {
+            "System": {"sources": ["Service Control Manager", "Disk"], "records": [
+                {"time": now - 60, "id": 7036, "level": 4, "provider": "Service Control Manager",
+                 "message": "The kubelet service entered the running state."},
+                {"time": now - 30, "id": 11, "level": 2, "provider": "Disk", "message": None,
+                 "format_error": "The locale specific resource for the desired message is not present"}]},
+            "Application": {"sources": [], "records": []}}
 
     node.reset_ops(HOST)
     rc, doc, text = node.run("support_bundle.yml", "-e", "kubewin_support_bundle_dir=" + str(tmp_path))
     assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
     assert [script for dummy, dummy2, script in node.ops_detailed(HOST)] == ["node_bundle"]
+    # what Ansible keeps of each task (the JSON callback's record, as -v, AWX and ARA have it) holds no log text: the
+    # host's result names its staging directory, which the archive task removed
+    assert marker not in json.dumps(doc) and marker not in text
+    (result,) = [task["hosts"][HOST] for play in doc["plays"] for task in play["tasks"]
+                 if task["task"]["name"].endswith("Read the node's logs, configuration, services, HNS objects and "
+                                                  "events (redacted on the controller)")]
+    assert result["files"] and all("text" not in f for f in result["files"]), result["files"][0]
+    assert not os.path.exists(result["staging"])
     assert scenario.changed_tasks(doc).get(HOST) is None
     (archive,) = [p for p in os.listdir(str(tmp_path)) if p.endswith(".tar.gz")]
     assert archive.startswith("kubewin-support-bundle-") and archive in text
@@ -223,11 +246,16 @@ def test_the_support_bundle_has_what_a_user_needs_and_no_credential(node, tmp_pa
     assert node_object["metadata"]["name"] == NODE
     assert {c["type"]: c["status"] for c in node_object["status"]["conditions"]}["Ready"] == "True"
     assert isinstance(json.loads(members[HOST + "/cluster/events.json"]), list)
-    # the lab's PowerShell has no Get-WinEvent (lab/winsim/README.md): the index says so instead of a file
-    for log in ("System", "Application"):
-        row = rows["Get-WinEvent the newest %s event log records" % log]
-        assert row["file"] is None and row["error"].startswith("not collected: The term 'Get-WinEvent'"), row
-    assert "not collected" in members["index.txt"].decode()
+    assert marker.encode() in members[HOST + "/node/var/log/kubelet/kubelet.log"]
+    system = json.loads(members[HOST + "/node/events/System.json"])
+    assert [(r["id"], r["message"]) for r in system["records"]] == [
+        (11, "Cannot retrieve event message text."), (7036, "The kubelet service entered the running state.")]
+    assert system["note"].startswith("read with errors, the first: The locale specific resource")
+    assert json.loads(members[HOST + "/node/events/Application.json"]) == {"records": [], "note": None}
+    # the lab's containerd 2.x was registered without --log-file and has no event source: a note, no log file
+    runtime = json.loads(members[HOST + "/node/runtime/events.json"])
+    assert runtime["records"] == [] and "There is not an event provider" in runtime["note"]
+    assert not [m for m in members if m.startswith(HOST + "/node/runtime/") and not m.endswith("events.json")]
     # never read: kubeconfigs, token files, keys and certificates
     sources = " ".join(r["source"] for r in index["files"]).lower()
     for never in ("kubelet.conf", "kubeconfig", "\\token", "pki"):

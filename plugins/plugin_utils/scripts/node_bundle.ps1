@@ -1,13 +1,17 @@
 # kubewin.nodes script: node_bundle
 # Contract: parameters Files (paths read as text: the last MaxLines lines of the last MaxChars bytes),
 # Dirs (directories whose files are read the same way), Listings (directories whose entry names are listed),
-# Services (names), EventLogs (log names, the newest MaxEvents records each). Result:
+# Services (names), EventLogs (log names, the newest MaxEvents records each), RuntimeService (the container runtime's
+# service, whose --log-file is read when its command line has one), RuntimeEventSource (its event source in the
+# Application log, or empty). Result:
 # {files: {path: {text, lines, truncated, error}}, dirs: {path: {entries: {name: {text, lines, truncated, error}},
 # error}}, listings: {path: {names, error}}, services: {name: {exists, status, image_path, start, dependencies,
 # environment, parameters (values under the service's Parameters key), object_name}}, hns: {networks, endpoints,
 # policylists: the raw JSON text HNS answered, or null}, hns_error, events: {log: {records: [{time, id, level,
-# provider, message}], error}}}. A path that is absent, a link (never read through) or unreadable has error set and
-# no text; one that fails does not stop the others. Read-only: the support bundle's one remote operation per host.
+# provider, message}], error, note}}, runtime: {events: like one log's, or null; log_file: the --log-file path or
+# null; log: like one file's, or null}}. A log without records has no records and no error. A path that is absent, a
+# link (never read through) or unreadable has error set and no text; one that fails does not stop the others.
+# Read-only: the support bundle's one remote operation per host.
 [CmdletBinding(SupportsShouldProcess)]
 param(
     [string[]]$Files = @(),
@@ -17,7 +21,9 @@ param(
     [string[]]$EventLogs = @(),
     [int]$MaxLines = 2000,
     [int]$MaxChars = 1048576,
-    [int]$MaxEvents = 200
+    [int]$MaxEvents = 200,
+    [string]$RuntimeService = '',
+    [string]$RuntimeEventSource = ''
 )
 $ErrorActionPreference = 'Stop'
 
@@ -47,8 +53,32 @@ function Invoke-Hns([string]$Method, [string]$Path, [string]$Request) {
     $response
 }
 
+# The last $Lines lines of the last $Bytes bytes of a log file: {text, lines, truncated}. Read through a handle that
+# shares Delete too: kube-log-runner rotates its log by closing and renaming it (k8s.io/component-base logrotation.go
+# rotate), a rename fails while any other handle lacks FILE_SHARE_DELETE (Microsoft Learn, CreateFileW), and after a
+# failed rename every later write fails until the service restarts. Get-Content opens with FileShare.ReadWrite only
+# (PowerShell's FileSystemProvider.cs GetContentReader). service_apply and node_bundle carry the same copy
+# (tests/unit/psgate/test_win_scripts_text.py keeps them equal).
+function Read-LogTail([string]$Path, [int]$Lines, [int]$Bytes) {
+    $stream = New-Object System.IO.FileStream($Path, [System.IO.FileMode]::Open, [System.IO.FileAccess]::Read,
+        ([System.IO.FileShare]::ReadWrite -bor [System.IO.FileShare]::Delete))
+    try {
+        $cut = $stream.Length -gt $Bytes
+        if ($cut) { $stream.Position = $stream.Length - $Bytes }
+        $text = (New-Object System.IO.StreamReader($stream)).ReadToEnd()
+    } finally { $stream.Dispose() }
+    $all = $text -split "`r?`n"
+    $end = $all.Count - 1
+    if ($all[$end] -eq '') { $end-- }  # the line break that ends the last line
+    $start = $end - $Lines + 1
+    $first = if ($cut) { 1 } else { 0 }  # after the cut the first line is a part of one
+    if ($start -lt $first) { $start = $first }
+    $kept = if ($end -ge $start) { @($all[$start..$end]) } else { @() }
+    @{ text = $kept -join "`n"; lines = $kept.Count; truncated = $cut }
+}
+
 function Read-Tail([string]$Path) {
-    # the last MaxLines lines of the last MaxChars bytes; a link is never read through
+    # the bundle's answer for one file: Read-LogTail's, or why not; a link is never read through
     $entry = @{ text = $null; lines = 0; truncated = $false; error = $null }
     try {
         $item = Get-Item -LiteralPath $Path -Force -ErrorAction Stop
@@ -57,30 +87,47 @@ function Read-Tail([string]$Path) {
         } elseif ($item.PSIsContainer) {
             $entry.error = 'not read: a directory'
         } else {
-            # Delete shared too: kube-log-runner renames a log it rotates, which fails while another handle lacks
-            # FILE_SHARE_DELETE, and Get-Content opens with ReadWrite only (PowerShell FileSystemProvider.cs
-            # GetContentReader), as service_apply's Read-LogTail says. Only the last MaxChars bytes are read.
-            $stream = New-Object System.IO.FileStream($Path, [System.IO.FileMode]::Open, [System.IO.FileAccess]::Read,
-                ([System.IO.FileShare]::ReadWrite -bor [System.IO.FileShare]::Delete))
-            try {
-                $cut = $stream.Length -gt $MaxChars
-                if ($cut) { $stream.Position = $stream.Length - $MaxChars }
-                $all = (New-Object System.IO.StreamReader($stream)).ReadToEnd() -split "`r?`n"
-            } finally { $stream.Dispose() }
-            $end = $all.Count - 1
-            if ($all[$end] -eq '') { $end-- }  # the line break that ends the last line
-            $start = $end - $MaxLines + 1
-            $first = if ($cut) { 1 } else { 0 }  # after the cut the first line is a part of one
-            if ($start -lt $first) { $start = $first }
-            $lines = if ($end -ge $start) { @($all[$start..$end]) } else { @() }
-            $entry.text = $lines -join "`n"
-            $entry.truncated = $cut
-            $entry.lines = $lines.Count
+            $tail = Read-LogTail $Path $MaxLines $MaxChars
+            $entry.text = $tail.text
+            $entry.lines = $tail.lines
+            $entry.truncated = $tail.truncated
         }
     } catch {
         $entry.error = "$_"
     }
     $entry
+}
+
+# The newest MaxEvents records a Get-WinEvent query gives: {records, error, note}. Get-WinEvent (Microsoft Learn,
+# Get-WinEvent; PowerShell's GetEventCommand.cs ReadEvents) writes a record whose message cannot be formatted with the
+# message "Cannot retrieve event message text." after a non-terminating error, which -ErrorAction Stop makes the end
+# of the whole read; a query without records is the error NoMatchingEventsFound ("No events were found that match
+# the specified selection criteria."), and a provider not registered on the host NoMatchingProvidersFound. So one
+# read with Stop, and on any other error a second read with SilentlyContinue that keeps every record it gives.
+function Read-Events([hashtable]$Query) {
+    $answer = @{ records = @(); error = $null; note = $null }
+    try {
+        $events = @(Get-WinEvent @Query -MaxEvents $MaxEvents -ErrorAction Stop)
+    } catch {
+        $id = $_.FullyQualifiedErrorId
+        if ($id -like 'NoMatchingEventsFound*') { return $answer }
+        if ($id -like 'NoMatchingProvidersFound*') {
+            $answer.note = "$_"
+            return $answer
+        }
+        $first = "$_"
+        $events = @(Get-WinEvent @Query -MaxEvents $MaxEvents -ErrorAction SilentlyContinue)
+        if ($events.Count -eq 0) {
+            $answer.error = $first
+            return $answer
+        }
+        $answer.note = "read with errors, the first: $first"
+    }
+    $answer.records = @($events | ForEach-Object {
+        @{ time = $_.TimeCreated.ToUniversalTime().ToString('o'); id = $_.Id; level = $_.LevelDisplayName
+           provider = $_.ProviderName; message = $_.Message }
+    })
+    $answer
 }
 
 $Ansible.Changed = $false
@@ -143,20 +190,25 @@ try {
 }
 
 $eventAnswers = @{}
-foreach ($log in $EventLogs) {
-    # Get-WinEvent -LogName -MaxEvents: the newest records first (Microsoft Learn, Get-WinEvent); a log without
-    # records is the error NoMatchingEventsFound
-    $answer = @{ records = @(); error = $null }
-    try {
-        $answer.records = @(Get-WinEvent -LogName $log -MaxEvents $MaxEvents -ErrorAction Stop | ForEach-Object {
-            @{ time = $_.TimeCreated.ToString('o'); id = $_.Id; level = $_.LevelDisplayName
-               provider = $_.ProviderName; message = $_.Message }
-        })
-    } catch {
-        $answer.error = "$_"
+foreach ($log in $EventLogs) { $eventAnswers[$log] = Read-Events @{ LogName = $log } }
+
+# The runtime's own log: the records its service writes to the Application log under its event source (dockerd, and
+# containerd before 2.0: cmd/containerd/command/service_windows.go eventlog.Open(serviceName)), and the file a service
+# registered with --log-file writes (containerd 2.x, which otherwise discards its log: the same file, "--log-file is
+# *not* specified ... will go to NUL").
+$runtimeAnswer = @{ events = $null; log_file = $null; log = $null }
+if ($RuntimeEventSource) {
+    $query = @{ LogName = 'Application'; ProviderName = $RuntimeEventSource }
+    $runtimeAnswer.events = Read-Events @{ FilterHashtable = $query }
+}
+if ($serviceAnswers[$RuntimeService] -and $serviceAnswers[$RuntimeService].exists) {
+    $commandLine = $serviceAnswers[$RuntimeService].image_path
+    if ($commandLine -match '(?:^|\s)--log-file(?:=|\s+)(?:"([^"]+)"|(\S+))') {
+        $runtimeAnswer.log_file = if ($Matches[1]) { $Matches[1] } else { $Matches[2] }
+        $runtimeAnswer.log = Read-Tail $runtimeAnswer.log_file
     }
-    $eventAnswers[$log] = $answer
 }
 
 $Ansible.Result = @{ files = $fileAnswers; dirs = $dirAnswers; listings = $listingAnswers
-                     services = $serviceAnswers; hns = $hnsAnswer; hns_error = $hnsError; events = $eventAnswers }
+                     services = $serviceAnswers; hns = $hnsAnswer; hns_error = $hnsError; events = $eventAnswers
+                     runtime = $runtimeAnswer }

@@ -49,17 +49,18 @@ function Invoke-Sc([string[]]$Arguments) {
 # WQL strings are single-quoted with backslash escapes (Microsoft Learn, "WHERE Clause (WMI)"): the watch below.
 function ConvertTo-WqlString([string]$Text) { "'" + $Text.Replace('\', '\\').Replace("'", "\'") + "'" }
 
-# The last $Lines lines of a log file (the watch below). Read through a handle that shares Delete too: kube-log-runner
-# rotates its log by closing and renaming it (k8s.io/component-base logrotation.go rotate), a rename fails while any
-# other handle lacks FILE_SHARE_DELETE (Microsoft Learn, CreateFileW), and after a failed rename every later write
-# fails until the service restarts. Get-Content opens with FileShare.ReadWrite only (PowerShell's FileSystemProvider.cs
-# GetContentReader). Only the last 64 KiB are read.
-function Read-LogTail([string]$Path, [int]$Lines) {
+# The last $Lines lines of the last $Bytes bytes of a log file: {text, lines, truncated}. Read through a handle that
+# shares Delete too: kube-log-runner rotates its log by closing and renaming it (k8s.io/component-base logrotation.go
+# rotate), a rename fails while any other handle lacks FILE_SHARE_DELETE (Microsoft Learn, CreateFileW), and after a
+# failed rename every later write fails until the service restarts. Get-Content opens with FileShare.ReadWrite only
+# (PowerShell's FileSystemProvider.cs GetContentReader). service_apply and node_bundle carry the same copy
+# (tests/unit/psgate/test_win_scripts_text.py keeps them equal).
+function Read-LogTail([string]$Path, [int]$Lines, [int]$Bytes) {
     $stream = New-Object System.IO.FileStream($Path, [System.IO.FileMode]::Open, [System.IO.FileAccess]::Read,
         ([System.IO.FileShare]::ReadWrite -bor [System.IO.FileShare]::Delete))
     try {
-        $cut = $stream.Length -gt 65536
-        if ($cut) { $stream.Position = $stream.Length - 65536 }
+        $cut = $stream.Length -gt $Bytes
+        if ($cut) { $stream.Position = $stream.Length - $Bytes }
         $text = (New-Object System.IO.StreamReader($stream)).ReadToEnd()
     } finally { $stream.Dispose() }
     $all = $text -split "`r?`n"
@@ -68,8 +69,8 @@ function Read-LogTail([string]$Path, [int]$Lines) {
     $start = $end - $Lines + 1
     $first = if ($cut) { 1 } else { 0 }  # after the cut the first line is a part of one
     if ($start -lt $first) { $start = $first }
-    if ($end -lt $start) { return '' }
-    return $all[$start..$end] -join "`n"
+    $kept = if ($end -ge $start) { @($all[$start..$end]) } else { @() }
+    @{ text = $kept -join "`n"; lines = $kept.Count; truncated = $cut }
 }
 
 if ($Action -eq 'remove') {
@@ -176,7 +177,7 @@ if ($Run -in @('start', 'restart') -and $WatchSeconds -gt 0) {
     foreach ($log in $WatchLogFiles) {
         try {
             $tails[$log] = if (Test-Path -LiteralPath $log -PathType Leaf) {
-                Read-LogTail $log $WatchTailLines
+                (Read-LogTail $log $WatchTailLines 65536).text  # the last 64 KiB at most
             } else { $null }
         } catch {
             # e.g. the log rotated away between Test-Path and the read

@@ -157,6 +157,28 @@ def test_the_docker_scripts_carry_the_same_functions():
         assert "Invoke-Docker $cli @('network', 'ls', '--format', '{{.Name}}')" in _code(name)
 
 
+def test_the_log_tail_scripts_carry_the_same_function():
+    """review-s7: node_bundle's Read-Tail repeated service_apply's Read-LogTail with another limit; one text now, the
+    limits its parameters."""
+    def function(name):
+        text = win_scripts.load(name)
+        start = text.index("# The last $Lines lines of the last $Bytes bytes")
+        return text[start:text.index("\n}\n", text.index("function Read-LogTail"))]
+    assert function("service_apply") == function("node_bundle")
+    assert "function Read-LogTail([string]$Path, [int]$Lines, [int]$Bytes) {" in function("node_bundle")
+    assert "(Read-LogTail $log $WatchTailLines 65536).text" in _code("service_apply")
+    assert "Read-LogTail $Path $MaxLines $MaxChars" in _function(_code("node_bundle"), "Read-Tail")
+
+
+def test_the_bundle_reads_events_record_by_record():
+    """review-s7 B2: -ErrorAction Stop made one unformattable record the loss of the whole log, and an empty log
+    (NoMatchingEventsFound) "not collected"."""
+    body = _function(_code("node_bundle"), "Read-Events")
+    assert "if ($id -like 'NoMatchingEventsFound*') { return $answer }" in body
+    assert "Get-WinEvent @Query -MaxEvents $MaxEvents -ErrorAction SilentlyContinue" in body
+    assert "Get-WinEvent -LogName $log -MaxEvents $MaxEvents -ErrorAction Stop" not in _code("node_bundle")
+
+
 def test_the_boot_script_only_starts_kube_proxy():
     """review-s6 D1: Docker's network host is made through Docker (win_docker_network), which re-creates it at its
     start after a reboot; a network the boot script made through HNS would be unknown to the running dockerd."""
@@ -202,10 +224,11 @@ def test_the_watch_reads_log_tails_through_a_handle_that_shares_delete():
 
 
 def test_the_support_bundle_reads_files_through_a_handle_that_shares_delete():
-    # review-s7 B1: the bundle reads the live logs kube-log-runner rotates, as the watch above does
+    # review-s7 B1: the bundle reads the live logs kube-log-runner rotates, as the watch above does (the same
+    # Read-LogTail: test_the_log_tail_scripts_carry_the_same_function)
     bundle = _code("node_bundle")
     assert "Get-Content" not in bundle
-    body = _function(bundle, "Read-Tail")
+    body = _function(bundle, "Read-LogTail")
     assert re.search(r"New-Object System\.IO\.FileStream\(\$Path, \[System\.IO\.FileMode\]::Open, "
                      r"\[System\.IO\.FileAccess\]::Read,\s+\(\[System\.IO\.FileShare\]::ReadWrite -bor "
                      r"\[System\.IO\.FileShare\]::Delete\)\)", body)

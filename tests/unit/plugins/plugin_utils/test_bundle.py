@@ -5,6 +5,7 @@ archive with its index."""
 import base64
 import datetime
 import json
+import os
 import tarfile
 
 import pytest
@@ -88,9 +89,15 @@ def _answer():
         "hns": {"networks": json.dumps({"Success": True, "Output": [{"Name": "flannel.4096"}]}), "endpoints": None,
                 "policylists": None},
         "hns_error": "HNS call GET /endpoints/ failed",
-        "events": {"System": {"records": [{"id": 7036, "message": "The kubelet service entered the running state."}],
-                              "error": None},
-                   "Application": {"records": [], "error": "The term 'Get-WinEvent' is not recognized"}},
+        "events": {"System": {"records": [{"id": 7036, "message": "The kubelet service entered the running state."},
+                                          {"id": 1, "message": "Cannot retrieve event message text."}],
+                              "error": None, "note": "read with errors, the first: The locale specific resource"},
+                   "Application": {"records": [], "error": None, "note": None}},
+        "runtime": {"events": {"records": [], "error": None,
+                               "note": 'There is not an event provider on the localhost computer that matches "x".'},
+                    "log_file": "C:\\ProgramData\\containerd\\containerd.log",
+                    "log": {"text": "level=info msg=started\ntoken: " + BOOTSTRAP, "lines": 2, "truncated": False,
+                            "error": None}},
     }
 
 
@@ -112,8 +119,17 @@ def test_the_files_of_a_host_say_what_was_read_and_why_not():
     assert BOOTSTRAP not in files["node/services.json"]["text"]
     assert json.loads(files["node/hns/networks.json"]["text"])["Output"] == [{"Name": "flannel.4096"}]
     assert files["HNS"]["error"] == "not collected: HNS call GET /endpoints/ failed"
-    assert json.loads(files["node/events/System.json"]["text"])[0]["id"] == 7036
-    assert files["Get-WinEvent"]["error"] == "not collected: The term 'Get-WinEvent' is not recognized"
+    system = json.loads(files["node/events/System.json"]["text"])
+    assert [r["id"] for r in system["records"]] == [7036, 1] and system["note"].startswith("read with errors")
+    # a log without records is an empty list, not "not collected" (review-s7 B2)
+    assert json.loads(files["node/events/Application.json"]["text"]) == {"records": [], "note": None}
+    assert files["node/events/Application.json"]["error"] is None
+    # the runtime's log: its event source's records (none registered here) and its --log-file, redacted
+    runtime = json.loads(files["node/runtime/events.json"]["text"])
+    assert runtime["records"] == [] and "event provider" in runtime["note"]
+    log = files["node/runtime/containerd.log"]
+    assert log["source"] == "C:\\ProgramData\\containerd\\containerd.log (containerd --log-file)"
+    assert log["text"].startswith("level=info msg=started\n") and BOOTSTRAP not in log["text"]
     assert json.loads(files["cluster/node.json"]["text"])[0]["status"]["conditions"] == [{"type": "Ready"}]
     assert files["Kubernetes API"]["error"] == "not collected: Unauthorized"
 
@@ -143,3 +159,51 @@ def test_the_archive_holds_every_host_and_an_index_and_no_credential(tmp_path):
         assert secret not in blob and _b64(secret) not in blob
     with pytest.raises(FileExistsError):  # one archive per run: never over another
         bundle.write_archive(str(tmp_path), hosts, now)
+
+
+def test_the_runtime_log_is_asked_for_by_its_service_and_event_source():
+    assert [(bundle.script_parameters(r, True, 10, 1, 5)["RuntimeService"],
+             bundle.script_parameters(r, True, 10, 1, 5)["RuntimeEventSource"]) for r in ("containerd", "docker")] == \
+        [("containerd", "containerd"), ("docker", "docker")]
+
+
+def test_an_event_log_that_could_not_be_read_is_not_collected_with_why():
+    params = bundle.script_parameters("docker", False, 10, 1, 5)
+    answer = dict(_answer(), events={"System": {"records": [], "error": 'There is not an event log on the localhost '
+                                                "computer that matches \"System\".", "note": None}}, runtime={})
+    files = {f["what"]: f for f in bundle.host_files(answer, params, {})}
+    assert files["the newest System event log records"]["error"].startswith("not collected: There is not an event log")
+    assert files["the newest System event log records"]["file"] is None
+    assert files["the newest Application event log records"]["error"] == "not collected: not read"
+    assert files["the newest Application log records of the docker event source"]["error"] == \
+        "not collected: not read"
+
+
+def test_staged_files_hold_the_texts_and_the_rows_none(tmp_path):
+    """review-s7 B4: the task result Ansible keeps (-v, AWX, ARA) holds no log text; the texts wait on the controller
+    in a directory only this user can read."""
+    entries = list(_files().values())
+    directory, rows = bundle.stage("win-1", entries, parent=str(tmp_path))
+    assert os.path.basename(directory).startswith("kubewin-bundle-win-1-")
+    assert os.stat(directory).st_mode & 0o777 == 0o700
+    assert all("text" not in r for r in rows) and "I1128" not in json.dumps(rows)
+    staged = [r for r in rows if r["staged"]]
+    assert len(staged) == len([e for e in entries if e["text"] is not None])
+    for row in staged:
+        assert os.stat(os.path.join(directory, row["staged"])).st_mode & 0o777 == 0o600
+    log = next(r for r in rows if r["file"] == "node/var/log/kubelet/kubelet.log")
+    assert log["size"] == len(_files()["node/var/log/kubelet/kubelet.log"]["text"].encode())
+    assert bundle.unstage(directory, rows) == entries
+    bundle.remove_staging(directory)
+    assert not os.path.exists(directory)
+
+
+def test_a_result_cannot_make_the_archive_read_another_file(tmp_path):
+    directory, rows = bundle.stage("win-1", list(_files().values()), parent=str(tmp_path))
+    with pytest.raises(ValueError, match="staged file's name"):
+        bundle.unstage(directory, [dict(rows[0], staged="../../etc/passwd")])
+    with pytest.raises(ValueError, match="not a support bundle staging directory"):
+        bundle.unstage(str(tmp_path), rows)
+    os.chmod(directory, 0o755)
+    with pytest.raises(ValueError, match="mode 0700"):
+        bundle.unstage(directory, rows)
