@@ -2,6 +2,7 @@
 and kubewin.nodes' docker scripts run through the lab's PowerShell interpreter against it. No control plane."""
 
 import json
+import os
 from unittest import mock
 
 import pytest
@@ -21,9 +22,9 @@ def host(tmp_path):
         yield core.create_host(str(tmp_path), "d", profile="ws2022-docker-cri")
 
 
-def _docker(host, *args):
+def _docker(host, *args, daemon=("-H", winsim_docker.HOST)):
     with host.open():
-        return winsim_docker.cli(host, "24.0.7", list(args))
+        return winsim_docker.cli(host, "24.0.7", list(daemon) + list(args))
 
 
 def _hns(host):
@@ -112,3 +113,33 @@ def test_the_docker_scripts_read_and_change_the_store_through_the_interpreter(ho
         winsim_scm.stop(host, "docker")
         down = run_ps(host, "docker_state", {"Service": "docker"}, True)["result"]
         assert down["names"] is None and down["error"].startswith("docker network ls exited with code 1: error during")
+
+
+def test_the_docker_cli_is_simulated_only_against_dockers_own_pipe(host):
+    """review-s7 D2: without -H the CLI would use the WinRM user's DOCKER_HOST or docker context."""
+    rc, out, err = _docker(host, "network", "ls", "--format", "{{.Name}}", daemon=())
+    assert rc == 1 and "without -H npipe:////./pipe/docker_engine is not simulated" in err
+    assert "is not simulated (only npipe" in _docker(host, "network", "ls", daemon=("-H", "tcp://10.0.0.1:2375"))[2]
+    assert _docker(host, "network", "ls", "--format", "{{.Name}}", daemon=("--host=" + winsim_docker.HOST,))[0] == 0
+    # what the scripts run: -H first (processes.log has every command line the host started)
+    with host.open():
+        run_ps(host, "docker_state", {"Service": "docker"}, True)
+    with open(os.path.join(host.dir, "processes.log")) as f:
+        lines = [line for line in f if "docker.exe" in line]
+    assert lines[-1].rstrip() == '"%s" -H npipe:////./pipe/docker_engine network ls --format {{.Name}}' % DOCKER
+
+
+def test_a_docker_that_does_not_answer_is_stopped_after_60_seconds(host):
+    """review-s7 D1: docker.exe waited on a hung dockerd for ever, holding the WinRM operation."""
+    with host.open():
+        host.state["docker"]["hung"] = True
+        start = winsim_scm.clock(host)
+        state = run_ps(host, "docker_state", {"Service": "docker"}, True)["result"]
+        assert winsim_scm.clock(host) - start == 60
+        assert state["names"] is None and state["error"].startswith(
+            "docker network ls exited with code 1460: %s -H npipe:////./pipe/docker_engine network ls --format "
+            "{{.Name}} did not finish within 60 s and was stopped: dockerd does not answer" % DOCKER)
+        made = run_ps(host, "docker_apply", {"Service": "docker", "Name": "host", "Action": "create"})["result"]
+        assert made["code"] == 1460 and "did not finish within 60 s" in made["output"][0]
+        health = run_ps(host, "node_health", {"Services": ["docker"], "DockerService": "docker"}, True)["result"]
+        assert health["docker_networks"] is None and "code 1460" in health["docker_error"]

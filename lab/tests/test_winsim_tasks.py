@@ -69,7 +69,8 @@ def _state(host):
 def test_the_boot_task_starts_kube_proxy_after_its_delay_and_dockerd_makes_its_nat_network_again(host):
     core.edit(host.root, host.name, lambda st: _install(st, host, nat=False))
     with host.open():
-        assert winsim_docker.cli(host, "24.0.7", ["network", "create", "-d", "nat", "host"])[0] == 0
+        assert winsim_docker.cli(host, "24.0.7", ["-H", winsim_docker.HOST, "network", "create", "-d", "nat",
+                                                  "host"])[0] == 0
     before, _, _, _ = _state(host)
     gone, failed = core.reboot(host.root, host.name)
     after, kube_proxy, log, boot_log = _state(host)
@@ -82,7 +83,8 @@ def test_the_boot_task_starts_kube_proxy_after_its_delay_and_dockerd_makes_its_n
     assert task[0]["at"] - services_done >= 60  # PT1M after the boot-time starts
     with open(boot_log) as f:
         lines = f.read().splitlines()
-    assert len(lines) == 1 and lines[0].endswith("kube-proxy and the services it depends on are started")
+    assert len(lines) == 2 and lines[0].endswith("kube-proxy and the services it depends on are started")
+    assert lines[1].endswith("Docker's network host is there")
     with open(os.path.join(host.dir, "processes.log")) as f:
         assert POWERSHELL + " " + ARGS in f.read()
 
@@ -92,6 +94,23 @@ def test_a_nat_network_made_through_hns_stays_gone_and_without_the_task_kube_pro
     core.reboot(host.root, host.name)
     after, kube_proxy, log, boot_log = _state(host)
     assert "host" not in after and kube_proxy == "Stopped" and not os.path.exists(boot_log)
+
+
+def test_a_host_network_dockerd_did_not_make_again_is_logged_with_the_fix(host):
+    """review-s7 D3: "host" made through HNS (so not in Docker's store) is gone after the reboot and dockerd has
+    nothing to make again: the boot script says so in its log and its task's result, kube-proxy still started."""
+    core.edit(host.root, host.name, lambda st: _install(st, host))
+    core.reboot(host.root, host.name)
+    after, kube_proxy, log, boot_log = _state(host)
+    assert "host" not in after and kube_proxy == "Running"
+    task = [e for e in log if "task" in e][0]
+    assert task["result"] == 1 and task["error"].startswith("Docker's network host is missing after dockerd's start")
+    with open(boot_log) as f:
+        lines = f.read().splitlines()
+    assert lines[0].endswith("kube-proxy and the services it depends on are started")
+    assert lines[-1].endswith("failed: Docker's network host is missing after dockerd's start, so hostNetwork pods "
+                              "cannot start: run playbooks/repair.yml for this node (or docker network create -d nat "
+                              "host)")
 
 
 def test_a_disabled_kube_proxy_is_left_alone_and_the_failure_logged(host):

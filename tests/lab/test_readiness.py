@@ -192,7 +192,8 @@ def test_docker_with_cri_dockerd_gets_the_host_nat_network(runtime_run, api):
     task = [e for e in boot_log if "task" in e]
     assert [(e["task"], e["result"]) for e in task] == [("\\kubewin-boot", 0)], task
     assert task[0]["at"] - max(e["at"] for e in boot_log if "service" in e) >= 60
-    assert text.splitlines()[-1].endswith("kube-proxy and the services it depends on are started")
+    assert text.splitlines()[-2].endswith("kube-proxy and the services it depends on are started")
+    assert text.splitlines()[-1].endswith("Docker's network host is there")  # checked after the start (review-s7 D3)
     assert kube_proxy == "Running"
     assert ready_condition(core_api, r.node(DOCKER_PROFILE)).status == "True"
 

@@ -20,7 +20,7 @@ from ansible_collections.ansible.windows.plugins.module_utils import (
 )
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError, is_pipe
 
-from . import wincrypto, winevents, winfiles, winfirewall
+from . import wincrypto, winevents, winfiles, winfirewall, winprocess
 from .builtins import VOID, Cmdlet, TypeInfo
 from .interp import ExceptionObject, Interpreter, PSError, SwitchValue, is_true
 from .values import ErrorRecord, Hashtable, NetObject, PSEnum, PSObject, RefValue, to_str, type_name
@@ -1059,6 +1059,7 @@ def register(interp):
     winfiles.register(interp)
     wincrypto.register(interp)
     winevents.register(interp)
+    winprocess.register(interp)
     # after the New-Object of winfiles and wincrypto: -ComObject HNetCfg.FwPolicy2 (the firewall's rules, read only)
     interp.cmdlets["new-object"] = winfirewall.wrap_new_object(copy.copy(interp.cmdlets["new-object"]), interp)
     t["net.dns"] = TypeInfo("Dns", "System.Net.Dns", statics={"GetHostName": _host_name})

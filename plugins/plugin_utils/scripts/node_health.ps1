@@ -27,8 +27,8 @@ param(
 )
 $ErrorActionPreference = 'Stop'
 
-# docker.exe beside the service's program (null: no such service). docker_state, docker_apply and node_health carry
-# the same copy (tests/unit/psgate/test_win_scripts_text.py keeps them equal).
+# docker.exe beside the service's program (null: no such service). docker_state, docker_apply, node_health and
+# boot carry the same copy (tests/unit/psgate/test_win_scripts_text.py keeps them equal).
 function Get-DockerCli([string]$Name) {
     $svc = Get-Service -Name $Name -ErrorAction SilentlyContinue
     if (-not $svc) { return $null }
@@ -37,14 +37,41 @@ function Get-DockerCli([string]$Name) {
     (Split-Path -Parent $exe) + '\docker.exe'
 }
 
-# docker.exe's exit code and output lines. Windows PowerShell 5.1 turns each stderr line of a native program into an
-# error record, which 'Stop' would make fatal before the exit code is read.
+# docker.exe's exit code and output lines (its standard output, then its standard error). Against Docker's own
+# engine pipe, named with -H (docker CLI reference, "docker": -H, --host; Windows' default daemon
+# npipe:////./pipe/docker_engine), whatever DOCKER_HOST or docker context the WinRM user has (review-s7 D2).
+# Bounded (D1): a dockerd that does not answer makes docker.exe wait forever, so after 60 s it is killed and the
+# answer is exit code 1460 (ERROR_TIMEOUT, Microsoft Learn, System Error Codes) with a line that says so. Run as a
+# Process with both streams read at once (one read after the other can deadlock on a full pipe: Microsoft Learn,
+# ProcessStartInfo.RedirectStandardError); WaitForExit() again after WaitForExit(ms) returned true, so the redirected
+# output is complete (Process.WaitForExit).
+# Its arguments are fixed words and Docker network names, without blanks or quotes (one with either is refused).
 function Invoke-Docker([string]$Cli, [string[]]$Arguments) {
-    $ErrorActionPreference = 'Continue'
-    $out = @(& $Cli @Arguments 2>&1 | ForEach-Object { "$_" })
-    $code = $LASTEXITCODE
-    $ErrorActionPreference = 'Stop'
-    @{ code = $code; output = $out }
+    $words = @('-H', 'npipe:////./pipe/docker_engine') + $Arguments
+    foreach ($word in $words) {
+        if (-not $word -or $word -match '[\s"]') {
+            throw "docker.exe argument '$word' is empty or has a blank or a quote"
+        }
+    }
+    $info = New-Object System.Diagnostics.ProcessStartInfo
+    $info.FileName = $Cli
+    $info.Arguments = $words -join ' '
+    $info.UseShellExecute = $false
+    $info.RedirectStandardOutput = $true
+    $info.RedirectStandardError = $true
+    $info.CreateNoWindow = $true
+    $process = [System.Diagnostics.Process]::Start($info)
+    $stdout = $process.StandardOutput.ReadToEndAsync()
+    $stderr = $process.StandardError.ReadToEndAsync()
+    if (-not $process.WaitForExit(60000)) {
+        $process.Kill()
+        return @{ code = 1460; output = @("$Cli $($info.Arguments) did not finish within 60 s and was stopped: " +
+            "dockerd does not answer on \\.\pipe\docker_engine (Restart-Service docker; its log is in the Application " +
+            "event log, source docker)") }
+    }
+    $process.WaitForExit()
+    $lines = @(($stdout.Result + "`n" + $stderr.Result) -split "`r?`n" | Where-Object { $_ })
+    @{ code = $process.ExitCode; output = $lines }
 }
 
 # Shared P/Invoke for the HNS v1 API, the same entry point hns.psm1 and hcsshim use. HNSCall returns

@@ -152,9 +152,14 @@ def test_the_docker_scripts_carry_the_same_functions():
         text = win_scripts.load(name)
         start = text.index("# docker.exe beside the service's program")
         return text[start:text.index("\n}\n", text.index("function Invoke-Docker"))]
-    assert functions("docker_state") == functions("docker_apply") == functions("node_health")
-    for name in ("docker_state", "node_health"):
+    assert functions("docker_state") == functions("docker_apply") == functions("node_health") == functions("boot")
+    for name in ("docker_state", "node_health", "boot"):
         assert "Invoke-Docker $cli @('network', 'ls', '--format', '{{.Name}}')" in _code(name)
+    # review-s7 D2: Docker's own engine, not the WinRM user's DOCKER_HOST or context; D1: bounded, with a clear answer
+    body = _function(_code("docker_state"), "Invoke-Docker")
+    assert "$words = @('-H', 'npipe:////./pipe/docker_engine') + $Arguments" in body
+    assert "if (-not $process.WaitForExit(60000)) {\n        $process.Kill()\n        return @{ code = 1460;" in body
+    assert "& $Cli" not in body
 
 
 def test_the_log_tail_scripts_carry_the_same_function():
@@ -184,6 +189,8 @@ def test_the_boot_script_only_starts_kube_proxy():
     start after a reboot; a network the boot script made through HNS would be unknown to the running dockerd."""
     code = _code("boot")
     assert "Start-Service -Name kube-proxy" in code
+    # review-s7 D3: a host network dockerd did not make again is logged with the fix, and fails the task
+    assert "elseif (@($answer.output) -notcontains 'host') {" in code and "Write-BootLog \"failed: $problem\"" in code
     assert "HNSCall" not in code and "/networks/" not in code
     assert "token" not in code.lower() and "kubeconfig" not in code.lower() and ".conf" not in code.lower()
 

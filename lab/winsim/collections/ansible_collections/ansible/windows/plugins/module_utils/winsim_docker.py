@@ -20,6 +20,13 @@ v28.2.2 the same):
   fails: "network host not found" (daemon/libnetwork/error.go L12).
 - Not modelled: Docker's default ``nat`` network and ``none`` (the lab's HNS starts empty); only the commands below
   are simulated, anything else fails.
+- The daemon: docker's global option ``-H``/``--host`` (docker CLI reference, "docker": "-H, --host list  Daemon
+  socket to connect to"; global options come before the command; on Windows the default daemon is
+  ``npipe:////./pipe/docker_engine``, the "Docker daemon on Windows" docs). Without it the CLI would use the caller's
+  DOCKER_HOST or current docker context, which the lab does not model: a network command without
+  ``-H npipe:////./pipe/docker_engine`` fails here (the stricter choice), as does any other host.
+- A test can make dockerd stop answering (``state["docker"]["hung"] = True``): docker.exe then never exits (Hung,
+  which the interpreter's Process turns into a process that WaitForExit(ms) waits out).
 """
 
 from __future__ import annotations
@@ -32,6 +39,13 @@ PIPE = r"\\.\pipe\docker_engine"
 DEFAULT_NAT = "nat"  # daemon/network: networktypes.NetworkNat, never re-created by the rule above
 UNADOPTABLE = ("private", "internal")  # windows.go unadoptableNetworkTypes: HNS types dockerd leaves alone
 # the docker CLI when the daemon's pipe is not there (its Windows default host npipe:////./pipe/docker_engine)
+HOST = "npipe:////./pipe/docker_engine"
+
+
+class Hung(Exception):
+    """docker.exe waiting for a dockerd that does not answer: it never exits."""
+
+
 NOT_RUNNING = ("error during connect: this error may indicate that the docker daemon is not running: "
                "open //./pipe/docker_engine: The system cannot find the file specified.\n")
 
@@ -96,8 +110,19 @@ def cli(host, version, args):
     st = host.state
     if args[:1] in (["--version"], ["-v"]):
         return 0, "Docker version %s, build 0000000\n" % version.lstrip("v"), ""
+    daemon = None
+    if args[:1] in (["-H"], ["--host"]) and len(args) > 1:
+        daemon, args = args[1], args[2:]
+    elif args and args[0].startswith(("-H=", "--host=")):
+        daemon, args = args[0].split("=", 1)[1], args[1:]
+    if daemon != HOST:
+        return 1, "", ("winsim: docker %s without -H %s is not simulated (the caller's DOCKER_HOST or docker context "
+                       "would choose the daemon)\n" % (" ".join(args), HOST) if daemon is None else
+                       "winsim: docker -H %s is not simulated (only %s)\n" % (daemon, HOST))
     if PIPE not in (st.get("pipes") or []):
         return 1, "", NOT_RUNNING
+    if (st.get("docker") or {}).get("hung"):
+        raise Hung()
     store = networks(st)
     try:
         if args == ["network", "ls", "--format", "{{.Name}}"]:
