@@ -98,7 +98,7 @@ def _tail(host, lines):
     """service_apply's Read-LogTail on LOG."""
     from ansible_collections.kubewin.nodes.plugins.plugin_utils import _win_scripts as win_scripts
     m = re.search(r"^function Read-LogTail\b.*?^}", win_scripts.load("service_apply"), re.S | re.M)
-    return _run(host, m.group(0) + "\nRead-LogTail '%s' %d" % (LOG, lines))[0]
+    return _run(host, m.group(0) + "\n(Read-LogTail '%s' %d 65536).text" % (LOG, lines))[0]
 
 
 @pytest.mark.parametrize("data, lines, tail", [
