@@ -11,7 +11,9 @@ import re
 MARK = "[REDACTED]"
 
 # A PEM private key, also one cut by a log's tail (no END line) or written on one line with \n escapes.
-_PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END \1PRIVATE KEY-----|\Z)", re.S)
+# A key already redacted is left as it is: read again without its END line, it would take the rest of the text.
+_PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?!\[REDACTED\]).*?(?:-----END \1PRIVATE KEY-----|\Z)",
+                  re.S)
 # A bootstrap token (kubeadm: [a-z0-9]{6}.[a-z0-9]{16}, bootstraputil.BootstrapTokenRegexp).
 _BOOTSTRAP = re.compile(r"(?<![A-Za-z0-9])[a-z0-9]{6}\.[a-z0-9]{16}(?![A-Za-z0-9])")
 # A JSON Web Token (ServiceAccount tokens, OIDC id tokens): three base64url parts, the header starting '{"'.

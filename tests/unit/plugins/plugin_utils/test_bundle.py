@@ -207,3 +207,12 @@ def test_a_result_cannot_make_the_archive_read_another_file(tmp_path):
     os.chmod(directory, 0o755)
     with pytest.raises(ValueError, match="mode 0700"):
         bundle.unstage(directory, rows)
+
+
+def test_redacting_twice_keeps_what_follows_a_redacted_key():
+    # the bundle redacts once before Ansible keeps the result and once as each file is written (review-s7 B4): a
+    # key redacted the first time has no END line left, and must not take the rest of the log the second time
+    text = "I1 key:\n-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\nI2 marker\n"
+    once = redact(text)[0]
+    assert "MHcCAQEE" not in once and "I2 marker" in once
+    assert redact(once)[0] == once
