@@ -26,7 +26,7 @@ FINDER = ROOT / "tests" / "unit" / "test_shipped_module_utils.py"
 
 def lines(path):
     with open(path, "rb") as f:
-        return sum(1 for _ in f)
+        return sum(1 for dummy in f)
 
 
 def files(tree):
@@ -69,7 +69,8 @@ def report(tree, title):
         print("  %-28s %6d" % (key, n))
     print("module_utils files shipped per module (files, lines):")
     for module, fs in sorted(shipped(tree).items()):
-        print("  %-24s %2d %5d  %s" % (module, len(fs), sum(n for _, n in fs), " ".join(f for f, _ in fs)))
+        total = sum(n for dummy, n in fs)
+        print("  %-24s %2d %5d  %s" % (module, len(fs), total, " ".join(f for f, dummy in fs)))
     print("largest files under plugins/:")
     sizes = sorted(((lines(p), str(p.relative_to(tree))) for p in files(tree / "plugins")), reverse=True)
     for n, rel in sizes[:8]:

@@ -184,6 +184,7 @@ def drift(current, desired, fields):
 def _normalise(value):
     return json.dumps(value, sort_keys=True)
 
+
 def ensure(module, apis, desired, kind, changes, fields, keep_rules=False):
     """Create ``desired`` or bring its ``fields`` (and managed label, node annotation) in line: ``(what was read,
     the object as it is now)`` (``None`` for what does not exist, or is not known in check mode). ``keep_rules``: a

@@ -248,8 +248,8 @@ def present(module, apis, p=None):
             continue
         # The ServiceAccount an older release made for it: deleted, which revokes its tokens.
         deleted = nc.delete_managed(module, apis, "serviceaccounts", namespace, name,
-                                     apis.core.read_namespaced_service_account,
-                                     apis.core.delete_namespaced_service_account, (name, namespace))
+                                    apis.core.read_namespaced_service_account,
+                                    apis.core.delete_namespaced_service_account, (name, namespace))
         if deleted:
             retired[component] = "%s/%s" % (namespace, name)
         changes += deleted

@@ -95,8 +95,8 @@ def resolve_checksums(downloads, fetch):
                                  % d["url"])
         algorithm = d.get("algorithm") or "sha512"
         if algorithm not in ALGORITHMS:
-            raise HostFilesError("download %s: algorithm %r is not one of %s" % (d["url"], algorithm,
-                                                                                ", ".join(ALGORITHMS)))
+            raise HostFilesError("download %s: algorithm %r is not one of %s"
+                                 % (d["url"], algorithm, ", ".join(ALGORITHMS)))
         if algorithm != "sha512" and not d.get("extract_dir"):
             raise HostFilesError("download %s: a %s checksum is taken for an archive (extract_dir) only"
                                  % (d["url"], algorithm))

@@ -95,8 +95,8 @@ def cni_checks(view, container_runtime, pod_network):
             fix)]
     conflicts = runtime_cni.conf_dir_conflicts(names, max_conf_num)
     if conflicts:
-        return [_check(check, "fail", runtime_cni.conf_dir_conflict_message(conflicts, conf_dir, container_runtime,
-                                                                             max_conf_num),
+        message = runtime_cni.conf_dir_conflict_message(conflicts, conf_dir, container_runtime, max_conf_num)
+        return [_check(check, "fail", message,
                        "remove or rename it on the node (the runtime reads its directory again by itself)")]
     text = listing.get(runtime_cni.CNI_CONF_FILE)
     if text is None:

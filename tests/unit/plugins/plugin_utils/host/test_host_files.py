@@ -497,7 +497,7 @@ def test_a_sha256_archive_fetches_its_sha256sum_file_and_is_stamped_with_it():
 
 def test_a_sha256_pin_and_the_wrong_length_and_a_plain_file_are_told_apart():
     pinned = _downloads.resolve_checksums([{"url": CTRD, "extract_dir": "C:\\c", "algorithm": "sha256",
-                                            "checksum": "sha256:" + SHA256}], lambda url: pytest.fail(url))
+                                            "checksum": "sha256:" + SHA256}], pytest.fail)
     assert pinned[0]["sha256"] == SHA256
     with pytest.raises(nfiles.HostFilesError, match=r"is not a SHA-256 checksum \(64 hex digits\)"):
         _downloads.resolve_checksums([{"url": CTRD, "extract_dir": "C:\\c", "algorithm": "sha256",
