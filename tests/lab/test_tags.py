@@ -204,8 +204,8 @@ def test_node_tag_puts_back_the_kubelet_firewall_rule_and_runs_nothing_of_the_ne
 def test_metrics_tag_turns_windows_exporter_on_and_off_on_a_joined_node(joined):
     """kubewin_windows_exporter_enabled on a joined node with --tags metrics: the verified binary, the service running
     the expected command line, the firewall rule scoped to kubewin_firewall_remote_addresses; a re-run changes
-    nothing; turned off, everything of it goes. Left on at the end: the reset test below then shows reset removes it
-    (its host ends as it was before the scale-up)."""
+    nothing; turned off, everything of it goes. Left on at the end, in the inventory: the reset test below then shows
+    reset removes it (its host ends as it was before the scale-up)."""
     import json
     before = normalized(joined.dump("win-1"))
     settings = {"kubewin_windows_exporter_enabled": True, "kubewin_windows_exporter_port": 9200,
@@ -239,7 +239,10 @@ def test_metrics_tag_turns_windows_exporter_on_and_off_on_a_joined_node(joined):
                                   "kubewin.nodes.metrics : Remove windows_exporter's binary and configuration"}
     assert normalized(joined.dump("win-1")) == before
 
-    run_ok(joined, "scale_up.yml", "--tags", "metrics", *on)
+    # on again, now from the inventory as an operator keeps it, so the later tests' whole runs keep it as it is
+    joined.variables = dict(joined.variables, **{k: v for k, v in settings.items() if k.startswith("kubewin_windows")})
+    joined.set_vars(**joined.variables)
+    run_ok(joined, "scale_up.yml", "--tags", "metrics")
     assert joined.dump("win-1")["services"]["windows_exporter"]["status"] == "Running"
 
 
