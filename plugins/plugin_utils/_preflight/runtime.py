@@ -122,6 +122,19 @@ def check_containerd_install(container_runtime, values):
         if not RELEASE.match(str(values.get(var) or "")):
             f.fail(var, "%s is %r, not a release version like 2.3.5 (without the v): set it to a release published at "
                         "its download URL" % (var, values.get(var)))
+    # review-s8 W2: unpacking another release over an installed containerd fails part-way on a real host (Windows
+    # locks a running containerd.exe and each pod's containerd-shim-runhcs-v1.exe) and leaves old and new binaries
+    # mixed. Until the drain-stop-replace upgrade exists (issue 23 point 2), another version is refused.
+    installed = values.get("kubewin_containerd_installed") or {}
+    wanted = str(values.get(VARIABLES["containerd_version"]) or "").lstrip("v")
+    have = str(installed.get("version") or "").lstrip("v")
+    if installed.get("service_exists") and have and RELEASE.match(wanted) and have != wanted:
+        f.fail(VARIABLES["containerd_version"],
+               "containerd %s is installed on this host (service %s) and %s is %s: replacing its binaries in place "
+               "is not supported (Windows keeps running containerd.exe and the pods' shims locked, so the copy stops "
+               "half-way); set %s to %s to keep it, or %s: auto, which leaves an installed containerd alone"
+               % (installed["version"], installed.get("service_status") or "unknown", VARIABLES["containerd_version"],
+                  wanted, VARIABLES["containerd_version"], installed["version"], VARIABLES["containerd_install"]))
     image = values.get(VARIABLES["sandbox_image"])
     problem = containerd.image_reference_problem(image)
     if problem:

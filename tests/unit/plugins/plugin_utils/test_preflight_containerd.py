@@ -78,3 +78,14 @@ def test_a_sha512_pin_is_never_compared():
     """The SHA-512 downloads keep their behaviour: a pin wins and no checksum file is fetched for it."""
     assert pd.mismatched_pins([{"url": "https://x/flanneld.exe", "dest": "C:\\k\\f.exe", "checksum": "0" * 128}],
                               lambda url: pytest.fail("fetched %s" % url)) == []
+
+
+def test_always_over_an_installed_containerd_of_another_release_is_refused_before_any_change():
+    # review-s8 W2: tar.exe over a running containerd.exe and the pods' shims stops half-way on Windows
+    installed = {"service_exists": True, "service_status": "Running", "version": "2.1.4"}
+    got = messages(dict(PLANNED, kubewin_containerd_install="always", kubewin_containerd_installed=installed))
+    assert len(got) == 1 and got[0][0] == "kubewin_containerd_version", got
+    assert "containerd 2.1.4 is installed" in got[0][1] and "set kubewin_containerd_version to 2.1.4" in got[0][1]
+    # the same release (the collection's own install, re-run with always) or no containerd yet: nothing to refuse
+    assert messages(dict(PLANNED, kubewin_containerd_installed=dict(installed, version="2.3.5"))) == []
+    assert messages(dict(PLANNED, kubewin_containerd_installed={"service_exists": False})) == []
