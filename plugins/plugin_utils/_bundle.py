@@ -63,9 +63,9 @@ def script_parameters(container_runtime, network_services, max_lines, max_kib, m
     bad = [p for p in files if is_credential(p)]
     if bad:
         raise ValueError("the support bundle would read %s, which may hold a credential" % ", ".join(bad))
-    # dockerd, and containerd before 2.0, write their log to the Application log under their service's name as the
-    # event source (moby cmd/dockerd/service_windows.go, containerd cmd/containerd/command/service_windows.go:
-    # eventlog.Open(serviceName)); containerd 2.x writes to its --log-file, if its service was registered with one.
+    # dockerd writes its log to the Application log under its service's name as the event source (moby
+    # cmd/dockerd/service_windows.go); containerd writes only to its --log-file, if its service was registered with
+    # one, and discards its log otherwise (cmd/containerd/command/service_windows.go, 1.5 to 2.x; review-s8 W3).
     return {"Files": files, "Dirs": chosen["config_dirs"], "Listings": chosen["listings"], "Services": services,
             "EventLogs": list(EVENT_LOGS), "MaxLines": int(max_lines), "MaxChars": int(max_kib) * 1024,
             "MaxEvents": int(max_events), "RuntimeService": runtime["service"],

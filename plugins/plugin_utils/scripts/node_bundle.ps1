@@ -192,10 +192,10 @@ try {
 $eventAnswers = @{}
 foreach ($log in $EventLogs) { $eventAnswers[$log] = Read-Events @{ LogName = $log } }
 
-# The runtime's own log: the records its service writes to the Application log under its event source (dockerd, and
-# containerd before 2.0: cmd/containerd/command/service_windows.go eventlog.Open(serviceName)), and the file a service
-# registered with --log-file writes (containerd 2.x, which otherwise discards its log: the same file, "--log-file is
-# *not* specified ... will go to NUL").
+# The runtime's own log: the records its service writes to the Application log under its event source (dockerd:
+# moby cmd/dockerd/service_windows.go), and the file a service registered with --log-file writes (containerd, which
+# otherwise discards its log and registers no event source: cmd/containerd/command/service_windows.go, "--log-file is
+# *not* specified ... will go to NUL", in 1.5 to 2.x; review-s8 W3).
 $runtimeAnswer = @{ events = $null; log_file = $null; log = $null }
 if ($RuntimeEventSource) {
     $query = @{ LogName = 'Application'; ProviderName = $RuntimeEventSource }
