@@ -21,7 +21,7 @@ description:
     encodes one).
   - Also the container runtime's own log - the newest Application event log records of its event source (dockerd
     writes there under its service's name) and, when its service's command line has C(--log-file), the last lines of
-    that file (containerd logs nowhere else: without it, its log is discarded).
+    that file (containerd logs nowhere else; without it, its log is discarded).
   - An event log without records is an empty list; a record whose message cannot be formatted is kept with
     Get-WinEvent's C(Cannot retrieve event message text.) and a note in its file.
   - The texts are not returned. They are written, redacted, into a new staging directory on the controller (in its
