@@ -98,10 +98,19 @@ def registry_problems(mirrors):
                 problems.append("%s: mirror host %r must be a URL (https://mirror.example[:port][/path])"
                                 % (where, host))
                 continue
-            caps = m.get("capabilities", ["pull", "resolve"])
-            if not isinstance(caps, list) or set(caps) - set(CAPABILITIES):
+            caps = _capabilities(m)
+            if not all(isinstance(c, str) for c in caps) or set(caps) - set(CAPABILITIES):
                 problems.append("%s: capabilities of %s must be a list of %s" % (where, host, ", ".join(CAPABILITIES)))
+        server = entry.get("server")
+        if server is not None and (not isinstance(server, str) or not _MIRROR_HOST.match(server)):
+            problems.append("%s: server %r must be a URL (https://registry.example[:port])" % (where, server))
     return problems
+
+
+def _capabilities(mirror):
+    """A mirror's capabilities as kubespray's hosts.toml.j2 takes them: a list, or one string (``[caps] | flatten``)."""
+    caps = mirror.get("capabilities", ["pull", "resolve"])
+    return [caps] if isinstance(caps, str) else list(caps) if isinstance(caps, list) else [caps]
 
 
 # --- TOML ----------------------------------------------------------------------------------------------------------
@@ -198,15 +207,19 @@ def host_directory(prefix):
 
 
 def hosts_files(mirrors, hosts_dir=HOSTS_DIR):
-    """{path: hosts.toml text} for kubespray's containerd_registries_mirrors (docs/hosts.md: ``[host."<url>"]`` with
-    capabilities and skip_verify, in the order given)."""
+    """{path: hosts.toml text} for kubespray's containerd_registries_mirrors (docs/hosts.md: ``server`` when the entry
+    names one, ``[host."<url>"]`` with capabilities, skip_verify and, when set, override_path for a mirror whose URL
+    carries the API path (a Harbor or Artifactory proxy project), in the order given; kubespray's hosts.toml.j2 reads
+    the same fields)."""
     files = {}
     for entry in mirrors or []:
-        lines = []
+        lines = ["server = %s" % _toml_value(entry["server"]), ""] if entry.get("server") else []
         for m in entry["mirrors"]:
             lines.append("[host.%s]" % json.dumps(m["host"]))
-            lines.append("  capabilities = %s" % _toml_value(list(m.get("capabilities") or ["pull", "resolve"])))
+            lines.append("  capabilities = %s" % _toml_value(_capabilities(m) or ["pull", "resolve"]))
             lines.append("  skip_verify = %s" % _toml_value(bool(m.get("skip_verify", False))))
+            if m.get("override_path"):
+                lines.append("  override_path = true")
             lines.append("")
         files["%s\\%s\\hosts.toml" % (hosts_dir, host_directory(str(entry["prefix"])))] = "\n".join(lines)
     return files

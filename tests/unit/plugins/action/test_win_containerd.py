@@ -210,3 +210,21 @@ def test_a_malformed_sandbox_image_is_refused_before_any_remote_operation(make_a
     fake = FakeContainerd()
     result = make_action(ActionModule, {"sandbox_image": "Pause:3.10"}, fake.host).run(task_vars={})
     assert result["failed"] and "sandbox_image 'Pause:3.10'" in result["msg"] and fake.host.calls == []
+
+
+def test_kubespray_mirror_fields_server_override_path_and_one_string_capability():
+    # review-s8 W4: kubespray's hosts.toml.j2 takes server, override_path and capabilities given as one string
+    mirrors = [{"prefix": "docker.io", "server": "https://registry-1.docker.io",
+                "mirrors": [{"host": "https://harbor.example/v2/dockerhub-proxy", "capabilities": "pull",
+                             "override_path": True}]}]
+    assert c.registry_problems(mirrors) == []
+    docker = tomllib.loads(c.hosts_files(mirrors)[c.HOSTS_DIR + "\\docker.io\\hosts.toml"])
+    assert docker == {"server": "https://registry-1.docker.io",
+                      "host": {"https://harbor.example/v2/dockerhub-proxy": {
+                          "capabilities": ["pull"], "skip_verify": False, "override_path": True}}}
+    assert c.registry_problems([dict(mirrors[0], server="registry-1.docker.io")]) == [
+        "entry 1: server 'registry-1.docker.io' must be a URL (https://registry.example[:port])"]
+    # an entry without these fields is written byte for byte as before them (a re-run changes nothing)
+    plain = [{"prefix": "docker.io", "mirrors": [{"host": "https://mirror.example", "capabilities": ["pull"]}]}]
+    assert c.hosts_files(plain) == {c.HOSTS_DIR + "\\docker.io\\hosts.toml":
+                                    '[host."https://mirror.example"]\n  capabilities = ["pull"]\n  skip_verify = false\n'}
