@@ -38,7 +38,8 @@ def test_node_health_reads_the_cni_configuration_endpoints_and_only_the_certific
     with host.open():
         winhost.winsim_hns.create_load_balancer(host.state, "10.96.0.1", 6, 443, 6443, "10.244.1.254")
         answer = run_ps(host, "node_health", health.script_parameters("containerd", True), True)["result"]
-    assert answer["certificates"] == {health.KUBELET_CLIENT_CERT: {"exists": True, "certificate": CERT.strip()}}
+    assert answer["certificates"] == {
+        health.KUBELET_CLIENT_CERT: {"exists": True, "certificate": CERT.strip(), "error": None}}
     assert "PRIVATE KEY" not in json.dumps(answer)
     view = health.host_view(answer)
     assert view["networks"]["flannel.4096"] == "Overlay" and view["endpoints"] == []

@@ -124,6 +124,10 @@ def certificate_checks(view, node_name, warn_days, now):
     if not entry.get("exists"):
         return [_check(check, "fail", "%s does not exist: the kubelet, flanneld and kube-proxy have no credential"
                        % KUBELET_CLIENT_CERT, "run playbooks/scale_up.yml, which joins the node")], None
+    if entry.get("error"):
+        return [_check(check, "fail", "%s could not be read (%s)" % (KUBELET_CLIENT_CERT, entry["error"]),
+                       "check on the node that it links to an existing kubelet-client-<date>.pem in the same folder "
+                       "(Get-Item shows its Target); if the kubelet's certificates are gone, %s" % rejoin)], None
     try:
         if x509 is None:
             raise ValueError("the controller's Python has no cryptography module")

@@ -211,12 +211,19 @@ foreach ($dir in $confDirs) {
 }
 $certificates = @{}
 foreach ($path in $CertificateFiles) {
-    $entry = @{ exists = $false; certificate = $null }
+    $entry = @{ exists = $false; certificate = $null; error = $null }
     if (Test-Path -LiteralPath $path -PathType Leaf) {
         $entry.exists = $true
-        # The first certificate only: kubelet-client-current.pem holds the client key too, which stays here.
-        if ([System.IO.File]::ReadAllText($path) -match '(?s)-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----') {
-            $entry.certificate = $Matches[0]
+        # The first certificate only: kubelet-client-current.pem holds the client key too, which stays here. It is a
+        # link to kubelet-client-<date>.pem (client-go certificate_store.go): a link whose target is gone, or a
+        # sharing violation while the kubelet rotates it, is a finding, not the end of the whole check.
+        try {
+            $text = [System.IO.File]::ReadAllText($path)
+            if ($text -match '(?s)-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----') {
+                $entry.certificate = $Matches[0]
+            }
+        } catch {
+            $entry.error = "$_"
         }
     }
     $certificates[$path] = $entry

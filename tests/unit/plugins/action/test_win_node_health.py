@@ -373,6 +373,12 @@ def test_the_kubelet_client_certificate_warns_when_not_renewed_and_fails_when_ex
     garbled = _answer()
     garbled["certificates"][health.KUBELET_CLIENT_CERT]["certificate"] = None
     assert "holds no readable certificate" in _failed(_judge(garbled))["kubelet client certificate"][0]
+    # review-s8 W5: a link whose target is gone (or a sharing violation) is a finding with the fix, not a module error
+    dangling = _answer()
+    dangling["certificates"][health.KUBELET_CLIENT_CERT].update(
+        certificate=None, error="Could not find file 'C:\\var\\lib\\kubelet\\pki\\kubelet-client-2026.pem'.")
+    detail, repair = _failed(_judge(dangling))["kubelet client certificate"]
+    assert "could not be read (Could not find file" in detail and repair is None
 
 
 def test_the_hns_endpoints_the_pod_network_needs():
