@@ -226,5 +226,5 @@ def test_kubespray_mirror_fields_server_override_path_and_one_string_capability(
         "entry 1: server 'registry-1.docker.io' must be a URL (https://registry.example[:port])"]
     # an entry without these fields is written byte for byte as before them (a re-run changes nothing)
     plain = [{"prefix": "docker.io", "mirrors": [{"host": "https://mirror.example", "capabilities": ["pull"]}]}]
-    assert c.hosts_files(plain) == {c.HOSTS_DIR + "\\docker.io\\hosts.toml":
-                                    '[host."https://mirror.example"]\n  capabilities = ["pull"]\n  skip_verify = false\n'}
+    text = '[host."https://mirror.example"]\n  capabilities = ["pull"]\n  skip_verify = false\n'
+    assert c.hosts_files(plain) == {c.HOSTS_DIR + "\\docker.io\\hosts.toml": text}
