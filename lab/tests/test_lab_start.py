@@ -147,3 +147,31 @@ def test_lab_up_says_nothing_about_a_component_whose_recorded_pid_is_gone(tmp_pa
     p = bash(". %s\n%s\nrun=%s; lab=%s\nalive etcd || echo down\nalive kwok || echo down"
              % (PROCS, lab_up_functions("alive"), tmp_path, LAB))
     assert (p.stdout, p.stderr) == ("down\ndown\n", "")
+
+
+def test_lab_down_stops_a_component_the_pid_files_do_not_list(tmp_path):
+    """A lab-up that raced another left a running component out of lab/_run/pids; the next lab-up then failed on
+    its port (etcd: "bind: address already in use"). lab-down stops any process of this lab's binaries whose command
+    line names this run directory, and leaves another run directory's (the kubespray flavour's) alone."""
+    lab = tmp_path / "lab"
+    shutil.copytree(os.path.join(LAB, "bin"), lab / "bin")
+    (lab / "_cache" / "bin").mkdir(parents=True)
+    (lab / "_run" / "pids").mkdir(parents=True)
+    tail = lab / "_cache" / "bin" / "tail"
+    shutil.copy(shutil.which("tail"), tail)
+    ours = subprocess.Popen([str(tail), "-F", "/dev/null", str(lab / "_run" / "etcd" / "member")],
+                            stderr=subprocess.DEVNULL)
+    other = subprocess.Popen([str(tail), "-F", "/dev/null", str(lab / "_run-kubespray" / "etcd" / "member")],
+                             stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        out = subprocess.run([str(lab / "bin" / "lab-down")], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert ours.wait(timeout=20) is not None
+        assert "which %s/pids did not list" % (lab / "_run") in out.stdout
+        assert other.poll() is None
+    finally:
+        for p in (ours, other):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
