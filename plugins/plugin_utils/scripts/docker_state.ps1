@@ -46,7 +46,7 @@ function Invoke-Docker([string]$Cli, [string[]]$Arguments) {
     $stdout = $process.StandardOutput.ReadToEndAsync()
     $stderr = $process.StandardError.ReadToEndAsync()
     if (-not $process.WaitForExit(60000)) {
-        $process.Kill()
+        try { $process.Kill() } catch { Write-Verbose "docker.exe exited meanwhile: $_" }  # InvalidOperationException
         return @{ code = 1460; output = @("$Cli $($info.Arguments) did not finish within 60 s and was stopped: " +
             "dockerd does not answer on \\.\pipe\docker_engine (Restart-Service docker; its log is in the Application " +
             "event log, source docker)") }
