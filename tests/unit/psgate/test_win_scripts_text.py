@@ -242,3 +242,14 @@ def test_the_support_bundle_reads_files_through_a_handle_that_shares_delete():
                      r"\[System\.IO\.FileAccess\]::Read,\s+\(\[System\.IO\.FileShare\]::ReadWrite -bor "
                      r"\[System\.IO\.FileShare\]::Delete\)\)", body)
     assert re.search(r"try \{.*?\} finally \{ \$stream\.Dispose\(\) \}", body, re.S)
+
+
+def test_node_health_reads_the_runtimes_config_dump_as_node_facts_does():
+    # each script goes to the host alone, so the read is repeated; this keeps the two copies equal (the CNI directories
+    # the health check judges must be the ones preflight judged)
+    def block(name):
+        text = win_scripts.load(name)
+        start = text.index("        $dumpArgs = @()")
+        end = text.index('                "error: $_"', start)
+        return text[start:end]
+    assert block("node_health") == block("node_facts")
