@@ -78,8 +78,8 @@ def test_misspelled_parameter_name_fails(host):
 
 
 def test_ps7_only_operator_fails(host):
-    text = _mutate("service_state", "$result = @{ exists = $false; flags_file_content = $null }",
-                   "$result = @{ exists = $false; flags_file_content = $null ?? '' }")
+    text = _mutate("service_state", "if (-not $result) { $result = @{ exists = $false } }",
+                   "if (-not $result) { $result = @{ exists = $false ?? $true } }")
     answer = _run(host, "service_state", {"Name": "containerd"}, text)
     assert answer["failed"] and "ParserError" in answer["error"][0]["exception"]["message"]
 

@@ -54,4 +54,4 @@ class ActionModule(WindowsAction):
                 if value and str(value) not in log_files:
                     log_files.append(str(value))
         return converge_service(self, self.task_vars, args["name"], args["state"], build_desired,
-                                watch_seconds=watch, log_files=log_files)
+                                watch_seconds=watch, log_files=log_files, observed=args["observed"])

@@ -44,4 +44,4 @@ class ActionModule(WindowsAction):
         log_files = [args["log_file"]] if args["log_runner_path"] else []
         return converge_service(self, self.task_vars, args["name"], args["state"], build_desired,
                                 flags_file=args["kubeadm_flags_file"] or "", watch_seconds=watch,
-                                log_files=log_files)
+                                log_files=log_files, observed=args["observed"])

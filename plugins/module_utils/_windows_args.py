@@ -66,6 +66,8 @@ KUBELET_SERVICE_ARGSPEC = dict(
     log_file_max_size_mb=dict(type="int", default=100),
     log_file_max_age_hours=dict(type="int", default=168),
     watch_seconds=dict(type="int"),
+    # preflight's read of this service (kubewin_host.service_definitions), taken instead of a read of its own
+    observed=dict(type="dict"),
 )
 KUBELET_SERVICE_REQUIRED_IF = [("state", "present", ["kubelet_version"]), ("state", "started", ["kubelet_version"]),
                                ("state", "stopped", ["kubelet_version"])]
@@ -85,6 +87,8 @@ NODE_SERVICE_ARGSPEC = dict(
     restart_delay_seconds=dict(type="int", default=10),
     log_files=dict(type="list", elements="str"),
     watch_seconds=dict(type="int"),
+    # preflight's read of this service (kubewin_host.service_definitions), taken instead of a read of its own
+    observed=dict(type="dict"),
     # kube-proxy's arguments and kube-log-runner around it, made by the action (plugin_utils/_host/network.py
     # kube_proxy_argv) from these; O(path) is kube-proxy's program.
     kube_proxy=dict(type="dict", options=dict(

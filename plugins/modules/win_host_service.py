@@ -145,6 +145,14 @@ options:
         C(Application), since NSSM restarts an application that exits inside the same service process and only the
         application's new process id shows it.
     type: int
+  observed:
+    description:
+      - This service as M(kubewin.nodes.win_host_facts) read it earlier in the run (its entry in
+        C(kubewin_host.service_definitions)), taken instead of a read of its own, so a service already as wanted costs
+        no remote operation.
+      - Pass it only while nothing in the run has touched the service since that read; it is used only when its
+        C(name) matches this task's, otherwise the task reads the service itself.
+    type: dict
 attributes:
   check_mode:
     support: full

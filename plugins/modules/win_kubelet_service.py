@@ -125,6 +125,14 @@ options:
         kubelet reports Running before it connects to the runtime or the API server). Defaults to two
         O(restart_delay_seconds). V(0) does not watch.
     type: int
+  observed:
+    description:
+      - This service as M(kubewin.nodes.win_host_facts) read it earlier in the run (its entry in
+        C(kubewin_host.service_definitions)), taken instead of a read of its own, so a service already as wanted costs
+        no remote operation.
+      - Pass it only while nothing in the run has touched the service since that read; it is used only when its
+        C(name) and C(flags_file) match this task's, otherwise the task reads the service itself.
+    type: dict
 attributes:
   check_mode:
     support: full

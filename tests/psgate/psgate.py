@@ -1673,9 +1673,25 @@ def _hash_entries(node):
     return out
 
 
+def _returned_variables(tree):
+    """{function name lower: the variable its body ends with} for the script's functions whose last statement is a
+    bare variable (`function F { $x = @{...}; $x.k = ...; $x }`): what a caller assigning F's output holds."""
+    out = {}
+    for fn in (n for n in _walk(tree.root_node) if n.type == "function_statement"):
+        fname = next((_text(c).lower() for c in fn.children if c.type == "function_name"), None)
+        body = next((n for n in _walk(fn) if n.type == "statement_list"), None)
+        statements = [c for c in (body.children if body else []) if c.is_named and c.type != "comment"]
+        last = _unwrap(statements[-1]) if statements else None
+        if fname and last is not None and last.type == "variable":
+            out[fname] = variable_name(last)
+    return out
+
+
 def script_results(tree):
-    """[(line, {key lower: (key, shape)})] for each `$Ansible.Result = ...` of the script."""
-    assigned, tables, members = {}, {}, {}
+    """[(line, {key lower: (key, shape)})] for each `$Ansible.Result = ...` of the script. A variable assigned a
+    function's output has the keys of the variable that function returns too (_returned_variables)."""
+    assigned, tables, members, calls = {}, {}, {}, {}
+    returns = _returned_variables(tree)
     for n in _walk(tree.root_node):
         if n.type != "assignment_expression":
             continue
@@ -1683,6 +1699,11 @@ def script_results(tree):
         value = n.children[-1]
         if left is not None and left.type == "variable":
             v = variable_name(left)
+            called = _unwrap(value)
+            if called is not None and called.type == "command":
+                cname = _text(next((c for c in called.children if c.type == "command_name"), called)).lower()
+                if cname in returns:
+                    calls[v] = returns[cname]
             shape = _value_shape(value, {})
             if shape is None and _text(_unwrap(value) or value).lower().endswith("]::new()") and "list" in \
                     _text(value).lower():
@@ -1712,8 +1733,10 @@ def script_results(tree):
             entries = _hash_entries(value)
         elif value is not None and value.type == "variable":
             v = variable_name(value)
-            entries = dict(_hash_entries(tables[v])) if v in tables else {}
-            entries.update(members.get(v, {}))
+            entries = {}
+            for holder in ([calls[v]] if v in calls else []) + [v]:
+                entries.update(_hash_entries(tables[holder]) if holder in tables else {})
+                entries.update(members.get(holder, {}))
         else:
             continue
         out.append((_line(n), {k: (key, _value_shape(val, assigned)) for k, (key, val) in entries.items()}))

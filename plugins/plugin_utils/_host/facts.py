@@ -11,6 +11,10 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_path
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import firewall, runtime_cni, runtimes
 
 NODE_SERVICES = ["containerd", "docker", "cri-dockerd", "kubelet", "kube-proxy", "flanneld", "windows_exporter"]
+# The services the roles define (win_kubelet_service, win_host_service) whose whole definition this read returns, so
+# that their tasks need no read of their own while nothing in the run has touched them (issue 22). Not the runtimes:
+# an operator's runtime service may carry a proxy's credentials in its environment, and facts are printed at -v.
+DEFINED_SERVICES = ["kubelet", "kube-proxy", "flanneld", "windows_exporter"]
 
 
 def join_markers(ca_cert_path=None):
@@ -23,6 +27,7 @@ def join_markers(ca_cert_path=None):
 def script_parameters(extra_paths=(), ca_cert_path=None):
     return {"Paths": join_markers(ca_cert_path) + list(extra_paths), "Services": NODE_SERVICES,
             "VersionOf": [r["service"] for r in runtimes.RUNTIMES.values()],
+            "DefinitionOf": DEFINED_SERVICES, "FlagsFile": wp.KUBEADM_FLAGS,
             # containerd's effective CNI directories (its config.toml may move them).
             "ConfigDumpOf": ["containerd"], "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG,
             # the file names in the runtimes' CNI configuration directories (another configuration would be
@@ -97,6 +102,23 @@ def adapter_ipv4(adapter):
     return out
 
 
+def service_definitions(answer):
+    """{service: what service_state would answer for it now}, for those of DEFINED_SERVICES the read settled (an
+    existing service without its definition is left out: its task reads it); the kubelet's with kubeadm's flags file
+    (path and text), as win_kubelet_service reads it by default. converge_service takes one as ``observed``."""
+    out = {}
+    for name in DEFINED_SERVICES:
+        entry = (answer.get("services") or {}).get(name)
+        if not entry or (entry.get("exists") and not entry.get("definition")):
+            continue
+        definition = dict(entry["definition"]) if entry.get("exists") else {"exists": False}
+        definition.update(name=name, flags_file="", flags_file_content=None)
+        if name == "kubelet":
+            definition.update(flags_file=wp.KUBEADM_FLAGS, flags_file_content=answer.get("flags_file_content"))
+        out[name] = definition
+    return out
+
+
 def node_facts(answer, ca_cert_path=None):
     version = answer.get("version") or {}
     build = "%s.%s.%s" % (version.get("major"), version.get("minor"), version.get("build"))
@@ -126,6 +148,8 @@ def node_facts(answer, ca_cert_path=None):
         "cri_endpoints": {runtime: runtimes.cri_endpoint(runtime) for runtime in runtimes.NAMES},
         "services": {name: {"exists": bool(s.get("exists")), "status": s.get("status")}
                      for name, s in services.items()},
+        # the definitions of the services the roles define, for their tasks' first look (service_definitions)
+        "service_definitions": service_definitions(answer),
         "paths": dict(answer.get("paths") or {}),
         "join_state": join_state(answer.get("paths") or {}, ca_cert_path),
         "machine_path": answer.get("machine_path") or "",

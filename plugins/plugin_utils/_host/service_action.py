@@ -14,8 +14,12 @@ class ServiceNotRunning(RemoteScriptError):
 
 
 def converge_service(action, task_vars, name, state, build_desired, flags_file="", watch_seconds=0,
-                     log_files=()):
+                     log_files=(), observed=None):
     """Read the service, let ``build_desired(answer)`` return (desired, warnings), apply the plan.
+
+    ``observed``: this service as preflight's facts read found it (facts.service_definitions), taken instead of a
+    read of its own (issue 22: no remote operation for a service already as wanted). The role passes it only while
+    nothing in the run has touched the service; it is used only when it is of this service and flags file.
 
     A service the task starts is then watched for ``watch_seconds`` (service_logs: the programs
     report Running before they check their inputs), in the same service_apply call that starts it;
@@ -29,7 +33,10 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
         removed = bool(reply.get("removed"))
         return dict(changed=removed, command_line=None, status="Absent", differences=[],
                     definition="remove" if removed else "none", run="none")
-    answer = run_script(action, task_vars, "service_state", {"Name": name, "FlagsFile": flags_file})
+    if usable_observation(observed, name, flags_file):
+        answer = observed
+    else:
+        answer = run_script(action, task_vars, "service_state", {"Name": name, "FlagsFile": flags_file})
     desired, warnings = ({}, []) if state == "absent" else build_desired(answer)
     plan = ws.plan_service(state, desired, answer)
     status = answer.get("status") if answer.get("exists") else "Absent"
@@ -73,6 +80,13 @@ def converge_service(action, task_vars, name, state, build_desired, flags_file="
         result["diff"] = {"before": plan["before"], "after": plan["after"],
                           "before_header": "service %s" % name, "after_header": "service %s" % name}
     return result
+
+
+def usable_observation(observed, name, flags_file):
+    """Whether ``observed`` answers for service ``name`` read with ``flags_file`` (service names are not
+    case-sensitive on Windows; a flags file given as '' and as None is the same)."""
+    return bool(observed) and str(observed.get("name", "")).lower() == name.lower() and \
+        (observed.get("flags_file") or "") == (flags_file or "")
 
 
 def _apply(action, task_vars, name, plan, desired, watch):

@@ -4,6 +4,9 @@
 # ipv4_cidr: ['<address>/<PrefixLength>', ..]}],
 # pipes: [names under \\.\pipe\ that matter], services: {name: {exists, status, image_path, version_output}},
 # paths: {path: bool}}. version_output is what the service's program prints for --version (runtimes only).
+# definition (services in DefinitionOf only): the service's registry definition as service_state returns it (less
+# flags_file_content), or null: the roles' first look at a service nothing in the run has touched yet.
+# flags_file_content: the text of FlagsFile (kubeadm-flags.env), null when there is no such file.
 # config_dump (services in ConfigDumpOf only): what `<program> [--config <file>] config dump` printed, the
 # --config value taken from the service's ImagePath with ConfigFlagPattern (group 1), or "error: ...".
 # cni_conf_files: {directory: [file names]} of each directory in CniConfDirs and of the conf_dir ConfDirPattern
@@ -25,16 +28,45 @@ param(
     [string[]]$Paths = @(),
     [string[]]$Services = @(),
     [string[]]$VersionOf = @(),
+    [string[]]$DefinitionOf = @(),
     [string[]]$ConfigDumpOf = @(),
     [string]$ConfigFlagPattern = '',
     [string[]]$CniConfDirs = @(),
     [string]$ConfDirPattern = '',
     [string]$DockerConfDirPattern = '',
     [bool]$MakeTransportKey = $false,
-    [string]$FirewallRulePattern = ''
+    [string]$FirewallRulePattern = '',
+    [string]$FlagsFile = ''
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
+
+# service_state's function, the same text (tests/unit/psgate/test_win_scripts_text.py)
+function Get-ServiceDefinition([string]$Name) {
+    $service = Get-Service -Name $Name -ErrorAction SilentlyContinue
+    if (-not $service) { return $null }
+    $key = Get-Item -LiteralPath "HKLM:\SYSTEM\CurrentControlSet\Services\$($service.Name)"
+    $failure = $key.GetValue('FailureActions', $null)
+    $definition = @{ exists = $true; status = $service.Status.ToString() }
+    $definition.image_path = $key.GetValue('ImagePath', '', 'DoNotExpandEnvironmentNames')
+    $definition.start = $key.GetValue('Start', $null)
+    $definition.delayed_autostart = $key.GetValue('DelayedAutostart', 0)
+    $definition.dependencies = @($key.GetValue('DependOnService', @()))
+    $definition.display_name = $key.GetValue('DisplayName', '')
+    $definition.description = $key.GetValue('Description', '')
+    $definition.object_name = $key.GetValue('ObjectName', '')
+    $definition.environment = @($key.GetValue('Environment', @()))
+    $definition.parameters = @{}
+    $paramsKey = "HKLM:\SYSTEM\CurrentControlSet\Services\$($service.Name)\Parameters"
+    $params = Get-Item -LiteralPath $paramsKey -ErrorAction SilentlyContinue
+    if ($params) {
+        foreach ($value in $params.GetValueNames()) { $definition.parameters[$value] = $params.GetValue($value) }
+    }
+    $definition.failure_actions = if ($failure) { [Convert]::ToBase64String($failure) } else { $null }
+    $definition.failure_actions_on_non_crash = $key.GetValue('FailureActionsOnNonCrashFailures', $null)
+    $definition
+}
+
 $nt = Get-ItemProperty -LiteralPath 'HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion'
 $adapters = foreach ($nic in (Get-NetAdapter | Where-Object Status -eq 'Up')) {
     $addresses = @(Get-NetIPAddress -InterfaceIndex $nic.ifIndex -AddressFamily IPv4 -ErrorAction SilentlyContinue |
@@ -46,8 +78,9 @@ $adapters = foreach ($nic in (Get-NetAdapter | Where-Object Status -eq 'Up')) {
 $serviceFacts = @{}
 foreach ($name in $Services) {
     $svc = Get-Service -Name $name -ErrorAction SilentlyContinue
-    $entry = @{ exists = [bool]$svc; status = $null; image_path = $null; version_output = $null }
+    $entry = @{ exists = [bool]$svc; status = $null; image_path = $null; version_output = $null; definition = $null }
     if ($svc) {
+        if ($name -in $DefinitionOf) { $entry.definition = Get-ServiceDefinition $name }
         $entry.status = $svc.Status.ToString()
         $key = Get-ItemProperty -LiteralPath "HKLM:\SYSTEM\CurrentControlSet\Services\$($svc.Name)"
         $entry.image_path = $key.ImagePath
@@ -126,6 +159,10 @@ if ($FirewallRulePattern) {
         $firewallError = "$_"
     }
 }
+$flagsFileContent = $null
+if ($FlagsFile -and (Test-Path -LiteralPath $FlagsFile -PathType Leaf)) {
+    $flagsFileContent = [System.IO.File]::ReadAllText($FlagsFile)
+}
 $pathFacts = @{}
 foreach ($path in $Paths) { $pathFacts[$path] = Test-Path -LiteralPath $path }
 # An existing container is opened first without CryptoKeySecurity: .NET Framework applies the parameters'
@@ -180,4 +217,5 @@ $Ansible.Result = @{
     transport_key = if ($transport) { $transport.ToXmlString($false) } else { $null }
     firewall_rules = @($firewallRules)
     firewall_error = $firewallError
+    flags_file_content = $flagsFileContent
 }

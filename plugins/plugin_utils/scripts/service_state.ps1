@@ -12,31 +12,38 @@ param(
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
-$result = @{ exists = $false; flags_file_content = $null }
-if ($FlagsFile -and (Test-Path -LiteralPath $FlagsFile -PathType Leaf)) {
-    $result.flags_file_content = [System.IO.File]::ReadAllText($FlagsFile)
-}
-$service = Get-Service -Name $Name -ErrorAction SilentlyContinue
-if ($service) {
+
+# The service's definition as the registry holds it, $null when there is no such service. node_facts carries the
+# same function (its read serves the roles' first look at each service: tests/unit/psgate/test_win_scripts_text.py).
+function Get-ServiceDefinition([string]$Name) {
+    $service = Get-Service -Name $Name -ErrorAction SilentlyContinue
+    if (-not $service) { return $null }
     $key = Get-Item -LiteralPath "HKLM:\SYSTEM\CurrentControlSet\Services\$($service.Name)"
     $failure = $key.GetValue('FailureActions', $null)
-    $result.exists = $true
-    $result.status = $service.Status.ToString()
-    $result.image_path = $key.GetValue('ImagePath', '', 'DoNotExpandEnvironmentNames')
-    $result.start = $key.GetValue('Start', $null)
-    $result.delayed_autostart = $key.GetValue('DelayedAutostart', 0)
-    $result.dependencies = @($key.GetValue('DependOnService', @()))
-    $result.display_name = $key.GetValue('DisplayName', '')
-    $result.description = $key.GetValue('Description', '')
-    $result.object_name = $key.GetValue('ObjectName', '')
-    $result.environment = @($key.GetValue('Environment', @()))
-    $result.parameters = @{}
-    $paramsPath = "HKLM:\SYSTEM\CurrentControlSet\Services\$($service.Name)\Parameters"
-    $params = Get-Item -LiteralPath $paramsPath -ErrorAction SilentlyContinue
+    $definition = @{ exists = $true; status = $service.Status.ToString() }
+    $definition.image_path = $key.GetValue('ImagePath', '', 'DoNotExpandEnvironmentNames')
+    $definition.start = $key.GetValue('Start', $null)
+    $definition.delayed_autostart = $key.GetValue('DelayedAutostart', 0)
+    $definition.dependencies = @($key.GetValue('DependOnService', @()))
+    $definition.display_name = $key.GetValue('DisplayName', '')
+    $definition.description = $key.GetValue('Description', '')
+    $definition.object_name = $key.GetValue('ObjectName', '')
+    $definition.environment = @($key.GetValue('Environment', @()))
+    $definition.parameters = @{}
+    $paramsKey = "HKLM:\SYSTEM\CurrentControlSet\Services\$($service.Name)\Parameters"
+    $params = Get-Item -LiteralPath $paramsKey -ErrorAction SilentlyContinue
     if ($params) {
-        foreach ($value in $params.GetValueNames()) { $result.parameters[$value] = $params.GetValue($value) }
+        foreach ($value in $params.GetValueNames()) { $definition.parameters[$value] = $params.GetValue($value) }
     }
-    $result.failure_actions = if ($failure) { [Convert]::ToBase64String($failure) } else { $null }
-    $result.failure_actions_on_non_crash = $key.GetValue('FailureActionsOnNonCrashFailures', $null)
+    $definition.failure_actions = if ($failure) { [Convert]::ToBase64String($failure) } else { $null }
+    $definition.failure_actions_on_non_crash = $key.GetValue('FailureActionsOnNonCrashFailures', $null)
+    $definition
+}
+
+$result = Get-ServiceDefinition $Name
+if (-not $result) { $result = @{ exists = $false } }
+$result.flags_file_content = $null
+if ($FlagsFile -and (Test-Path -LiteralPath $FlagsFile -PathType Leaf)) {
+    $result.flags_file_content = [System.IO.File]::ReadAllText($FlagsFile)
 }
 $Ansible.Result = $result

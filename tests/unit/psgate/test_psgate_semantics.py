@@ -201,6 +201,9 @@ READERS = {"planted": {"files": [("object", "a.py:3")], "links": [("array", "a.p
      "$r.status = 'x'\n$Ansible.Result = $r",
      "$r = @{ files = @{} }\n$r.links = @()\nif ($x) { $Ansible.Result = @{ files = @{}; links = @(); status = 'y' }; "
      "return }\n$r.status = 'x'\n$Ansible.Result = $r"),
+    # built by a function of the script and returned from its variable (service_state's Get-ServiceDefinition)
+    ("function F { $d = @{ files = @{} }\n$d.links = @()\n$d }\n$r = F\n$Ansible.Result = $r",
+     "function F { $d = @{ files = @{} }\n$d.links = @()\n$d }\n$r = F\n$r.status = 'x'\n$Ansible.Result = $r"),
 ])
 def test_result_keys_and_shapes_the_python_reads_are_checked(bad, good):
     assert findings(bad, "result", READERS), bad

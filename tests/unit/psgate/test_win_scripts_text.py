@@ -253,3 +253,15 @@ def test_node_health_reads_the_runtimes_config_dump_as_node_facts_does():
         end = text.index('                "error: $_"', start)
         return text[start:end]
     assert block("node_health") == block("node_facts")
+
+
+def test_node_facts_reads_a_service_definition_as_service_state_does():
+    """issue 22: the roles' service tasks take node_facts' read of their service instead of service_state's, so the
+    two reads must be the same text (each script goes to the host alone)."""
+    def function(name):
+        text = win_scripts.load(name)
+        start = text.index("function Get-ServiceDefinition([string]$Name) {")
+        return text[start:text.index("\n}\n", start)]
+    assert function("node_facts") == function("service_state")
+    assert "if ($name -in $DefinitionOf) { $entry.definition = Get-ServiceDefinition $name }" in _code("node_facts")
+    assert "$result = Get-ServiceDefinition $Name" in _code("service_state")

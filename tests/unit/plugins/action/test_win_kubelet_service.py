@@ -4,6 +4,7 @@ import pytest
 from remote_host import FakeScm
 
 from ansible_collections.kubewin.nodes.plugins.action.win_kubelet_service import ActionModule
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import kubelet as ks
 
 ARGS = {"kubelet_version": "v1.33.2", "extra_args": {"v": 2}}
@@ -67,3 +68,39 @@ def test_dependency_follows_the_runtime(make_action, runtime, deps):
     make_action(ActionModule, dict(ARGS, container_runtime=runtime), scm.host).run(task_vars={})
     assert scm.services["kubelet"]["dependencies"] == deps
     assert ks.DEFAULT_DEPENDENCIES[runtime] == deps
+
+
+def _observed(scm, name="kubelet", flags_file=wp.KUBEADM_FLAGS):
+    """What preflight's facts read (facts.service_definitions) hands the task for this service."""
+    answer = scm.state({"Name": name, "FlagsFile": "x"})
+    answer.update(name=name, flags_file=flags_file)
+    return answer
+
+
+def test_preflights_read_of_a_service_as_wanted_costs_no_remote_operation(make_action):
+    """issue 22: the no-op run's kubelet task takes preflight's read (observed) instead of a service_state call."""
+    scm = FakeScm()
+    make_action(ActionModule, dict(ARGS), scm.host).run(task_vars={})
+    calls = len(scm.host.calls)
+    result = make_action(ActionModule, dict(ARGS, observed=_observed(scm)), scm.host).run(task_vars={})
+    assert result["changed"] is False and len(scm.host.calls) == calls
+
+
+def test_an_observed_service_that_differs_is_brought_in_line_from_that_read(make_action):
+    scm = FakeScm()
+    make_action(ActionModule, dict(ARGS), scm.host).run(task_vars={})
+    observed = _observed(scm)
+    calls = len(scm.host.calls)
+    result = make_action(ActionModule, dict(ARGS, extra_args={"v": 4}, observed=observed), scm.host).run(task_vars={})
+    assert result["changed"] and "--v=4" in scm.services["kubelet"]["image_path"]
+    assert scm.host.names()[calls:] == ["service_apply"]
+
+
+@pytest.mark.parametrize("other", [{"name": "kube-proxy"}, {"flags_file": "C:\\elsewhere\\flags.env"}])
+def test_a_read_of_another_service_or_flags_file_is_not_taken(make_action, other):
+    scm = FakeScm()
+    make_action(ActionModule, dict(ARGS), scm.host).run(task_vars={})
+    observed = dict(_observed(scm), **other)
+    calls = len(scm.host.calls)
+    make_action(ActionModule, dict(ARGS, observed=observed), scm.host).run(task_vars={})
+    assert scm.host.names()[calls:] == ["service_state"]

@@ -134,3 +134,26 @@ def test_install_dir_on_path_compares_each_element_as_win_path_does():
                     # would add C:\\k; split on every ';' it read as present
                     'C:\\Windows;"C:\\tools;C:\\k"'):
         assert nf.node_facts({"machine_path": machine})["install_dir_on_path"] is False, machine
+
+
+def test_the_roles_services_come_back_whole_for_their_tasks_first_look():
+    """issue 22: node_facts reads the definitions of the services the roles define, so a no-op run's service tasks
+    cost no remote operation; the kubelet's comes with kubeadm's flags file, as win_kubelet_service reads it."""
+    kubelet = {"exists": True, "status": "Running", "image_path": "C:\\k\\kubelet.exe --windows-service", "start": 2}
+    facts = nf.node_facts(answer(
+        services={"kubelet": {"exists": True, "status": "Running", "definition": kubelet},
+                  "flanneld": {"exists": False}, "kube-proxy": {"exists": True, "status": "Running"},
+                  "containerd": {"exists": True, "status": "Running", "definition": {"environment": ["X=y"]}}},
+        flags_file_content='KUBELET_KUBEADM_ARGS="--node-ip=192.0.2.10"\n'))
+    definitions = facts["service_definitions"]
+    assert definitions["kubelet"] == dict(kubelet, name="kubelet", flags_file=wp.KUBEADM_FLAGS,
+                                          flags_file_content='KUBELET_KUBEADM_ARGS="--node-ip=192.0.2.10"\n')
+    assert definitions["flanneld"] == {"exists": False, "name": "flanneld", "flags_file": "",
+                                       "flags_file_content": None}
+    # an existing service read without its definition is left to its task; the runtimes are never passed on (an
+    # operator's service may hold a proxy's credentials in its environment, and facts are printed at -v)
+    assert "kube-proxy" not in definitions and "windows_exporter" not in definitions
+    assert "containerd" not in definitions
+    params = nf.script_parameters()
+    assert params["DefinitionOf"] == ["kubelet", "kube-proxy", "flanneld", "windows_exporter"]
+    assert params["FlagsFile"] == wp.KUBEADM_FLAGS
