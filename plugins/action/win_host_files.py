@@ -35,18 +35,27 @@ class ActionModule(WindowsAction):
             return _downloads.fetch_checksum_file(url, args["proxy"], args["checksum_timeout"], args["proxy_bypass"])
 
         downloads = _downloads.resolve_downloads(args["downloads"], fetch)
-        state = self.script("files_state", host_files.state_query(
-            args["directories"], downloads, files, absent, prune))
+        # Removal alone (no check or diff mode to report first): no read, node_sync removes what is there and says
+        # what it removed (issue 22: one remote operation, as a service's removal).
+        blind = not (args["directories"] or downloads or files) and not self._task.check_mode \
+            and not self._task.diff
+        if blind:
+            state = host_files.assumed_present(absent, prune)
+        else:
+            state = self.script("files_state", host_files.state_query(
+                args["directories"], downloads, files, absent, prune))
         # A directory that was not protected is listed by node_sync once it has secured it (nobody else can add to
         # it then): no second read, and nothing a user adds between the two operations is adopted.
         params, report = host_files.plan(args["directories"], downloads, files, state,
                                          absent, prune, args["forget_transport_key"])
-        # forget_transport_key alone makes node_sync run but is no change (every facts read makes the key again)
-        changed = bool(report["directories"] or report["downloads"] or report["files"] or report["removed"])
         if params and not self._task.check_mode:
             params.update(Proxy=args["proxy"] or "",
                           ProxyBypass=_downloads.proxy_bypass_patterns(args["proxy_bypass"]))
-            self.script("node_sync", params, sensitive=secret)
+            reply = self.script("node_sync", params, sensitive=secret)
+            if blind:
+                report["removed"] = list(reply.get("removed") or [])
+        # forget_transport_key alone makes node_sync run but is no change (every facts read makes the key again)
+        changed = bool(report["directories"] or report["downloads"] or report["files"] or report["removed"])
         result = dict(changed=changed, directories=report["directories"],
                       downloaded=report["downloads"], written=report["files"], removed=report["removed"])
         if self._task.diff and changed:

@@ -283,11 +283,14 @@ def test_files_state_paths_and_node_sync_remove_prune(tmp_path):
         # a drive the host does not have is no "absent": Get-Item fails with DriveNotFoundException
         assert paths == {"C:\\k": "dir", "C:\\run\\flannel": "empty-dir", "C:\\K\\C.TXT": "file", "C:\\nope": None,
                          "D:\\x": "unreadable"}
-        run_ps(host, "node_sync", {
+        removed = run_ps(host, "node_sync", {
             "Remove": ["C:\\k", "C:\\missing", "C:\\var\\log\\kubelet", "C:\\run\\flannel"],
             # in order: C:\var\log first, then C:\var (empty by then); C:\etc keeps what others put there
             "Prune": ["C:\\var\\log", "C:\\var", "C:\\etc", "C:\\run", "C:\\missing"],
-            "Owners": list(host_files.TRUSTED_OWNERS)}, False)
+            "Owners": list(host_files.TRUSTED_OWNERS)}, False)["result"]["removed"]
+        # what win_host_files reports for a removal it did not read first (issue 22): only what was there
+        assert removed == ["C:\\k", "C:\\var\\log\\kubelet", "C:\\run\\flannel", "C:\\var\\log", "C:\\var",
+                           "C:\\run"]
         paths = run_ps(host, "files_state", {"Paths": ["C:\\k", "C:\\var", "C:\\etc", "C:\\run"]},
                        False)["result"]["paths"]
     assert paths == {"C:\\k": None, "C:\\var": None, "C:\\etc": "dir", "C:\\run": None}

@@ -336,6 +336,15 @@ def plan(directories, downloads, files, state, absent=(), prune=(), forget_trans
             "Owners": list(TRUSTED_OWNERS), "ForgetTransportKey": bool(forget_transport_key)}, report
 
 
+def assumed_present(absent=(), prune=()):
+    """A files_state answer that takes every path of ``absent`` and ``prune`` as there: what plan then
+    gives node_sync removes each one that is there (Remove) and each directory of ``prune`` found empty (Prune), and
+    node_sync's answer says which were (its ``removed``). For a removal without a read of its own."""
+    paths = {p: "dir" for p in absent}
+    paths.update((p, "empty-dir") for p in prune)  # each goes to Prune; node_sync removes it only if empty then
+    return {"files": {}, "dirs": {}, "acls": {}, "links": [], "paths": paths}
+
+
 def state_query(directories, downloads, files, absent=(), prune=()):
     """Parameters of the files_state script for everything this task manages: the owner and access rules of
     every directory (and of those above a restricted one) and of every file it puts in place."""

@@ -9,7 +9,7 @@
 # expressions), RootSddl (what each directory Remove walks gets before it is listed), Owners (SDDL owners that
 # are the collection's: Administrators, SYSTEM, TrustedInstaller; the connecting account is added),
 # ForgetTransportKey (reset: delete this host's transport key, below, if there is one). Applied in that order.
-# Result: {}.
+# Result: {removed: [the paths of Remove and Prune that were there and are now gone, in that order]}.
 # Local users act between and during remote operations. A restricted directory is read back once secured or
 # created (not a link, owner Administrators, protected access rules: Directory.CreateDirectory returns an
 # existing directory as it is, Microsoft Learn), and one that was not protected before (Dirs' scan) is listed
@@ -316,6 +316,7 @@ foreach ($file in $Files) {
     }
     Install-File $tmp $file.path
 }
+$removed = [System.Collections.Generic.List[string]]::new()
 foreach ($path in $Remove) {
     $item = Get-Item -LiteralPath $path -Force -ErrorAction SilentlyContinue
     if (-not $item) { continue }
@@ -332,11 +333,13 @@ foreach ($path in $Remove) {
         }
     }
     Remove-Tree $path
+    $removed.Add($path)
 }
 foreach ($path in $Prune) {
     if ((Test-Path -LiteralPath $path -PathType Container) -and
         -not (Get-ChildItem -LiteralPath $path -Force | Select-Object -First 1)) {
         Remove-Item -LiteralPath $path -Force
+        $removed.Add($path)
     }
 }
 # Reset leaves no key behind: the container is opened only if it exists (UseExistingKey), and a key that is not
@@ -356,4 +359,4 @@ if ($ForgetTransportKey) {
         $forget.Clear()
     }
 }
-$Ansible.Result = @{}
+$Ansible.Result = @{ removed = $removed.ToArray() }

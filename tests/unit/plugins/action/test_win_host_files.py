@@ -1,5 +1,6 @@
 """win_host_files' remove_cni: reset removes what the roles put in the runtime's CNI directories, and nothing else;
-forget_transport_key: reset deletes the transport key in the same node_sync run."""
+forget_transport_key: reset deletes the transport key in the same node_sync run. A removal alone (no check or diff
+mode) is one node_sync, without a files_state read (issue 22): node_sync says what it removed."""
 
 from remote_host import RemoteHost
 
@@ -18,8 +19,15 @@ def _host(paths):
         return {"paths": {p: paths[p] for p in params.get("Paths", []) if p in paths}}
 
     def node_sync(params):
+        # node_sync removes what is there (Remove) and each Prune directory then empty, and says which it removed
         calls.append(params)
-        return {}
+        removed = [p for p in params.get("Remove", []) if paths.pop(p, None)]
+        for d in params.get("Prune", []):
+            inside = [p for p in paths if p.lower().startswith(d.lower() + "\\")]
+            if paths.get(d) in ("dir", "empty-dir") and not inside:
+                paths.pop(d)
+                removed.append(d)
+        return {"removed": removed}
 
     return RemoteHost({"files_state": files_state, "node_sync": node_sync}), calls
 
@@ -32,12 +40,14 @@ def test_reset_removes_the_cni_files_and_prunes_their_directories_before_the_oth
             "remove_cni": {"dirs": {"bin_dir": BIN, "conf_dir": CONF}, "container_runtime": "containerd",
                            "versions": VERSIONS}}
     result = make_action(ActionModule, args, host).run(task_vars={})
-    assert result["changed"] and host.names() == ["files_state", "node_sync"]
-    sync = calls[1]
+    assert result["changed"] and host.names() == ["node_sync"]
+    sync = calls[0]
     assert sync["Remove"][0] == "C:\\k" and CONF + "\\10-flannel.conf" in sync["Remove"]
     assert BIN + "\\win-overlay.exe" in sync["Remove"] and BIN + "\\mine.exe" not in sync["Remove"]
-    assert sync["Prune"] == [CONF, BIN, "C:\\Program Files\\containerd\\cni"]
-    assert calls[0]["Paths"][-1] == "C:\\etc"  # the task's own prune list comes after the CNI directories
+    # the CNI directories first, then the task's own prune list
+    assert sync["Prune"] == [CONF, BIN, "C:\\Program Files\\containerd\\cni", "C:\\etc"]
+    # what node_sync removed: the operator's mine.exe keeps its directory and the one above
+    assert result["removed"] == ["C:\\k", CONF + "\\10-flannel.conf", BIN + "\\win-overlay.exe", CONF]
 
 
 def test_unknown_cni_directories_remove_nothing_there(make_action):
@@ -46,13 +56,21 @@ def test_unknown_cni_directories_remove_nothing_there(make_action):
             "remove_cni": {"dirs": {"error": "containerd config dump failed"}, "container_runtime": "containerd",
                            "versions": VERSIONS}}
     make_action(ActionModule, args, host).run(task_vars={})
-    assert calls[0]["Paths"] == ["C:\\k"] and calls[1]["Remove"] == ["C:\\k"]
+    assert calls[0]["Remove"] == ["C:\\k"] and calls[0]["Prune"] == []
 
 
-def test_without_remove_cni_only_the_given_paths_are_read(make_action):
+def test_a_removal_of_what_is_not_there_is_one_operation_and_no_change(make_action):
     host, calls = _host({})
     result = make_action(ActionModule, {"absent": ["C:\\k"]}, host).run(task_vars={})
-    assert result["changed"] is False and calls[0]["Paths"] == ["C:\\k"] and host.names() == ["files_state"]
+    assert result["changed"] is False and host.names() == ["node_sync"] and result["removed"] == []
+
+
+def test_a_removal_in_check_or_diff_mode_reads_first_and_reports_what_would_go(make_action):
+    for mode in ({"check_mode": True}, {"diff": True}):
+        host, calls = _host({"C:\\k": "dir"})
+        result = make_action(ActionModule, {"absent": ["C:\\k"]}, host, **mode).run(task_vars={})
+        assert result["changed"] and result["removed"] == ["C:\\k"], mode
+        assert host.names() == (["files_state"] if mode.get("check_mode") else ["files_state", "node_sync"]), mode
 
 
 def test_forget_transport_key_rides_on_the_same_node_sync_and_is_no_change(make_action):
@@ -60,16 +78,16 @@ def test_forget_transport_key_rides_on_the_same_node_sync_and_is_no_change(make_
     # read at its start made the key again), and never as a change of its own
     host, calls = _host({})
     result = make_action(ActionModule, {"absent": ["C:\\k"], "forget_transport_key": True}, host).run(task_vars={})
-    assert host.names() == ["files_state", "node_sync"] and calls[1]["ForgetTransportKey"] is True
-    assert result["changed"] is False and calls[1]["Remove"] == [] and calls[1]["Prune"] == []
+    assert host.names() == ["node_sync"] and calls[0]["ForgetTransportKey"] is True
+    assert result["changed"] is False and result["removed"] == []
 
 
 def test_forget_transport_key_with_files_to_remove_is_one_node_sync(make_action):
     host, calls = _host({"C:\\k": "dir", "C:\\etc": "dir"})
     args = {"absent": ["C:\\k"], "prune": ["C:\\etc"], "forget_transport_key": True}
     result = make_action(ActionModule, args, host).run(task_vars={})
-    assert result["changed"] and host.names() == ["files_state", "node_sync"]
-    assert calls[1]["Remove"] == ["C:\\k"] and calls[1]["ForgetTransportKey"] is True
+    assert result["changed"] and host.names() == ["node_sync"] and result["removed"] == ["C:\\k", "C:\\etc"]
+    assert calls[0]["Remove"] == ["C:\\k"] and calls[0]["ForgetTransportKey"] is True
 
 
 def test_forget_transport_key_in_check_mode_deletes_nothing(make_action):
