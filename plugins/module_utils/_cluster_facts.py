@@ -185,28 +185,8 @@ def flannel_not_found():
 # --- Calico -------------------------------------------------------------------------------------
 
 # calico-node as kubespray's manifests run it (roles/network_plugin/calico/templates/calico-node.yml.j2: kube-system)
-# and as the Tigera operator does (calico-system).
+# and as the Tigera operator does (calico-system). What is read beside it: module_utils/_calico.py.
 CALICO_DAEMONSETS = ["kube-system/calico-node", "calico-system/calico-node"]
-
-
-def calico_not_found():
-    return {"found": False, "namespace": None, "name": None, "version": None}
-
-
-def calico_facts(daemonset, ref):
-    """The ``calico`` result for a found calico-node DaemonSet: its Calico version from the calico/node image's
-    tag (``.../calico/node:v3.31.5``; V(None) for a digest-only image)."""
-    namespace, name = split_ref(ref)
-    result = calico_not_found()
-    result.update(found=True, namespace=namespace, name=name)
-    template = ((daemonset or {}).get("spec") or {}).get("template") or {}
-    for container in (template.get("spec") or {}).get("containers") or []:
-        image = str((container or {}).get("image") or "")
-        path, dummy, tag = image.split("@", maxsplit=1)[0].rpartition(":")
-        if path.endswith("/node") and "calico" in path and tag and "/" not in tag:
-            result["version"] = tag
-            break
-    return result
 
 
 # --- nodes --------------------------------------------------------------------------------------

@@ -9,11 +9,30 @@ no compatibility promise outside it.
 
 from __future__ import annotations
 
+from ansible_collections.kubewin.nodes.plugins.module_utils import _calico as calico_facts
 from ansible_collections.kubewin.nodes.plugins.module_utils import _cluster_facts as cf
 from ansible_collections.kubewin.nodes.plugins.module_utils import _cluster_info as ci
 from ansible_collections.kubewin.nodes.plugins.module_utils import _daemonset_os as dso
 from ansible_collections.kubewin.nodes.plugins.module_utils import _pod_security as pod_security
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
+
+
+def _calico(apis, get_configmap, daemonset, ref):
+    """The Calico settings Windows nodes depend on, read only where calico-node runs: its ConfigMap and the
+    crd.projectcalico.org objects (a missing CRD or object reads as None)."""
+    group, version = calico_facts.CRD_GROUP, calico_facts.CRD_VERSION
+
+    def get(plural, name):
+        return kc.call(apis, "get", "%s.%s" % (plural, group), None, name,
+                       apis.custom.get_cluster_custom_object, group, version, plural, name)
+
+    pools = kc.call(apis, "list", "ippools.%s" % group, None, None,
+                    apis.custom.list_cluster_custom_object, group, version, "ippools")
+    return calico_facts.facts(daemonset, ref, configmap=get_configmap(*calico_facts.CALICO_CONFIGMAP),
+                              cluster_information=get("clusterinformations", "default"),
+                              felix=get("felixconfigurations", "default"),
+                              ippools=(pools or {}).get("items") or [],
+                              ipamconfig=get("ipamconfigs", "default"))
 
 
 def gather(module, apis):
@@ -38,13 +57,13 @@ def gather(module, apis):
                                   "nodes reads the same file)." % (ref, exc, cf.FLANNEL_NET_CONF_KEY)) from None
             break
 
-    calico = cf.calico_not_found()
+    calico = calico_facts.not_found()
     for ref in cf.CALICO_DAEMONSETS:
         namespace, name = cf.split_ref(ref)
         daemonset = kc.call(apis, "get", "daemonsets", namespace, name,
                             apis.apps.read_namespaced_daemon_set, name, namespace)
         if daemonset is not None:
-            calico = cf.calico_facts(daemonset, ref)
+            calico = _calico(apis, get_configmap, daemonset, ref)
             break
 
     nodes = cf.nodes_facts(kc.call(apis, "list", "nodes", None, None, apis.core.list_node))

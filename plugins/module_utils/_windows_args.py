@@ -224,6 +224,8 @@ PREFLIGHT_ARGSPEC = dict(
         direct_routing=dict(type="bool"),
     )),
     flannel_vxlan_direct_routing=dict(type="bool", default=False),
+    # k8s_join_info's calico result, as it is (module_utils/_calico.py makes it; _preflight/calico.py judges it)
+    cluster_calico=dict(type="dict"),
     # Inventory values that differ from the cluster's (cluster_settings.conflicts): each stops preflight.
     # {host, variable, value, message} each (no suboptions: 'message' is a name Ansible reserves).
     # The resolved cluster settings and this host's own values of the same kubespray variables (conflicts).

@@ -210,8 +210,9 @@ flannel:
       sample: []
 calico:
   description:
-    - The calico-node DaemonSet, the first found of C(kube-system/calico-node) (kubespray's manifests) and
-      C(calico-system/calico-node) (the Tigera operator).
+    - The calico-node DaemonSet, the first of C(kube-system/calico-node) (kubespray's) and C(calico-system/calico-node)
+      (the Tigera operator's); where found, the Calico settings Windows nodes depend on (C(kube-system/calico-config)
+      and C(crd.projectcalico.org/v1) ClusterInformation, FelixConfiguration, IPAMConfig, IPPools); else no more keys.
   returned: always
   type: dict
   contains:
@@ -228,9 +229,51 @@ calico:
       type: str
       sample: calico-node
     version:
-      description: The Calico version, from its calico/node image's tag; V(null) when the image has no tag.
+      description: The Calico version (ClusterInformation C(default) C(calicoVersion), else the calico/node image tag).
       type: str
       sample: v3.31.5
+    datastore:
+      description: C(kubernetes) (kubespray's kdd) or C(etcdv3), from calico-node's C(DATASTORE_TYPE).
+      type: str
+      sample: kubernetes
+    backend:
+      description: C(calico_backend) of the C(calico-config) ConfigMap (C(vxlan), C(bird), C(none)).
+      type: str
+      sample: vxlan
+    ipam_type:
+      description: The IPAM plugin of its C(cni_network_config) (C(calico-ipam) or C(host-local)).
+      type: str
+      sample: calico-ipam
+    vxlan_vni:
+      description: The VXLAN VNI Felix runs with (calico-node's C(FELIX_VXLANVNI), else FelixConfiguration, else 4096).
+      type: int
+      sample: 4096
+    vxlan_port:
+      description: The VXLAN port Felix runs with (C(FELIX_VXLANPORT), else FelixConfiguration, else 4789).
+      type: int
+      sample: 4789
+    bpf_enabled:
+      description: FelixConfiguration C(bpfEnabled).
+      type: bool
+    wireguard_enabled:
+      description: FelixConfiguration C(wireguardEnabled).
+      type: bool
+    ippools:
+      description: Every IPPool (C(name cidr ip_version ipip_mode vxlan_mode block_size disabled node_selector)).
+      type: list
+      elements: dict
+    ipamconfig_found:
+      description: Whether IPAMConfig C(default) exists.
+      type: bool
+    strict_affinity:
+      description: IPAMConfig C(strictAffinity); V(false) without the object, as Calico's IPAM does.
+      type: bool
+    origins:
+      description: Where C(version), C(datastore), C(vxlan_vni) and C(vxlan_port) came from, for messages.
+      type: dict
+    auto_allocate_blocks:
+      description: IPAMConfig C(autoAllocateBlocks); V(true) without the object, as Calico's IPAM does.
+      type: bool
 nodes:
   description: Every Node, by name.
   returned: always

@@ -88,7 +88,7 @@ options:
     type: str
   kube_network_plugin:
     description:
-      - The cluster's network plugin (kubespray's variable's name); must be V(flannel).
+      - The cluster's network plugin (kubespray's variable's name); V(flannel), or V(calico) (see O(cluster_calico)).
       - The roles pass the one the cluster runs (flannel's ConfigMap, else the calico-node DaemonSet), else the first
         control-plane host's C(kube_network_plugin). Unset, nothing Windows nodes can join was found, and preflight
         fails saying so.
@@ -128,6 +128,9 @@ options:
       direct_routing:
         description: C(Backend.DirectRouting); V(true) is refused, Windows flannel has no direct routing.
         type: bool
+  cluster_calico:
+    description: M(kubewin.nodes.k8s_join_info)'s C(calico); refused, listing what Windows cannot run (no install yet).
+    type: dict
   flannel_vxlan_direct_routing:
     description: kubespray's C(flannel_vxlan_direct_routing); V(true) is refused, Windows flannel has no direct routing.
     type: bool
@@ -234,10 +237,9 @@ options:
       - The roles write the CNI files there; an error, or a configuration in C(conf_files) loaded first, fails.
     type: dict
   no_proxy:
-    description:
-      - Hosts fetched without the proxy (variable C(kubewin_no_proxy)), in the forms Go programs accept
-        (V(mirror.corp), V(.corp), V(*.corp), V(10.0.0.5), V(10.0.0.0/8), each with an optional V(:port), or V(*)).
-        Each entry is checked; the checksum files are fetched the way the node will fetch the files.
+    description: Hosts fetched without the proxy (variable C(kubewin_no_proxy)), in the forms Go programs accept
+      (V(mirror.corp), V(.corp), V(*.corp), V(10.0.0.5), V(10.0.0.0/8), each with an optional V(:port), or V(*)). Each
+      entry is checked; the checksum files are fetched the way the node will fetch the files.
     type: list
     elements: str
     default: []
@@ -265,17 +267,15 @@ options:
     type: dict
     default: {}
   allow_insecure_downloads:
-    description:
-      - Accept plain C(http://) (or C(ftp://)) download locations (variable C(kubewin_allow_insecure_downloads)).
-        Otherwise they are refused, as the file and its checksum would come over one unauthenticated connection.
+    description: Accept plain C(http://) or C(ftp://) download locations (C(kubewin_allow_insecure_downloads));
+      otherwise they are refused, as the file and its checksum would come over one unauthenticated connection.
     type: bool
     default: false
   checksums:
-    description:
-      - The pinned checksums (variable C(kubewin_checksums)), download URL to SHA-512. A key that is a bare file name
-        is refused (pins hold for one URL, so for one version); a pin for a URL the node does not download is a
-        warning. A pin is applied to the download of its URL (it wins over the published checksum file), and the
-        RV(downloads) returned carry the pinned SHA-512.
+    description: The pinned checksums (variable C(kubewin_checksums)), download URL to SHA-512. A key that is a bare
+      file name is refused (pins hold for one URL, so for one version); a pin for a URL the node does not download is a
+      warning. A pin is applied to the download of its URL (it wins over the published checksum file), and the
+      RV(downloads) returned carry the pinned SHA-512.
     type: dict
     default: {}
   hostprocess_images:

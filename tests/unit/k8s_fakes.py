@@ -40,7 +40,8 @@ class FakeCluster:
 
     def __init__(self, version="v1.31.4"):
         self.host = "https://192.0.2.10:6443"
-        self.core = self.apps = self.version = self
+        self.core = self.apps = self.version = self.custom = self
+        self.custom_objects = {}  # (plural, name) -> cluster-scoped custom object (crd.projectcalico.org/v1)
         self.configmaps = {}
         self.nodes = {}
         self.daemonsets = {}
@@ -121,6 +122,17 @@ class FakeCluster:
             pod["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "abc"}
         self.pods[(namespace, name)] = pod
         return pod
+
+    # -- CustomObjectsApi (cluster-scoped) -------------------------------------------------------------
+    def get_cluster_custom_object(self, group, version, plural, name, **kwargs):
+        self._hit("get_cluster_custom_object", group, version, plural, name, **kwargs)
+        if (plural, name) not in self.custom_objects:
+            raise api_error(404, "Not Found")
+        return copy.deepcopy(self.custom_objects[(plural, name)])
+
+    def list_cluster_custom_object(self, group, version, plural, **kwargs):
+        self._hit("list_cluster_custom_object", group, version, plural, **kwargs)
+        return {"items": [copy.deepcopy(o) for (p, n), o in sorted(self.custom_objects.items()) if p == plural]}
 
     # -- VersionApi ------------------------------------------------------------------------------
     def get_code(self, **kwargs):

@@ -152,8 +152,9 @@ def build_api_client(params):
 class Apis(object):
     """The typed API objects a module uses, over one ApiClient, and the host they talk to."""
 
-    def __init__(self, host, core=None, apps=None, version=None, rbac=None):
+    def __init__(self, host, core=None, apps=None, version=None, rbac=None, custom=None):
         self.host = host
+        self.custom = custom
         self.core = core
         self.apps = apps
         self.version = version
@@ -161,7 +162,8 @@ class Apis(object):
 
 
 def build_apis(params):
-    """``Apis`` with CoreV1Api, AppsV1Api, VersionApi and RbacAuthorizationV1Api for the connection options."""
+    """``Apis`` with CoreV1Api, AppsV1Api, VersionApi, RbacAuthorizationV1Api and CustomObjectsApi for the
+    connection options."""
     api_client, host = build_api_client(params)
     return Apis(
         host,
@@ -169,6 +171,7 @@ def build_apis(params):
         apps=k8s_client.AppsV1Api(api_client),
         version=k8s_client.VersionApi(api_client),
         rbac=k8s_client.RbacAuthorizationV1Api(api_client),
+        custom=k8s_client.CustomObjectsApi(api_client),
     )
 
 

@@ -169,7 +169,8 @@ def run_checks(inputs):
     results.append(subnet_result)
     results.append(check_network_plugin(i["kube_network_plugin"], i["flannel_backend_type"], i["flannel_vxlan_vni"],
                                         i["flannel_vxlan_port"], i["cluster_flannel"], pods,
-                                        i["flannel_vxlan_direct_routing"], i.get("network_plugin_origin")))
+                                        i["flannel_vxlan_direct_routing"], i.get("network_plugin_origin"),
+                                        i["cluster_calico"], i["windows_build"]))
     results.append(check_settings_conflicts(i.get("settings_conflicts") or []))
     results.append(check_existing_node(i["node_name"], i["existing_node"], i["joined"]))
     adapter_result, node_ips = check_network_adapter(i["adapters"], i["adapter_name"], i["kube_network_plugin"])

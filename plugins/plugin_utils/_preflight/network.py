@@ -11,6 +11,7 @@ import ipaddress
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _flannel as flannel
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import firewall as host_firewall
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.calico import check_calico
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.findings import VARIABLES, Findings
 
 FLANNEL_CLUSTER_FIX = (
@@ -136,13 +137,17 @@ def _network_plugin_refusal(plugin, origin, plugin_var):
 
 
 def check_network_plugin(kube_network_plugin, flannel_backend_type, flannel_vxlan_vni, flannel_vxlan_port,
-                         cluster_flannel=None, pods_net=None, direct_routing=False, plugin_origin=None):
+                         cluster_flannel=None, pods_net=None, direct_routing=False, plugin_origin=None,
+                         cluster_calico=None, windows_build=None):
     f = Findings("network_plugin")
     plugin_var = VARIABLES["kube_network_plugin"]
     backend_var = VARIABLES["flannel_backend_type"]
     vni_var, port_var = VARIABLES["flannel_vxlan_vni"], VARIABLES["flannel_vxlan_port"]
     min_vni, win_port = flannel.WINDOWS_VXLAN_MIN_VNI, flannel.WINDOWS_VXLAN_PORT
     plugin = (kube_network_plugin or "").lower()
+    if plugin == "calico" and (cluster_calico or {}).get("found"):
+        # what the cluster's Calico runs, every setting Windows cannot run named together
+        return check_calico(cluster_calico, windows_build)
     if plugin != "flannel":
         f.fail(plugin_var, _network_plugin_refusal(plugin, plugin_origin, plugin_var))
         return f.result()

@@ -157,27 +157,88 @@ def test_no_dns_service_is_none(run, cluster):
     assert result["_rc"] == 0 and result["dns"]["service"] is None
 
 
-def test_kubesprays_calico_is_found_with_its_version(run, cluster):
-    # kubespray's default network: calico-node in kube-system, from its own manifests (no Tigera operator)
+CALICO_CNI = json.dumps({"name": "k8s-pod-network", "cniVersion": "0.3.1", "plugins": [
+    {"datastore_type": "kubernetes", "nodename": "__KUBERNETES_NODE_NAME__", "type": "calico",
+     "ipam": {"type": "calico-ipam", "assign_ipv4": "true"}}, {"type": "portmap"}]})
+
+
+def _kubespray_calico(cluster, strict_affinity=False):
+    """kubespray v2.31.0's default Calico as its templates and tasks leave it (roles/network_plugin/calico:
+    calico-node.yml.j2 env, calico-config.yml.j2, install.yml's FelixConfiguration and IPPool, calico-ipamconfig.yml.j2)
+    plus the ClusterInformation calico-node writes."""
     ds = cluster.add_daemonset("kube-system", "calico-node")
     ds["spec"]["template"]["spec"]["containers"] = [
-        {"name": "calico-node", "image": "quay.io/calico/node:v3.31.5"}]
+        {"name": "calico-node", "image": "quay.io/calico/node:v3.31.5",
+         "env": [{"name": "DATASTORE_TYPE", "value": "kubernetes"}, {"name": "FELIX_VXLANVNI", "value": "4096"},
+                 {"name": "FELIX_VXLANPORT", "value": "4789"},
+                 {"name": "CALICO_NETWORKING_BACKEND", "valueFrom": {"configMapKeyRef": {
+                     "name": "calico-config", "key": "calico_backend"}}}]}]
+    cluster.configmaps[("kube-system", "calico-config")] = {"data": {
+        "cluster_type": "kubespray", "calico_backend": "vxlan", "cni_network_config": CALICO_CNI}}
+    cluster.custom_objects[("clusterinformations", "default")] = {"spec": {
+        "calicoVersion": "v3.31.5", "clusterType": "k8s,bgp,kubespray,kubeadm,kdd", "datastoreReady": True}}
+    cluster.custom_objects[("felixconfigurations", "default")] = {"spec": {
+        "ipipEnabled": False, "vxlanEnabled": True, "bpfEnabled": False, "wireguardEnabled": False}}
+    cluster.custom_objects[("ippools", "default-pool")] = {"metadata": {"name": "default-pool"}, "spec": {
+        "blockSize": 26, "cidr": "10.233.64.0/18", "ipipMode": "Never", "vxlanMode": "Always", "natOutgoing": True}}
+    cluster.custom_objects[("ipamconfigs", "default")] = {"spec": {
+        "autoAllocateBlocks": True, "strictAffinity": strict_affinity, "maxBlocksPerHost": 0}}
+    return ds
+
+
+def test_kubesprays_calico_is_found_with_its_version_and_settings(run, cluster):
+    # kubespray's default network: calico-node in kube-system, from its own manifests (no Tigera operator)
+    _kubespray_calico(cluster)
     result = run({}, cluster)
-    assert result["calico"] == {"found": True, "namespace": "kube-system", "name": "calico-node",
-                                "version": "v3.31.5"}
+    assert result["calico"] == {
+        "found": True, "namespace": "kube-system", "name": "calico-node",
+        "version": "v3.31.5", "datastore": "kubernetes", "backend": "vxlan", "ipam_type": "calico-ipam",
+        "vxlan_vni": 4096, "vxlan_port": 4789,
+        "origins": {"version": "ClusterInformation default (calicoVersion)",
+                    "datastore": "env DATASTORE_TYPE of DaemonSet kube-system/calico-node",
+                    "vxlan_vni": "env FELIX_VXLANVNI of DaemonSet kube-system/calico-node",
+                    "vxlan_port": "env FELIX_VXLANPORT of DaemonSet kube-system/calico-node"},
+        "bpf_enabled": False, "wireguard_enabled": False,
+        "ippools": [{"name": "default-pool", "cidr": "10.233.64.0/18", "ip_version": 4, "ipip_mode": "Never",
+                     "vxlan_mode": "Always", "block_size": 26, "disabled": False, "node_selector": None}],
+        "ipamconfig_found": True, "strict_affinity": False, "auto_allocate_blocks": True}
     assert result["flannel"]["found"] is False
+    assert cluster.writes() == []
+
+
+def test_calico_without_its_objects_reads_calicos_defaults(run, cluster):
+    # etcd datastore (kubespray's calico_datastore: etcd): no DATASTORE_TYPE, ETCD_ENDPOINTS from calico-config,
+    # no Calico CRDs in the API; VNI/port from FelixConfiguration when the env does not set them
+    ds = cluster.add_daemonset("kube-system", "calico-node")
+    ds["spec"]["template"]["spec"]["containers"] = [
+        {"name": "calico-node", "image": "quay.io/calico/node:v3.30.2",
+         "env": [{"name": "ETCD_ENDPOINTS", "valueFrom": {"configMapKeyRef": {"name": "calico-config",
+                                                                                "key": "etcd_endpoints"}}}]}]
+    calico = run({}, cluster)["calico"]
+    assert (calico["version"], calico["origins"]["version"]) == (
+        "v3.30.2", "calico/node image tag of DaemonSet kube-system/calico-node")
+    assert calico["datastore"] == "etcdv3" and calico["ipam_type"] is None
+    assert (calico["vxlan_vni"], calico["vxlan_port"]) == (4096, 4789)
+    assert calico["origins"]["vxlan_vni"] == "Felix's default"
+    assert calico["ippools"] == [] and calico["strict_affinity"] is False and calico["auto_allocate_blocks"] is True
+    cluster.custom_objects[("felixconfigurations", "default")] = {"spec": {"vxlanVNI": 1, "vxlanPort": 8472}}
+    calico = run({}, cluster)["calico"]
+    assert (calico["vxlan_vni"], calico["vxlan_port"]) == (1, 8472)
+    assert calico["origins"]["vxlan_port"] == "FelixConfiguration default (vxlanPort)"
 
 
 def test_the_operators_calico_and_a_digest_only_image(run, cluster):
     ds = cluster.add_daemonset("calico-system", "calico-node")
     ds["spec"]["template"]["spec"]["containers"] = [
         {"name": "calico-node", "image": "registry.corp/calico/node@sha256:" + "a" * 64}]
-    assert run({}, cluster)["calico"] == {"found": True, "namespace": "calico-system", "name": "calico-node",
-                                          "version": None}
+    calico = run({}, cluster)["calico"]
+    assert (calico["found"], calico["namespace"], calico["version"]) == (True, "calico-system", None)
 
 
 def test_no_calico(run, cluster):
-    assert run({}, cluster)["calico"]["found"] is False
+    # no calico-node: no Calico object is read (a flannel cluster has no Calico CRDs)
+    assert run({}, cluster)["calico"] == {"found": False, "namespace": None, "name": None, "version": None}
+    assert not [c for c in cluster.calls if "custom_object" in c[0]]
 
 
 def test_pin_daemonsets_reports_what_the_pin_would_do_and_changes_nothing(run, cluster):
