@@ -63,7 +63,7 @@ def _check_build(f, calico, windows_build):
     if build not in table:
         listed = ", ".join("%s (%d)" % (table[b][0], b) for b in sorted(table))
         f.fail(None, "this host runs Windows build %d, which Calico %s does not support on Windows nodes (Calico's "
-                    "requirements list %s): use one of those" % (build, version, listed))
+                     "requirements list %s): use one of those" % (build, version, listed))
         return None
     return "Windows build %d (%s, Calico %s supports it from update %d.%d)" % (
         build, table[build][0], version, build, table[build][1])
@@ -109,14 +109,14 @@ def check_calico(calico, windows_build=None):
     vni, port = calico.get("vxlan_vni"), calico.get("vxlan_port")
     if vni is None or vni < WINDOWS_MIN_VNI:
         f.fail("calico_vxlan_vni", "Calico's VXLAN VNI is %s (%s); Windows does not support a VNI below %d: set "
-                                   "calico_vxlan_vni: %d %s" % (vni, origins.get("vxlan_vni"), WINDOWS_MIN_VNI,
-                                                               WINDOWS_MIN_VNI, RERUN))
+                                   "calico_vxlan_vni: %d %s"
+               % (vni, origins.get("vxlan_vni"), WINDOWS_MIN_VNI, WINDOWS_MIN_VNI, RERUN))
     else:
         fine.append("VXLAN VNI %d" % vni)
     if port != WINDOWS_PORT:
         f.fail("calico_vxlan_port", "Calico's VXLAN port is %s (%s); Windows VXLAN works on UDP port %d only: set "
-                                    "calico_vxlan_port: %d %s" % (port, origins.get("vxlan_port"), WINDOWS_PORT,
-                                                                 WINDOWS_PORT, RERUN))
+                                    "calico_vxlan_port: %d %s"
+               % (port, origins.get("vxlan_port"), WINDOWS_PORT, WINDOWS_PORT, RERUN))
     else:
         fine.append("VXLAN port %d" % port)
 
@@ -188,9 +188,8 @@ def _check_pools(f, fine, pools):
                                             "is kubespray's default; only a new pool can change it)"
                    % (where, block, WINDOWS_RESERVED_PER_BLOCK))
     if not bad:
-        fine.append("IPv4 pool%s %s with vxlanMode Always, ipipMode Never" % (
-            "s" if len(v4) > 1 else "", ", ".join("%s (%s, blockSize %s)" % (p.get("name"), p.get("cidr"),
-                                                                          p.get("block_size")) for p in v4)))
+        pools = ", ".join("%s (%s, blockSize %s)" % (p.get("name"), p.get("cidr"), p.get("block_size")) for p in v4)
+        fine.append("IPv4 pool%s %s with vxlanMode Always, ipipMode Never" % ("s" if len(v4) > 1 else "", pools))
 
 
 def _verdict(f, fine):

@@ -212,8 +212,8 @@ def test_calico_without_its_objects_reads_calicos_defaults(run, cluster):
     ds = cluster.add_daemonset("kube-system", "calico-node")
     ds["spec"]["template"]["spec"]["containers"] = [
         {"name": "calico-node", "image": "quay.io/calico/node:v3.30.2",
-         "env": [{"name": "ETCD_ENDPOINTS", "valueFrom": {"configMapKeyRef": {"name": "calico-config",
-                                                                                "key": "etcd_endpoints"}}}]}]
+         "env": [{"name": "ETCD_ENDPOINTS",
+                  "valueFrom": {"configMapKeyRef": {"name": "calico-config", "key": "etcd_endpoints"}}}]}]
     calico = run({}, cluster)["calico"]
     assert (calico["version"], calico["origins"]["version"]) == (
         "v3.30.2", "calico/node image tag of DaemonSet kube-system/calico-node")

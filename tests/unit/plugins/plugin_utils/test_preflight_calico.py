@@ -53,8 +53,8 @@ def test_kubesprays_default_is_refused_for_strict_affinity_naming_its_variable()
     for phrase in ("Calico v3.31.5 found", "datastore kubernetes (kdd)", "backend vxlan", "IPAM calico-ipam",
                    "VXLAN VNI 4096", "VXLAN port 4789", "no eBPF, no WireGuard",
                    "IPv4 pool default-pool (10.233.64.0/18, blockSize 26) with vxlanMode Always, ipipMode Never",
-                   "Windows build 20348 (Windows Server 2022", "Needs fixing first (each named above): "
-                                                             "calico_ipam_strictaffinity"):
+                   "Windows build 20348 (Windows Server 2022",
+                   "Needs fixing first (each named above): calico_ipam_strictaffinity"):
         assert phrase in last
     assert "strictAffinity true" not in last
 
