@@ -164,3 +164,27 @@ def test_node_sync_checks_a_sha256_archive_and_stamps_it(bare):
             assert f.read() == entry["sha256"]
         with open(bare.local_path("C:\\ctr\\bin\\ctr.exe"), "rb") as f:
             assert f.read() == data
+
+
+def test_crictl_answers_on_the_pipe_and_a_pods_shim_keeps_its_program_in_use(bare):
+    """Issue 23 point 2: the upgrade's simulated steps. crictl version (cri-tools' lines, containerd's tag as
+    RuntimeVersion) only while containerd's pipe exists; a pod sandbox keeps containerd-shim-runhcs-v1.exe in use
+    (tar.exe cannot write it) until crictl rmp --all --force removed it."""
+    crictl = kc.CRICTL
+    endpoint = ["--runtime-endpoint", kc.PIPE]
+    shim = kc.PROGRAM_DIR + "\\bin\\containerd-shim-runhcs-v1.exe"
+    with bare.open():
+        core.write_binary(bare.local_path(crictl), "crictl", "1.34.0")
+        core.write_binary(bare.local_path(shim), "containerd", "2.3.5")
+        rc, _, err = winsim_binaries.run(bare, [crictl] + endpoint + ["version"], shell="powershell")
+        assert rc == 1 and "connection error" in err
+        bare.state["pipes"].append(r"\\.\pipe\containerd-containerd")
+        bare.state["services"]["containerd"] = {"status": "Running", "image_path": kc.service_command()}
+        bare.state["sandboxes"] = [{"id": "5f1e"}]
+        assert winsim_binaries.run(bare, [crictl] + endpoint + ["version"], shell="powershell") == (0, (
+            "Version:  0.1.0\nRuntimeName:  containerd\nRuntimeVersion:  v2.3.5\nRuntimeApiVersion:  v1\n"), "")
+        from ansible_collections.ansible.windows.plugins.module_utils import winsim_files
+        assert winsim_files.in_use(bare, bare.local_path(shim)) and winsim_files.in_use(bare, bare.local_path(EXE))
+        assert winsim_binaries.run(bare, [crictl] + endpoint + ["rmp", "--all", "--force"], shell="powershell") == (
+            0, "Removed sandbox 5f1e\n", "")
+        assert not winsim_files.in_use(bare, bare.local_path(shim))

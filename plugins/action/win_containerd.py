@@ -20,6 +20,8 @@ class ActionModule(WindowsAction):
         return "containerd"
 
     def act(self, args):
+        if args["state"] == "stopped":
+            return self.stop()
         problem = containerd.image_reference_problem(args["sandbox_image"])
         if problem:
             raise containerd.ContainerdError("sandbox_image %r: %s" % (args["sandbox_image"], problem))
@@ -42,8 +44,29 @@ class ActionModule(WindowsAction):
             answer = self.script("containerd_apply", {
                 "Exe": containerd.EXE, "Files": plan["files"], "Remove": plan["remove"],
                 "Register": plan["register"], "Restart": plan["restart"], "Start": plan["start"],
-                "Service": containerd.SERVICE})
+                "Service": containerd.SERVICE, "Crictl": containerd.CRICTL, "Endpoint": containerd.PIPE,
+                "WaitSeconds": containerd.VERIFY_SECONDS if args["version"] else 0})
             if plan["register"] and answer.get("register_code") != 0:
                 raise containerd.ContainerdError("containerd.exe --register-service exited with code %s: %s" % (
                     answer.get("register_code"), " ".join(answer.get("register_output") or []) or "no output"))
+            problem = containerd.verify_problem(answer, args["version"])
+            if problem:
+                raise containerd.ContainerdError(problem)
         return result
+
+    def stop(self):
+        """containerd stopped for its binaries to be replaced (the upgrade role, after the kubelet stopped): its pod
+        sandboxes removed first, so no shim keeps a program of its bin directory in use."""
+        state = self.script("containerd_state", {"Exe": containerd.EXE, "Files": [], "HostsDir": containerd.HOSTS_DIR,
+                                                 "Service": containerd.SERVICE})
+        service = state.get("service") or {}
+        if not service.get("exists"):
+            raise containerd.ContainerdError("the containerd service does not exist: there is nothing to stop")
+        running = (service.get("status") or "").lower() != "stopped"
+        if running and not self._task.check_mode:
+            answer = self.script("containerd_apply", {"Stop": True, "Service": containerd.SERVICE,
+                                                      "Crictl": containerd.CRICTL, "Endpoint": containerd.PIPE})
+            problem = containerd.stop_problem(answer)
+            if problem:
+                raise containerd.ContainerdError(problem)
+        return {"changed": running, "registered": False, "restarted": False}

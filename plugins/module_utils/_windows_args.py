@@ -34,8 +34,10 @@ DOCKER_NETWORK_ARGSPEC = dict(
 
 # kubewin.nodes.win_containerd
 CONTAINERD_ARGSPEC = dict(
-    sandbox_image=dict(type="str", required=True),
+    sandbox_image=dict(type="str"),
     registry_mirrors=dict(type="list", elements="dict", default=[]),
+    version=dict(type="str"),
+    state=dict(type="str", choices=["started", "stopped"], default="started"),
 )
 
 # kubewin.nodes.win_hns_cleanup
@@ -204,6 +206,7 @@ PREFLIGHT_ARGSPEC = dict(
         service_status=dict(type="str"),
         pipe_exists=dict(type="bool"),
         version=dict(type="str"),
+        managed=dict(type="bool"),
         cri_dockerd_service_exists=dict(type="bool"),
     )),
     deployment_mode=dict(type="str", default="services"),

@@ -21,13 +21,30 @@ description:
   - Registers the service with C(containerd.exe --register-service) when it does not exist (start type Automatic,
     restarted by Windows twice after 15 seconds), restarts it when its configuration changed, and starts it.
     A C(containerd) service that runs another program is refused (another installation).
+  - With O(version), after it started or restarted the service, waits up to 60 seconds for the runtime to answer
+    C(crictl version) (C(crictl\crictl.exe)) on its pipe, and fails when it does not, or answers with another
+    version than O(version).
+  - With O(state=stopped), removes every pod sandbox (C(crictl rmp --all --force), so no pod's
+    C(containerd-shim-runhcs-v1.exe) keeps running) and stops the service, for its programs to be replaced (the
+    P(kubewin.nodes.upgrade#role) role, after the kubelet stopped).
   - The comparison is made on the controller; one remote operation when nothing changes, two otherwise.
 options:
   sandbox_image:
-    description: The pause image of every pod's sandbox (an image reference, for example
-      V(registry.k8s.io/pause:3.10)).
+    description:
+      - The pause image of every pod's sandbox (an image reference, for example V(registry.k8s.io/pause:3.10)).
+      - Required with O(state=started).
     type: str
-    required: true
+  version:
+    description:
+      - The containerd release installed (V(2.3.5)); when set, the runtime must answer as this version after a
+        start.
+    type: str
+  state:
+    description:
+      - V(started) configures, registers and starts containerd; V(stopped) stops it for an upgrade.
+    type: str
+    choices: [started, stopped]
+    default: started
   registry_mirrors:
     description:
       - Registry mirrors, as kubespray's C(containerd_registries_mirrors) has them. Each item has C(prefix), the

@@ -16,6 +16,11 @@ Sources (containerd v2.1.4 unless said):
   other argument given, StartAutomatic, display name "Containerd", restart twice after 15 s; it does not start it.
 - Registry hosts: ``<config_path>\\<host>\\hosts.toml``, a ``:port`` written ``_port_`` (core/remotes/docker/
   config/hosts.go hostDirectory; config_windows.go hostPaths), ``_default`` for every registry (docs/hosts.md).
+- Which containerd a Kubernetes version supports: containerd's RELEASES.md, "Kubernetes Support" (the table at
+  containerd/containerd 301026e5, 2026-08-22): :data:`KUBERNETES_SUPPORT`.
+- ``crictl version`` prints ``Version:``, ``RuntimeName:``, ``RuntimeVersion:`` and ``RuntimeApiVersion:`` lines
+  (cri-tools cmd/crictl/version.go); containerd answers RuntimeVersion with its version.Version, the release tag
+  ``v2.1.4`` (internal/cri/server/version.go, Makefile VERSION from git describe).
 - crictl reads ``--config``, else ``CRI_CONFIG_FILE``, else ``%USERPROFILE%\\.crictl\\crictl.yaml`` on Windows
   (kubernetes-sigs/cri-tools cmd/crictl/main.go, main_windows.go): the role sets CRI_CONFIG_FILE machine-wide.
 
@@ -27,6 +32,8 @@ from __future__ import annotations
 import base64
 import json
 import re
+
+from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 
 try:
     import tomllib
@@ -41,8 +48,23 @@ CNI_BIN_DIR = PROGRAM_DIR + "\\cni\\bin"
 CNI_CONF_DIR = PROGRAM_DIR + "\\cni\\conf"
 CRICTL_DIR = PROGRAM_DIR + "\\crictl"
 CRICTL_CONFIG = CRICTL_DIR + "\\crictl.yaml"
+CRICTL = CRICTL_DIR + "\\crictl.exe"
 SERVICE = "containerd"
 PIPE = "npipe:////./pipe/containerd-containerd"
+# How long containerd_apply waits for the runtime to answer `crictl version` after it started containerd.
+VERIFY_SECONDS = 60
+
+# containerd's RELEASES.md, "Kubernetes Support" (containerd/containerd 301026e5): per Kubernetes minor, the lowest
+# patch of each containerd minor recommended for it ("2.1.0+, 2.0.1+, 1.7.24+, 1.6.36+"). A containerd minor a row
+# does not list is not supported for that Kubernetes version.
+KUBERNETES_SUPPORT = {
+    (1, 32): ((2, 1, 0), (2, 0, 1), (1, 7, 24), (1, 6, 36)),
+    (1, 33): ((2, 1, 0), (2, 0, 4), (1, 7, 24), (1, 6, 36)),
+    (1, 34): ((2, 1, 3), (2, 0, 6), (1, 7, 28), (1, 6, 39)),
+    (1, 35): ((2, 2, 0), (2, 1, 5), (1, 7, 28)),
+    (1, 36): ((2, 3, 0), (2, 2, 0)),
+}
+SUPPORT_SOURCE = "containerd's RELEASES.md, Kubernetes Support"
 
 V2_CRI = "io.containerd.grpc.v1.cri"
 V3_IMAGES = "io.containerd.cri.v1.images"
@@ -62,6 +84,74 @@ CAPABILITIES = ("pull", "resolve", "push")
 
 class ContainerdError(Exception):
     pass
+
+
+def _release(text):
+    """((major, minor, patch), whether it is a pre-release) of a release version, (None, None) for anything else."""
+    text = str(text or "")
+    version = versions.parse(text) if re.match(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?$", text.lstrip("v")) else None
+    return (version, "-" in text) if version else (None, None)
+
+
+def _fmt(parts):
+    return ".".join(str(p) for p in parts)
+
+
+def support_problem(containerd_version, kube):
+    """Why containerd ``containerd_version`` is not one :data:`KUBERNETES_SUPPORT` recommends for Kubernetes ``kube``
+    ((major, minor, ...)), or None. A Kubernetes minor newer than the table's last row is held to that row
+    (containerd adds a row per Kubernetes release; until it does, the newest row is the stricter guess), one older
+    than its first to the first row. A pre-release (2.3.0-rc.1) is below its release."""
+    version, pre = _release(containerd_version)
+    if version is None or not kube:
+        return None
+    rows = sorted(KUBERNETES_SUPPORT)
+    minor = tuple(kube[:2])
+    row = minor if minor in KUBERNETES_SUPPORT else rows[-1] if minor > rows[-1] else rows[0]
+    floors = KUBERNETES_SUPPORT[row]
+    floor = next((f for f in floors if f[:2] == version[:2]), None)
+    if floor is not None and (version > floor or (version == floor and not pre)):
+        return None
+    return ("containerd %s is not a version %s recommends for Kubernetes %s%s: %s"
+            % (str(containerd_version).lstrip("v"), SUPPORT_SOURCE, _fmt(minor),
+               "" if row == minor else " (its row for %s, the %s it has)" % (_fmt(row), "newest" if minor > row
+                                                                              else "oldest"),
+               ", ".join("%s+" % _fmt(f) for f in floors)))
+
+
+def crictl_runtime_version(lines):
+    """The RuntimeVersion ``crictl version`` printed, without the v; None when it printed none."""
+    for line in lines or []:
+        name, _, value = str(line).partition(":")
+        if name.strip() == "RuntimeVersion" and value.strip():
+            return value.strip().lstrip("v")
+    return None
+
+
+def stop_problem(answer):
+    """Why containerd_apply (Stop) did not leave containerd stopped, or None."""
+    if answer.get("rmp_code") not in (None, 0):
+        return ("`crictl rmp --all --force` exited with code %s, so containerd was not stopped (a pod's shim would "
+                "keep its program in use): %s" % (answer.get("rmp_code"), " ".join(answer.get("rmp_output") or [])
+                                                  or "no output"))
+    if (answer.get("status") or "").lower() != "stopped":
+        return "the containerd service is %s after Stop-Service, not Stopped" % answer.get("status")
+    return None
+
+
+def verify_problem(answer, version=None):
+    """Why the runtime did not answer as containerd ``version`` after containerd_apply started it, or None."""
+    if answer.get("verify_code") is None:
+        return None
+    out = answer.get("verify_output") or []
+    if answer.get("verify_code") != 0:
+        return ("containerd did not answer on %s within %d s: `crictl version` exited with code %s: %s"
+                % (PIPE, VERIFY_SECONDS, answer.get("verify_code"), " ".join(out[-3:]) or "no output"))
+    running = crictl_runtime_version(out)
+    if version and running != str(version).lstrip("v"):
+        return ("containerd answers on %s as version %s, not %s: the service runs another program than %s"
+                % (PIPE, running, str(version).lstrip("v"), EXE))
+    return None
 
 
 def image_reference_problem(ref):

@@ -8,7 +8,7 @@ import re
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import firewall, runtime_cni, runtimes
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import containerd, firewall, runtime_cni, runtimes
 
 NODE_SERVICES = ["containerd", "docker", "cri-dockerd", "kubelet", "kube-proxy", "flanneld", "windows_exporter"]
 # The services the roles define (win_kubelet_service, win_host_service) whose whole definition this read returns, so
@@ -134,6 +134,10 @@ def node_facts(answer, ca_cert_path=None):
             "pipe_exists": pipe in pipes,
             "version": parse_runtime_version(svc.get("version_output")),
         }
+    # the collection's containerd (the service --register-service made for C:\Program Files\containerd\bin):
+    # the one the upgrade playbook may replace
+    runtime_facts["containerd"]["managed"] = (
+        str((services.get("containerd") or {}).get("image_path") or "").lower() == containerd.service_command().lower())
     adapters = [{"name": a.get("name"), "ipv4": adapter_ipv4(a)} for a in answer.get("adapters") or []]
     # plus firewall: {state: read|unknown, reason} and, only when read, firewall_rules: {lower-case rule name: its
     # options as win_firewall_rule takes them, None for a name two rules share}

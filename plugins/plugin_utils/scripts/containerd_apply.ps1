@@ -2,20 +2,45 @@
 # Contract: parameters Exe (containerd.exe), Files [{path, content (base64 UTF-8)}] (written, their directories
 # made), Remove (files deleted), Register (run `containerd.exe --register-service`: the service containerd, for
 # this program with --run-service, start type Automatic), Restart (stop, then start: the configuration changed),
-# Start (Start-Service), Service (its name). Result: {register_code, register_output: the registration's exit code
-# (null when it did not run) and output lines}. Whether that is a failure is decided on the controller.
+# Start (Start-Service), Service (its name), Crictl and Endpoint (after a restart or start, `crictl --runtime-endpoint
+# <Endpoint> version` is run once a second until it exits 0 or WaitSeconds passed; 0: not run; -1 when Crictl does
+# not exist). Result:
+# {register_code, register_output: the registration's exit code (null when it did not run) and output lines;
+# verify_code, verify_output: crictl's last exit code (null when not run) and output lines}. Whether that is a
+# failure is decided on the controller. Stop (instead of all that: containerd stopped for its programs to be
+# replaced): while the service runs, `crictl --runtime-endpoint <Endpoint> rmp --all --force` (every pod sandbox
+# stopped and removed, so no containerd-shim-runhcs-v1.exe keeps running), then Stop-Service; result {rmp_code,
+# rmp_output: crictl's exit code (null when it did not run) and output lines; status: the service's at the end}.
 param(
-    [Parameter(Mandatory)][string]$Exe,
+    [string]$Exe = '',
     [object[]]$Files = @(),
     [string[]]$Remove = @(),
     [bool]$Register = $false,
     [bool]$Restart = $false,
     [bool]$Start = $false,
-    [Parameter(Mandatory)][string]$Service
+    [Parameter(Mandatory)][string]$Service,
+    [string]$Crictl = '',
+    [string]$Endpoint = '',
+    [int]$WaitSeconds = 0,
+    [bool]$Stop = $false
 )
 $ErrorActionPreference = 'Stop'
 
-$result = @{ register_code = $null; register_output = @() }
+if ($Stop) {
+    $result = @{ rmp_code = $null; rmp_output = @(); status = $null }
+    if ([string](Get-Service -Name $Service).Status -ne 'Stopped') {
+        $ErrorActionPreference = 'Continue'
+        $result.rmp_output = @(& $Crictl --runtime-endpoint $Endpoint rmp --all --force 2>&1 | ForEach-Object { "$_" })
+        $result.rmp_code = $LASTEXITCODE
+        $ErrorActionPreference = 'Stop'
+        if ($result.rmp_code -eq 0) { Stop-Service -Name $Service }
+    }
+    $result.status = [string](Get-Service -Name $Service).Status
+    $Ansible.Result = $result
+    return
+}
+
+$result = @{ register_code = $null; register_output = @(); verify_code = $null; verify_output = @() }
 foreach ($file in $Files) {
     New-Item -ItemType Directory -Path (Split-Path -Parent $file.path) -Force | Out-Null
     [System.IO.File]::WriteAllBytes($file.path, [System.Convert]::FromBase64String($file.content))
@@ -35,4 +60,18 @@ if ($Register) {
 }
 if ($Restart) { Stop-Service -Name $Service -Force }
 if ($Restart -or $Start) { Start-Service -Name $Service }
+if (($Restart -or $Start) -and $WaitSeconds -gt 0 -and -not (Test-Path -LiteralPath $Crictl -PathType Leaf)) {
+    $result.verify_code = -1
+    $result.verify_output = @("$Crictl does not exist")
+} elseif (($Restart -or $Start) -and $WaitSeconds -gt 0) {
+    $clock = [System.Diagnostics.Stopwatch]::StartNew()
+    $ErrorActionPreference = 'Continue'
+    while ($true) {
+        $result.verify_output = @(& $Crictl --runtime-endpoint $Endpoint version 2>&1 | ForEach-Object { "$_" })
+        $result.verify_code = $LASTEXITCODE
+        if ($result.verify_code -eq 0 -or $clock.ElapsedMilliseconds -ge ($WaitSeconds * 1000)) { break }
+        Start-Sleep -Seconds 1
+    }
+    $ErrorActionPreference = 'Stop'
+}
 $Ansible.Result = $result

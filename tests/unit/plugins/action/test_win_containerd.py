@@ -136,9 +136,9 @@ def test_registry_mirror_problems_name_the_entry():
 class FakeContainerd:
     """containerd_state / containerd_apply over a dictionary of files and one service."""
 
-    def __init__(self, exe=True, service=None, default=DEFAULT_V3, register_code=0):
+    def __init__(self, exe=True, service=None, default=DEFAULT_V3, register_code=0, answers="v2.3.5", rmp_code=0):
         self.files, self.service, self.exe, self.default = {}, service, exe, default
-        self.register_code, self.starts = register_code, 0
+        self.register_code, self.starts, self.answers, self.rmp_code = register_code, 0, answers, rmp_code
         self.host = RemoteHost({"containerd_state": self.state, "containerd_apply": self.apply})
 
     def state(self, params):
@@ -150,6 +150,13 @@ class FakeContainerd:
                 "service": self.service or {"exists": False, "image_path": None, "status": None}}
 
     def apply(self, params):
+        if params.get("Stop"):
+            if self.service["status"] == "Stopped":
+                return {"rmp_code": None, "rmp_output": [], "status": "Stopped"}
+            if not self.rmp_code:
+                self.service["status"] = "Stopped"
+            return {"rmp_code": self.rmp_code, "rmp_output": ["connection error"] if self.rmp_code else [],
+                    "status": self.service["status"]}
         for f in params["Files"]:
             self.files[f["path"]] = base64.b64decode(f["content"]).decode()
         for p in params["Remove"]:
@@ -158,9 +165,16 @@ class FakeContainerd:
             if self.register_code:
                 return {"register_code": self.register_code, "register_output": ["Access is denied."]}
             self.service = {"exists": True, "image_path": c.service_command(params["Exe"]), "status": "Stopped"}
+        verify = {"verify_code": None, "verify_output": []}
         if params["Restart"] or params["Start"]:
             self.service["status"], self.starts = "Running", self.starts + 1
-        return {"register_code": 0 if params["Register"] else None, "register_output": []}
+            assert params["Endpoint"] == c.PIPE and params["Crictl"] == c.CRICTL
+            if params["WaitSeconds"] != 60:
+                return dict(verify, register_code=0 if params["Register"] else None, register_output=[])
+            verify = {"verify_code": 0 if self.answers else 1, "verify_output": [
+                "Version:  0.1.0", "RuntimeName:  containerd", "RuntimeVersion:  %s" % self.answers,
+                "RuntimeApiVersion:  v1"] if self.answers else ["connection error"]}
+        return dict(verify, register_code=0 if params["Register"] else None, register_output=[])
 
 
 def _run(make_action, fake, **args):
@@ -228,3 +242,40 @@ def test_kubespray_mirror_fields_server_override_path_and_one_string_capability(
     plain = [{"prefix": "docker.io", "mirrors": [{"host": "https://mirror.example", "capabilities": ["pull"]}]}]
     text = '[host."https://mirror.example"]\n  capabilities = ["pull"]\n  skip_verify = false\n'
     assert c.hosts_files(plain) == {c.HOSTS_DIR + "\\docker.io\\hosts.toml": text}
+
+
+# Issue 23 point 2: the upgrade role stops containerd (its pods removed first) and checks the runtime answers after
+# the start as the release installed.
+RUNNING = {"exists": True, "image_path": '"%s" --run-service' % c.EXE, "status": "Running"}
+
+
+def test_stopped_removes_the_pods_then_stops_and_a_stopped_containerd_is_left_alone(make_action):
+    fake = FakeContainerd(service=dict(RUNNING))
+    result = make_action(ActionModule, {"state": "stopped"}, fake.host).run(task_vars={})
+    assert result["changed"] and not result.get("failed") and fake.service["status"] == "Stopped", result
+    assert fake.host.names() == ["containerd_state", "containerd_apply"]
+    fake.host.calls.clear()
+    again = make_action(ActionModule, {"state": "stopped"}, fake.host).run(task_vars={})
+    assert not again["changed"] and fake.host.names() == ["containerd_state"]
+
+
+def test_stopped_in_check_mode_and_a_failed_pod_removal(make_action):
+    fake = FakeContainerd(service=dict(RUNNING))
+    result = make_action(ActionModule, {"state": "stopped"}, fake.host, check_mode=True).run(task_vars={})
+    assert result["changed"] and fake.service["status"] == "Running" and fake.host.names() == ["containerd_state"]
+    fake = FakeContainerd(service=dict(RUNNING), rmp_code=1)
+    result = make_action(ActionModule, {"state": "stopped"}, fake.host).run(task_vars={})
+    assert result["failed"] and "`crictl rmp --all --force` exited with code 1" in result["msg"]
+    assert fake.service["status"] == "Running"
+
+
+@pytest.mark.parametrize("answers, message", [
+    (None, "containerd did not answer on npipe:////./pipe/containerd-containerd within 60 s"),
+    ("v2.2.4", "containerd answers on npipe:////./pipe/containerd-containerd as version 2.2.4, not 2.3.5"),
+])
+def test_after_the_start_the_runtime_must_answer_as_the_release_installed(make_action, answers, message):
+    fake = FakeContainerd(answers=answers)
+    result = _run(make_action, fake, version="2.3.5")
+    assert result["failed"] and message in result["msg"], result
+    assert not _run(make_action, FakeContainerd(), version="2.3.5").get("failed")
+    assert not _run(make_action, FakeContainerd(answers=None)).get("failed")  # without version: not checked

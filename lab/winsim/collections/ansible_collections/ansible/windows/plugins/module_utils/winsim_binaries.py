@@ -230,6 +230,11 @@ def locked_files(host):
                 child_win, _ = resolve_executable(host, child)
                 if child_win:
                     add(child_win)
+    # a pod sandbox keeps its shim running (containerd starts one containerd-shim-runhcs-v1.exe per pod, which keeps
+    # running when containerd stops: containerd core/runtime/v2/shim_windows.go, "containerd daemon can reconnect
+    # to the shim log stream if it is restarted"; docs/runtime-v2.md)
+    if host.state.get("sandboxes"):
+        add(CONTAINERD_SHIM)
     for name, proc in (host.state.get("processes") or {}).items():
         if proc.get("application") and proc.get("state") == "running":
             add(str(proc["application"]))
@@ -346,6 +351,43 @@ def _containerd_file_version(host, args):
 def _log_time(host):
     import datetime
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f000Z")
+
+
+CONTAINERD_PIPE = r"\\.\pipe\containerd-containerd"
+CONTAINERD_SHIM = "C:\\Program Files\\containerd\\bin\\containerd-shim-runhcs-v1.exe"
+
+
+def _running_containerd_version(host):
+    """The release of the program the running containerd service runs (its stand-in's marker), or None."""
+    svc = (host.state.get("services") or {}).get("containerd") or {}
+    argv = _argv(svc) if svc.get("status") == "Running" and svc.get("image_path") else []
+    _, local = resolve_executable(host, argv[0]) if argv else (None, None)
+    marker = read_marker(local) if local else None
+    return marker[1] if marker and marker[0] == "containerd" else None
+
+
+@command("crictl")
+def _crictl(host, version, args, stdin):
+    """crictl --runtime-endpoint <npipe> version | rmp --all --force (kubernetes-sigs/cri-tools cmd/crictl):
+    version prints Version (the CRI API's 0.1.0), RuntimeName, RuntimeVersion (containerd's version.Version, the
+    tag: internal/cri/server/version.go) and RuntimeApiVersion v1 (version.go); rmp --all --force stops and removes
+    every pod sandbox, "Removed sandbox <id>" each (sandbox.go). Without the pipe (containerd not running) crictl
+    cannot connect: the message here is the stand-in's, exit code 1 as crictl's on any error."""
+    if len(args) < 3 or args[0] != "--runtime-endpoint":
+        return 1, "", "winsim: crictl %s is not simulated\n" % " ".join(args)
+    endpoint, sub = args[1], args[2:]
+    pipe = endpoint.replace("npipe:////./pipe/", "\\\\.\\pipe\\")
+    if pipe != CONTAINERD_PIPE or pipe not in (host.state.get("pipes") or []):
+        return 1, "", ('time="%s" level=fatal msg="validate service connection: validate CRI v1 runtime API for '
+                       'endpoint \\"%s\\": rpc error: code = Unavailable desc = connection error"\n'
+                       % (_log_time(host), endpoint))
+    if sub == ["version"]:
+        return 0, ("Version:  0.1.0\nRuntimeName:  containerd\nRuntimeVersion:  v%s\nRuntimeApiVersion:  v1\n"
+                   % (_running_containerd_version(host) or "").lstrip("v")), ""
+    if sub == ["rmp", "--all", "--force"]:
+        removed = host.state.pop("sandboxes", None) or []
+        return 0, "".join("Removed sandbox %s\n" % s["id"] for s in removed), ""
+    return 1, "", "winsim: crictl %s is not simulated\n" % " ".join(args)
 
 
 @command("dockerd")
