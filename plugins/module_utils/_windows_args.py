@@ -206,7 +206,6 @@ PREFLIGHT_ARGSPEC = dict(
         service_status=dict(type="str"),
         pipe_exists=dict(type="bool"),
         version=dict(type="str"),
-        managed=dict(type="bool"),
         cri_dockerd_service_exists=dict(type="bool"),
     )),
     deployment_mode=dict(type="str", default="services"),

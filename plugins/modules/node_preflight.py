@@ -63,10 +63,6 @@ options:
       version:
         description: The runtime's version, for example V(1.7.13) or the output of C(containerd --version).
         type: str
-      managed:
-        description: Whether it is the containerd service the collection registered (the upgrade playbook may replace
-          it).
-        type: bool
       cri_dockerd_service_exists:
         description: Whether a C(cri-dockerd) service exists (needed for Docker from Kubernetes 1.24).
         type: bool

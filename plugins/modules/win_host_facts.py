@@ -67,7 +67,8 @@ ansible_facts:
           C(kubeadm upgrade node) run with (the install directory first, since their preflight runs C(kubelet --version)
           through a Path lookup); C(install_dir_on_path) whether C(C:\k) is on that machine Path (each element
           compared as M(ansible.windows.win_path) compares it, on the expanded Path); C(cri_endpoints) where the
-          kubelet and kubeadm reach each runtime.
+          kubelet and kubeadm reach each runtime; C(containerd_managed) whether the containerd service is the one
+          the collection registers (for C(C:\Program Files\containerd\bin\containerd.exe)).
         - C(cni) holds, per runtime, the directories it reads CNI configuration (C(conf_dir)) and plugins
           (C(bin_dir)) from, with C(source), or C(error) when unknown (containerd's from
           C(containerd.exe config dump), cri-dockerd's from its service command line), C(conf_files) (the file

@@ -134,10 +134,6 @@ def node_facts(answer, ca_cert_path=None):
             "pipe_exists": pipe in pipes,
             "version": parse_runtime_version(svc.get("version_output")),
         }
-    # the collection's containerd (the service --register-service made for C:\Program Files\containerd\bin):
-    # the one the upgrade playbook may replace
-    runtime_facts["containerd"]["managed"] = (
-        str((services.get("containerd") or {}).get("image_path") or "").lower() == containerd.service_command().lower())
     adapters = [{"name": a.get("name"), "ipv4": adapter_ipv4(a)} for a in answer.get("adapters") or []]
     # plus firewall: {state: read|unknown, reason} and, only when read, firewall_rules: {lower-case rule name: its
     # options as win_firewall_rule takes them, None for a name two rules share}
@@ -148,6 +144,10 @@ def node_facts(answer, ca_cert_path=None):
         "windows_build_full": "%s.%s" % (build, version.get("ubr")) if version.get("ubr") is not None else build,
         "adapters": adapters,
         "runtimes": runtime_facts,
+        # the collection's containerd (the service --register-service made for C:\Program Files\containerd\bin):
+        # the one the upgrade playbook may replace
+        "containerd_managed": str((services.get("containerd") or {}).get("image_path") or "").lower()
+        == containerd.service_command().lower(),
         # where the kubelet (--container-runtime-endpoint) and kubeadm (criSocket) reach each runtime
         "cri_endpoints": {runtime: runtimes.cri_endpoint(runtime) for runtime in runtimes.NAMES},
         "services": {name: {"exists": bool(s.get("exists")), "status": s.get("status")}

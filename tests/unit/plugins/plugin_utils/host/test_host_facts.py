@@ -23,7 +23,7 @@ def test_build_runtime_and_adapters_are_reported():
     facts = nf.node_facts(answer())
     assert facts["windows_build"] == "10.0.20348" and facts["windows_build_full"] == "10.0.20348.2113"
     assert facts["runtimes"]["containerd"] == {"service_exists": True, "service_status": "Running",
-                                               "pipe_exists": True, "version": "2.0.4", "managed": False}
+                                               "pipe_exists": True, "version": "2.0.4"}
     docker = facts["runtimes"]["docker"]
     assert docker["service_exists"] is False and docker["pipe_exists"] is False
     assert facts["adapters"][0]["ipv4"] == ["192.0.2.10"]
@@ -33,7 +33,7 @@ def test_the_collections_containerd_is_the_service_it_registered():
     """Issue 23: only the containerd --register-service made for C:\\Program Files\\containerd\\bin is upgraded."""
     def managed(image_path):
         svc = dict(answer()["services"]["containerd"], image_path=image_path)
-        return nf.node_facts(answer(services={"containerd": svc}))["runtimes"]["containerd"]["managed"]
+        return nf.node_facts(answer(services={"containerd": svc}))["containerd_managed"]
     assert managed('"C:\\Program Files\\containerd\\bin\\containerd.exe" --run-service') is True
     assert managed('"c:\\program files\\containerd\\bin\\containerd.exe" --RUN-SERVICE') is True
     assert managed('"C:\\containerd\\containerd.exe" --run-service') is False

@@ -30,6 +30,6 @@ def test_node_facts_reads_each_runtimes_service_and_pipe():
                      "docker": {"exists": True, "status": "Stopped"}},
         "pipes": ["containerd-containerd"]})
     assert facts["runtimes"]["containerd"] == {"service_exists": True, "service_status": "Running",
-                                               "pipe_exists": True, "version": "1.7.13", "managed": False}
+                                               "pipe_exists": True, "version": "1.7.13"}
     assert facts["runtimes"]["docker"]["pipe_exists"] is False
     assert node_facts.script_parameters()["VersionOf"] == ["containerd", "docker"]
