@@ -261,3 +261,19 @@ def test_under_nssm_kube_log_runner_writes_its_commands_output_to_its_log_file(h
         own = f.read()
     assert "C:\\etc\\missing" in program and "kube-log-runner: running command: exit status" in own, (program, own)
     assert "C:\\etc\\missing" not in own
+
+
+def test_stop_service_without_force_is_refused_while_a_dependent_runs(host):
+    """Issue 23 point 2 (containerd stopped after the kubelet): Stop-Service without -Force does not stop a service
+    whose dependents run (PowerShell Service.cs, ServiceCannotBeStoppedWithDependents); once they are stopped, it
+    does. With -Force the dependents stop first."""
+    with host.open():
+        winsim_scm.create(host.state, "base", "C:\\k\\kube-proxy.exe")
+        winsim_scm.create(host.state, "dep", "C:\\k\\kube-proxy.exe", dependencies=["base"])
+        for name in ("base", "dep"):
+            winsim_scm.find(host.state, name)["status"] = "Running"
+    answer = _ps(host, "Stop-Service -Name base")
+    assert answer["failed"] and "because it has dependent services" in answer["error"][0]["exception"]["message"]
+    assert not _ps(host, "Stop-Service -Name dep; Stop-Service -Name base")["failed"]
+    with host.open(save=False):
+        assert [winsim_scm.find(host.state, n)["status"] for n in ("base", "dep")] == ["Stopped", "Stopped"]

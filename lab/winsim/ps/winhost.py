@@ -275,13 +275,13 @@ def _get_service(interp, b, items, node):
 
 
 def _stop_service(interp, b, items, node):
-    """Stop-Service -Force: dependents stop first (ServiceController.Stop)."""
+    """Stop-Service -Force: dependents stop first (ServiceController.Stop). Without -Force a service whose dependents
+    run is not stopped: "Cannot stop service ... because it has dependent services. It can only be stopped if the
+    Force flag is set." (PowerShell Service.cs StopServiceCommand, ServiceCannotBeStoppedWithDependents)."""
     host = interp.host.host
     name = _one_name(interp, b, node, "Stop-Service")
-    if "Force" not in b:
-        interp.unsupported("Stop-Service without -Force", node)
     try:
-        winsim_scm.stop(host, name, force=True)
+        winsim_scm.stop(host, name, force="Force" in b)
     except SimError as e:
         _svc_error(interp, str(e), "CouldNotStopService,Microsoft.PowerShell.Commands.StopServiceCommand", node)
     return []
