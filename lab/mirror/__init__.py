@@ -110,7 +110,8 @@ def versions():
         or _uniq([_role_default("kubewin_sdn_cni_version")] + list(layout.DEFAULT_SDN_CNI_VERSIONS)),
         "windows_exporter": _env_list("LAB_MIRROR_WINDOWS_EXPORTER_VERSIONS")
         or _uniq([_role_default("kubewin_windows_exporter_version")] + list(layout.DEFAULT_WINDOWS_EXPORTER_VERSIONS)),
-        "containerd": _env_list("LAB_MIRROR_CONTAINERD_VERSIONS") or [_role_default("kubewin_containerd_version")],
+        "containerd": _env_list("LAB_MIRROR_CONTAINERD_VERSIONS")
+        or _uniq([_role_default("kubewin_containerd_version")] + list(layout.DEFAULT_CONTAINERD_VERSIONS)),
         "crictl": _env_list("LAB_MIRROR_CRICTL_VERSIONS") or [_role_default("kubewin_crictl_version")],
     }
 

@@ -116,6 +116,9 @@ ROLE_VARS = {
 }
 
 # Versions served besides the lab's Kubernetes versions and the role defaults (env overrides).
+# containerd besides the role default: the release test_scenarios' containerd upgrade installs first (a 2.2 release,
+# which containerd's RELEASES.md recommends for Kubernetes 1.36 as 2.2.0+)
+DEFAULT_CONTAINERD_VERSIONS = ("2.2.7",)
 DEFAULT_FLANNEL_VERSIONS = ("v0.26.7", "v0.27.4")          # role default; the lab's flannel image tag
 DEFAULT_CNI_VERSIONS = ("v1.6.2",)                         # role default
 DEFAULT_FLANNEL_CNI_VERSIONS = ("v1.7.1-flannel1",)        # role default; the lab's flannel-cni-plugin tag

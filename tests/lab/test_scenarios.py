@@ -58,6 +58,11 @@ BAD_INPUTS = [
     ("containerd-checksum-mismatch", "ws2022-no-containers",
      {"kubewin_checksums": {"%s/%s" % (scenario.MIRROR, layout.containerd_path("2.3.5")): "ab" * 32}},
      "kubewin_checksums", "checksum mismatch for %s/%s" % (scenario.MIRROR, layout.containerd_path("2.3.5"))),
+    # issue 23 point 2: a release containerd's RELEASES.md does not recommend for the lab's Kubernetes (1.37: its
+    # newest row, 1.36, says 2.3.0+, 2.2.0+)
+    ("containerd-unsupported-for-kubernetes", "ws2022-no-containers", {"kubewin_containerd_version": "2.1.5"},
+     "kubewin_containerd_version", "containerd 2.1.5 is not a version containerd's RELEASES.md, Kubernetes Support "
+                                   "recommends for Kubernetes 1.37"),
     ("sandbox-image-malformed", "ws2022-no-containers", {"kubewin_sandbox_image": "mcr.microsoft.com/Pause:3.9"},
      "kubewin_sandbox_image", "is not an image reference"),
     ("bad-node-name", "ws2022-containerd", {"kubewin_node_name": "Win_1"}, "kubewin_node_name", "win-1"),
@@ -348,6 +353,51 @@ def test_upgrade_to_the_next_minor_one_node_at_a_time(tmp_path, api):
     rc, doc, text = sc.run("reset.yml", "-e", "skip_confirmation=true")
     assert rc == 0, "\n".join(scenario.failures(doc))
     assert sc.dump("win-2") == before
+
+
+def test_upgrade_replaces_the_containerd_the_collection_installed(tmp_path, api):
+    """Issue 23 point 2: a bare host gets containerd 2.2.7 from scale-up; with kubewin_containerd_version 2.3.5,
+    scale-up leaves it and says upgrade.yml upgrades it; upgrade.yml --check changes nothing; upgrade.yml drains,
+    stops the kubelet then containerd (winsim's SCM refuses the other order: the kubelet depends on containerd), removes
+    the pods whose shim keeps containerd-shim-runhcs-v1.exe in use, replaces the binaries, starts containerd, checks
+    it answers as 2.3.5, uncordons; a re-run of scale-up changes nothing. Fails on the old code (preflight refused
+    'always'; 'auto' kept 2.2.7)."""
+    from winsim import core as simcore
+    core, _ = api
+    old, new = layout.DEFAULT_CONTAINERD_VERSIONS[0], mirror.versions()["containerd"][0]
+    mirror.ensure(layout.containerd_path(old))
+    name = "cu-win-1"
+    sc = scenario.Scenario(tmp_path, nodes=1, profiles={"win-1": "ws2022-no-containers"},
+                           kubewin_node_name="cu-{{ inventory_hostname }}", kubewin_containerd_version=old)
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    assert core.read_node(name).status.node_info.container_runtime_version == "containerd://" + old
+    sc.set_vars(kubewin_node_name="cu-{{ inventory_hostname }}", kubewin_containerd_version=new)
+    rc, doc, text = sc.run("scale_up.yml", "--check")
+    assert rc == 0 and "playbooks/upgrade.yml upgrades it" in text, text[-3000:]
+    before = sc.dump("win-1")
+    rc, doc, text = sc.run("upgrade.yml", "--check")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    changed = scenario.changed_tasks(doc)["win-1"]
+    assert "kubewin.nodes.upgrade : Stop containerd for its upgrade" in changed, changed
+    assert sc.dump("win-1") == before
+    with simcore.Host(sc.root, "win-1").open() as h:  # a pod left running: its shim holds the shim program
+        h.state["sandboxes"] = [{"id": "5f1e"}]
+    rc, doc, text = sc.run("upgrade.yml")
+    assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+    tasks = [t["task"]["name"].split(" : ", 1)[-1] for p in doc["plays"] for t in p["tasks"] if "win-1" in t["hosts"]]
+    order = [tasks.index(t) for t in ("Drain the node", "Stop the kubelet", "Stop containerd for its upgrade",
+                                      "The containerd and crictl release archives (SHA-256 checked, as preflight "
+                                      "resolved them)", "Uncordon and wait until Ready")]
+    assert order == sorted(order), tasks
+    node = core.read_node(name)
+    assert node.status.node_info.container_runtime_version == "containerd://" + new and not node.spec.unschedulable
+    assert ready(core, name)
+    with simcore.Host(sc.root, "win-1").open(save=False) as h:
+        assert not h.state.get("sandboxes") and h.state["services"]["containerd"]["status"] == "Running"
+    rc, doc, text = sc.run("scale_up.yml")
+    assert rc == 0 and scenario.changed_tasks(doc) == {} and "upgrade.yml" not in text, scenario.changed_tasks(doc)
+    core.delete_node(name)
 
 
 def test_upgrade_refuses_a_version_newer_than_the_api_server(tmp_path, api):

@@ -127,7 +127,8 @@ EXTRA_ARGSPEC = dict(
 PREFLIGHT_ARGSPEC = dict(_BASE_ARGSPEC, **EXTRA_ARGSPEC)
 DURATIONS = ("kubewin_bootstrap_token_ttl",)
 # containerd's install (check_containerd_install); kubewin_containerd_planned is the roles' decision, not a variable.
-CONTAINERD_VALUES = ("kubewin_containerd_install", "kubewin_containerd_planned", "kubewin_containerd_installed",
+CONTAINERD_VALUES = ("kubewin_containerd_install", "kubewin_containerd_planned", "kubewin_containerd_upgrade",
+                     "kubewin_containerd_installed",
                      "kubewin_containerd_version",
                      "kubewin_crictl_version", "kubewin_sandbox_image", "kubewin_containerd_registry_mirrors")
 # The deprecated node-token variables the preflight role passes: each warns when set (check_deprecated_token_vars).
@@ -211,7 +212,7 @@ def run_checks(inputs):
                                  dict((k, values[k]) for k in DURATIONS if k in values)))
     results.append(check_deprecated_token_vars(values))
     results.append(check_windows_exporter(values))
-    results.append(check_containerd_install(i["container_runtime"], values))
+    results.append(check_containerd_install(i["container_runtime"], values, _kube_tuple(kube)))
     failures, warnings = [], []
     for fails, warns in results:
         failures.extend(fails)

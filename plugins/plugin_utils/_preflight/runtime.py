@@ -105,36 +105,51 @@ INSTALL_CHOICES = ("auto", "always", "never")
 RELEASE = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?$")
 
 
-def check_containerd_install(container_runtime, values):
-    """The containerd install's inputs (issue 23), before any change: the choice, the version's form, the sandbox image
-    and the registry mirrors, each naming its variable. ``values['kubewin_containerd_planned']``: this run installs it
-    (the roles' decision from the choice and the host's facts)."""
+def check_containerd_install(container_runtime, values, kube=None):
+    """The containerd install's inputs (issue 23), before any change: the choice, the version's form and its support
+    for Kubernetes ``kube`` (containerd's own table), the sandbox image and the registry mirrors, each naming its
+    variable. ``values['kubewin_containerd_planned']``: this run installs it (the roles' decision from the choice and
+    the host's facts); ``values['kubewin_containerd_upgrade']``: this run (upgrade.yml) replaces the collection's
+    containerd of another release on this host."""
     f = Findings("containerd_install")
     values = values or {}
+    var = VARIABLES["containerd_version"]
     choice = values.get(VARIABLES["containerd_install"])
     if choice not in (None, "") and str(choice) not in INSTALL_CHOICES:
         f.fail(VARIABLES["containerd_install"], "%s is %r; it must be one of %s (auto: install containerd where the "
                                                 "host has none)" % (VARIABLES["containerd_install"], choice,
                                                                     ", ".join(INSTALL_CHOICES)))
-    if container_runtime != "containerd" or str(values.get("kubewin_containerd_planned")).lower() != "true":
+    if container_runtime != "containerd":
         return f.result()
-    for var in (VARIABLES["containerd_version"], VARIABLES["crictl_version"]):
-        if not RELEASE.match(str(values.get(var) or "")):
-            f.fail(var, "%s is %r, not a release version like 2.3.5 (without the v): set it to a release published at "
-                        "its download URL" % (var, values.get(var)))
+    installed = values.get("kubewin_containerd_installed") or {}
+    wanted = str(values.get(var) or "").lstrip("v")
+    have = str(installed.get("version") or "").lstrip("v")
+    differs = bool(installed.get("service_exists") and have and RELEASE.match(wanted) and have != wanted)
+    if str(values.get("kubewin_containerd_planned")).lower() != "true":
+        # auto leaves an installed containerd alone: say so when it is the collection's, of another release
+        if differs and installed.get("managed") and str(choice) != "never":
+            f.warn(var, "containerd %s is installed on this host and %s is %s: this playbook leaves an installed "
+                        "containerd as it is; playbooks/upgrade.yml upgrades it, one node at a time (drained, "
+                        "containerd stopped and replaced, the runtime checked, uncordoned)" % (have, var, wanted))
+        return f.result()
+    for name in (var, VARIABLES["crictl_version"]):
+        if not RELEASE.match(str(values.get(name) or "")):
+            f.fail(name, "%s is %r, not a release version like 2.3.5 (without the v): set it to a release published "
+                         "at its download URL" % (name, values.get(name)))
     # review-s8 W2: unpacking another release over an installed containerd fails part-way on a real host (Windows
     # locks a running containerd.exe and each pod's containerd-shim-runhcs-v1.exe) and leaves old and new binaries
-    # mixed. Until the drain-stop-replace upgrade exists (issue 23 point 2), another version is refused.
-    installed = values.get("kubewin_containerd_installed") or {}
-    wanted = str(values.get(VARIABLES["containerd_version"]) or "").lstrip("v")
-    have = str(installed.get("version") or "").lstrip("v")
-    if installed.get("service_exists") and have and RELEASE.match(wanted) and have != wanted:
-        f.fail(VARIABLES["containerd_version"],
-               "containerd %s is installed on this host (service %s) and %s is %s: replacing its binaries in place "
-               "is not supported (Windows keeps running containerd.exe and the pods' shims locked, so the copy stops "
-               "half-way); set %s to %s to keep it, or %s: auto, which leaves an installed containerd alone"
-               % (installed["version"], installed.get("service_status") or "unknown", VARIABLES["containerd_version"],
-                  wanted, VARIABLES["containerd_version"], installed["version"], VARIABLES["containerd_install"]))
+    # mixed. Only the upgrade playbook replaces them: drained, pods removed, containerd stopped first.
+    if differs and str(values.get("kubewin_containerd_upgrade")).lower() != "true":
+        f.fail(var, "containerd %s is installed on this host (service %s) and %s is %s: this playbook does not "
+                    "replace the binaries of an installed containerd (Windows keeps a running containerd.exe and the "
+                    "pods' shims locked); run playbooks/upgrade.yml, which drains the node and upgrades %s, or set "
+                    "%s to %s to keep it"
+               % (have, installed.get("service_status") or "unknown", var, wanted,
+                  "the collection's containerd" if installed.get("managed") else
+                  "only the collection's containerd (this one is another installation: remove it first)", var, have))
+    problem = containerd.support_problem(wanted, kube) if RELEASE.match(wanted) else None
+    if problem:
+        f.fail(var, "%s is %s: %s; set it to such a release" % (var, wanted, problem))
     image = values.get(VARIABLES["sandbox_image"])
     problem = containerd.image_reference_problem(image)
     if problem:

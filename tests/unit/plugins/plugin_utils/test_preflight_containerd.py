@@ -4,6 +4,7 @@ file contradicts, a malformed sandbox image, malformed registry mirrors."""
 
 import pytest
 
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import containerd as c
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight import downloads as pd
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.runtime import check_containerd_install
 
@@ -89,3 +90,57 @@ def test_always_over_an_installed_containerd_of_another_release_is_refused_befor
     # the same release (the collection's own install, re-run with always) or no containerd yet: nothing to refuse
     assert messages(dict(PLANNED, kubewin_containerd_installed=dict(installed, version="2.3.5"))) == []
     assert messages(dict(PLANNED, kubewin_containerd_installed={"service_exists": False})) == []
+
+
+# Issue 23 point 2: containerd's RELEASES.md "Kubernetes Support" table (containerd/containerd 301026e5)
+@pytest.mark.parametrize("version, kube, supported", [
+    ("2.2.0", (1, 35), True), ("2.1.5", (1, 35), True), ("2.1.4", (1, 35), False), ("1.7.28", (1, 35), True),
+    ("1.6.39", (1, 35), False),  # 1.6 has no row from Kubernetes 1.35
+    ("1.7.27", (1, 34), False), ("1.7.28", (1, 34), True), ("2.0.6", (1, 34), True), ("2.0.5", (1, 34), False),
+    ("2.3.0", (1, 36), True), ("2.1.9", (1, 36), False), ("2.3.0-rc.1", (1, 36), False), ("2.3.1-rc.1", (1, 36), True),
+    ("2.3.5", (1, 37), True), ("2.1.5", (1, 37), False),  # newer than the table: its newest row
+    ("1.6.36", (1, 30), True), ("1.6.35", (1, 30), False),  # older than the table: its oldest row
+    ("9.9.9", (1, 37), False),
+])
+def test_support_table(version, kube, supported):
+    assert (c.support_problem(version, kube) is None) == supported
+
+
+def test_an_unsupported_release_for_the_target_kubernetes_names_the_variable_and_the_table():
+    failures, _ = check_containerd_install("containerd", dict(PLANNED, kubewin_containerd_version="2.1.5"), (1, 37, 2))
+    assert [f["variable"] for f in failures] == ["kubewin_containerd_version"]
+    assert failures[0]["message"] == (
+        "kubewin_containerd_version is 2.1.5: containerd 2.1.5 is not a version containerd's RELEASES.md, Kubernetes "
+        "Support recommends for Kubernetes 1.37 (its row for 1.36, the newest it has): 2.3.0+, 2.2.0+; set it to such "
+        "a release")
+    assert check_containerd_install("containerd", PLANNED, (1, 37, 2)) == ([], [])
+    # what the collection does not install (auto over an existing containerd) is not held to the table
+    assert check_containerd_install("containerd", dict(PLANNED, kubewin_containerd_planned="False",
+                                                       kubewin_containerd_version="2.1.5"), (1, 37, 2)) == ([], [])
+
+
+INSTALLED = {"service_exists": True, "service_status": "Running", "version": "2.2.4", "managed": True}
+
+
+def test_upgrade_yml_replaces_the_collections_containerd_and_other_playbooks_point_to_it():
+    always = dict(PLANNED, kubewin_containerd_install="always", kubewin_containerd_installed=INSTALLED)
+    got = messages(always)
+    assert len(got) == 1, got
+    assert "run playbooks/upgrade.yml, which drains the node and upgrades the collection's" in got[0][1]
+    assert messages(dict(always, kubewin_containerd_upgrade="True")) == []
+    # another installation (its service runs another program) is never replaced
+    other = dict(always, kubewin_containerd_upgrade="True", kubewin_containerd_installed=dict(INSTALLED, managed=False))
+    assert "remove it first" in messages(dict(other, kubewin_containerd_upgrade="False"))[0][1]
+    # scale-up with auto leaves it alone, and says so (it was silent before)
+    failures, warnings = check_containerd_install("containerd", dict(
+        PLANNED, kubewin_containerd_planned="False", kubewin_containerd_installed=INSTALLED))
+    assert failures == [] and [w["variable"] for w in warnings] == ["kubewin_containerd_version"]
+    assert ("containerd 2.2.4 is installed on this host and kubewin_containerd_version is 2.3.5"
+            in warnings[0]["message"])
+    assert "playbooks/upgrade.yml upgrades it" in warnings[0]["message"]
+    for quiet in (dict(INSTALLED, managed=False), dict(INSTALLED, version="2.3.5")):
+        assert check_containerd_install("containerd", dict(PLANNED, kubewin_containerd_planned="False",
+                                                           kubewin_containerd_installed=quiet)) == ([], [])
+    assert check_containerd_install("containerd", dict(PLANNED, kubewin_containerd_planned="False",
+                                                       kubewin_containerd_install="never",
+                                                       kubewin_containerd_installed=INSTALLED)) == ([], [])
