@@ -112,17 +112,17 @@ def support_problem(containerd_version, kube):
     floor = next((f for f in floors if f[:2] == version[:2]), None)
     if floor is not None and (version > floor or (version == floor and not pre)):
         return None
+    held = "" if row == minor else " (its row for %s, the %s it has)" % (
+        _fmt(row), "newest" if minor > row else "oldest")
     return ("containerd %s is not a version %s recommends for Kubernetes %s%s: %s"
-            % (str(containerd_version).lstrip("v"), SUPPORT_SOURCE, _fmt(minor),
-               "" if row == minor else " (its row for %s, the %s it has)" % (_fmt(row), "newest" if minor > row
-                                                                              else "oldest"),
+            % (str(containerd_version).lstrip("v"), SUPPORT_SOURCE, _fmt(minor), held,
                ", ".join("%s+" % _fmt(f) for f in floors)))
 
 
 def crictl_runtime_version(lines):
     """The RuntimeVersion ``crictl version`` printed, without the v; None when it printed none."""
     for line in lines or []:
-        name, _, value = str(line).partition(":")
+        name, value = (str(line).split(":", 1) + [""])[:2]
         if name.strip() == "RuntimeVersion" and value.strip():
             return value.strip().lstrip("v")
     return None

@@ -107,7 +107,7 @@ def test_support_table(version, kube, supported):
 
 
 def test_an_unsupported_release_for_the_target_kubernetes_names_the_variable_and_the_table():
-    failures, _ = check_containerd_install("containerd", dict(PLANNED, kubewin_containerd_version="2.1.5"), (1, 37, 2))
+    failures = check_containerd_install("containerd", dict(PLANNED, kubewin_containerd_version="2.1.5"), (1, 37, 2))[0]
     assert [f["variable"] for f in failures] == ["kubewin_containerd_version"]
     assert failures[0]["message"] == (
         "kubewin_containerd_version is 2.1.5: containerd 2.1.5 is not a version containerd's RELEASES.md, Kubernetes "
