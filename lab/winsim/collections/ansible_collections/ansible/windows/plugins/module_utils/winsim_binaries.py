@@ -289,6 +289,11 @@ def _containerd_start(host, version, svc, args):
                        "needs it installed and the host restarted)"
                        % winsim_features.feature_state(host.state, "Containers"))
     _runtime_start(r"\\.\pipe\containerd-containerd")(host, version, svc, args)
+    # the runtime's version the kubelet reports is the one running now: the kubelet asks the CRI (Version) at each
+    # node status update (k8s.io/kubernetes pkg/kubelet/nodestatus/setters.go VersionInfo), so a containerd upgraded
+    # under the same service shows its new release
+    if svc.get("name") == "containerd" and (host.state.get("runtime") or {}).get("name") == "containerd":
+        host.state["runtime"]["version"] = str(version).lstrip("v")
 
 
 SERVICE_START["containerd"] = _containerd_start
