@@ -17,7 +17,8 @@ class ActionModule(WindowsAction):
 
     def act(self, args):
         if args["report"] is not None:
-            given = [k for k in wa.NODE_HEALTH_CHECK_ARGS + ("external_network", "services") if args[k] is not None]
+            given = [k for k in wa.NODE_HEALTH_CHECK_ARGS + ("external_network", "services",
+                                                                 "load_balancers_missing_since") if args[k] is not None]
             if given:
                 return dict(failed=True, msg="%s on %s: report is the report of checks made before, not a check: "
                             "leave out %s" % (self.module_name, self.host, ", ".join(given)))
@@ -33,11 +34,16 @@ class ActionModule(WindowsAction):
         if args["cert_warn_days"] < 0:
             return dict(failed=True, msg="%s on %s: cert_warn_days (kubewin_health_cert_warn_days) is %s: give 0 or "
                         "more days" % (self.module_name, self.host, args["cert_warn_days"]))
+        if args["load_balancer_wait"] < 0:
+            return dict(failed=True, msg="%s on %s: load_balancer_wait (kubewin_health_load_balancer_wait) is %s: "
+                        "give 0 or more seconds" % (self.module_name, self.host, args["load_balancer_wait"]))
         # Read-only, so it runs in check mode too.
         view = health.host_view(self.script("node_health", health.script_parameters(
             args["container_runtime"], args["network_services"])))
         result = health.judge(view, args["node"], args["node_name"], args["pod_network"], runtime_services,
                               args["external_network"], args["network_services"],
                               args["container_runtime"] == "docker", args["container_runtime"],
-                              args["cert_warn_days"], services=args["services"])
+                              args["cert_warn_days"], services=args["services"],
+                              load_balancers_missing_since=args["load_balancers_missing_since"],
+                              load_balancer_wait=args["load_balancer_wait"])
         return dict(result, changed=False, node_name=args["node_name"], runtime_services=runtime_services)

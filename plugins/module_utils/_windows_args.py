@@ -174,6 +174,8 @@ NODE_HEALTH_ARGSPEC = dict(
     network_services=dict(type="bool", default=True),
     cert_warn_days=dict(type="int", default=30),
     services=dict(type="dict"),
+    load_balancers_missing_since=dict(type="dict"),
+    load_balancer_wait=dict(type="int", default=60),
     report=dict(type="dict"),
 )
 

@@ -69,7 +69,22 @@ options:
         checked against them, each ClusterIP and port of a Service that has ready endpoints (except Services with
         C(internalTrafficPolicy) C(Local), whose load balancers depend on the node's own endpoints); without it, they
         are not checked.
+      - A ClusterIP and port without a load balancer is a warning (kube-proxy makes them one Service at a time after
+        its start or a change, and the Service may have changed since it was read), and a failure only when an earlier
+        check of the run (O(load_balancers_missing_since)) found it missing O(load_balancer_wait) seconds before or
+        more.
     type: dict
+  load_balancers_missing_since:
+    description:
+      - RV(load_balancers_missing_since) of an earlier check of this node in the run, the ClusterIP:ports it found
+        without a load balancer and since when.
+    type: dict
+  load_balancer_wait:
+    description:
+      - How many seconds a ClusterIP and port may have no load balancer in HNS before it is a failure. The default is
+        kube-proxy's own health timeout, twice its default sync period of 30 s.
+    type: int
+    default: 60
   report:
     description:
       - Instead of a check, the report of checks made before, a mapping of inventory host name to this module's
@@ -151,6 +166,17 @@ table:
   returned: with O(report)
   type: list
   elements: str
+load_balancers_missing_since:
+  description: The ClusterIP:ports (C(VIP:port/protocol)) that have no load balancer in HNS, each with the time (epoch
+    seconds, the controller's clock) it was first found missing in the run; give it to the next check of the run.
+  returned: success, without O(report)
+  type: dict
+  sample: {"10.96.0.10:53/UDP": 1795683600.0}
+load_balancers_pending:
+  description: Whether some ClusterIP:ports have had no load balancer for less than O(load_balancer_wait) (the check
+    is a warning); check again, with RV(load_balancers_missing_since), until it is false.
+  returned: success, without O(report)
+  type: bool
 runtime_services:
   description: The runtime's services that were checked (what the repair step V(runtime) starts).
   returned: success, without O(report)

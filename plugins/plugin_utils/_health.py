@@ -9,6 +9,7 @@ import datetime
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._health_checks import (  # noqa: F401 (the module's API)
     CERT_WARN_DAYS,
     KUBELET_CLIENT_CERT,
+    LOAD_BALANCER_WAIT,
     _check,
     certificate_checks,
     cni_checks,
@@ -212,25 +213,34 @@ def _node_checks(node, node_name):
 
 
 def judge(view, node, node_name, pod_network, runtime_services, external_network=None, network_services=True,
-          docker_host=False, container_runtime=None, cert_warn_days=CERT_WARN_DAYS, now=None, services=None):
+          docker_host=False, container_runtime=None, cert_warn_days=CERT_WARN_DAYS, now=None, services=None,
+          load_balancers_missing_since=None, load_balancer_wait=LOAD_BALANCER_WAIT):
     """The findings for one node: ``view`` (host_view), ``node`` (k8s_node's node result); ``docker_host``: Docker's
     network host is checked too; ``container_runtime``: the CNI configuration it loads is checked (None: not);
     ``now``: the time the certificate is judged at (UTC; default the controller's clock); ``services``: the cluster's
-    Services and EndpointSlices (load_balancer_checks; None: not checked). Returns {healthy, checks:
-    [{check, status ok|warn|fail, detail, fix, repair}], repair: the plan, certificates: {name: notAfter}}."""
+    Services and EndpointSlices (load_balancer_checks; None: not checked), ``load_balancers_missing_since`` the
+    ClusterIP:ports an earlier check of the run found without a load balancer, and since when, and
+    ``load_balancer_wait`` how long they may be. Returns {healthy, checks: [{check, status ok|warn|fail, detail, fix,
+    repair}], repair: the plan, certificates: {name: notAfter}, load_balancers_missing_since: {key: epoch seconds},
+    load_balancers_pending: whether some are missing for less than the wait (check again)}."""
     now = now or datetime.datetime.now(datetime.timezone.utc)
     cert_checks, not_after = certificate_checks(view, node_name, cert_warn_days, now)
+    lb_checks, lb_missing = load_balancer_checks(view, services, pod_network, network_services,
+                                                 load_balancers_missing_since, now.timestamp(), load_balancer_wait)
     checks = (_service_checks(view["services"], runtime_services, network_services)
               + _network_checks(view, pod_network, external_network, network_services)
               + endpoint_checks(view, node, pod_network, network_services)
-              + load_balancer_checks(view, services, pod_network, network_services)
+              + lb_checks
               + (_docker_checks(view) if docker_host else [])
               + (cni_checks(view, container_runtime, pod_network) if container_runtime else [])
               + cert_checks
               + _node_checks(node or {}, node_name))
     checks = _leave_blocked_steps(checks, view["services"], runtime_services)
     return {"healthy": not any(c["status"] == "fail" for c in checks), "checks": checks,
-            "repair": repair_plan(checks), "certificates": {"kubelet client": not_after}}
+            "repair": repair_plan(checks), "certificates": {"kubelet client": not_after},
+            "load_balancers_missing_since": lb_missing,
+            "load_balancers_pending": any(c["check"] == "kube-proxy load balancers" and c["status"] == "warn"
+                                          for c in checks)}
 
 
 def _leave_blocked_steps(checks, services, runtime_services):

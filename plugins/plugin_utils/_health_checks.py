@@ -196,29 +196,53 @@ def present_load_balancers(load_balancers):
     return out
 
 
-def load_balancer_checks(view, services, pod_network, network_services):
-    """The cluster's ClusterIP:ports (read from the API once per run, ``services``) against kube-proxy's HNS load
-    balancers. Not checked without ``services``, or when the pod network is missing (its own finding: kube-proxy's
-    restart that brings it back programs them all)."""
+# How long a ClusterIP:port may have no load balancer before it is a failure: kube-proxy's own health timeout, twice its
+# sync period (cmd/kube-proxy/app/server.go: NewProxierHealthServer(..., 2*config.SyncPeriod.Duration); the collection
+# passes no --sync-period, so 30 s, the default). After a start (a reboot) or a change, winkernel's syncProxyRules
+# makes the load balancers one Service port after another through HNS calls, so a node with many Services has some
+# missing for a while: a check that finds them missing says so (warn) and is made again (roles/health/tasks/main.yml).
+LOAD_BALANCER_WAIT = 60
+
+
+def load_balancer_checks(view, services, pod_network, network_services, missing_since=None, now=None,
+                         wait=LOAD_BALANCER_WAIT):
+    """The cluster's ClusterIP:ports (read from the API, ``services``) against kube-proxy's HNS load balancers. Not
+    checked without ``services``, or when the pod network is missing (its own finding: kube-proxy's restart that brings
+    it back programs them all). ``missing_since``: {"VIP:port/protocol": epoch seconds} of an earlier check of the run
+    (its ``load_balancers_missing_since``); ``now``: epoch seconds. A ClusterIP:port missing now fails only when it
+    was missing ``wait`` seconds before too; one missing for less is a warning (kube-proxy may still be programming
+    it, or its Service changed since the read). Returns (checks, {key: since} of the keys missing now)."""
     if services is None or pod_network not in (view["networks"] or {}):
-        return []
+        return [], {}
     check = "kube-proxy load balancers"
     if view.get("load_balancers") is None:
         return [_check(check, "fail", "HNS load balancers could not be read: %s" % view.get("load_balancers_error"),
-                       "look at the Host Network Service (Get-Service hns; hnsdiag list loadbalancers)")]
+                       "look at the Host Network Service (Get-Service hns; hnsdiag list loadbalancers)")], {}
     try:
         present = present_load_balancers(view["load_balancers"])
     except (ValueError, AttributeError, TypeError) as e:
         return [_check(check, "fail", "HNS answered load balancers that cannot be read: %s" % e,
-                       "look at the Host Network Service (hnsdiag list loadbalancers)")]
+                       "look at the Host Network Service (hnsdiag list loadbalancers)")], {}
     wanted = expected_load_balancers(services)
     missing = sorted(wanted - present)
     if not missing:
-        return [_check(check, "ok", "all %d ClusterIP:port(s) with endpoints" % len(wanted))]
+        return [_check(check, "ok", "all %d ClusterIP:port(s) with endpoints" % len(wanted))], {}
+    since = {k: float((missing_since or {}).get(k, now)) for k in missing}
+    lasting = [k for k in missing if now - since[k] >= wait]
+
+    def listed(keys):
+        return ", ".join(keys[:5]) + (", ..." if len(keys) > 5 else "")
+    if not lasting:
+        return [_check(check, "warn", "%d of %d ClusterIP:port(s) with endpoints have no load balancer in HNS yet "
+                       "(%s): kube-proxy makes them one Service at a time after its start or a change, so they are "
+                       "checked again for up to %d s (twice its sync period)"
+                       % (len(missing), len(wanted), listed(missing), wait),
+                       "none if they appear; if they are still missing then, the check fails and says what to do")], \
+            since
     fix = ("run playbooks/repair.yml, which restarts kube-proxy (it programs every load balancer at start, not one "
            "HNS lost later: kubernetes/kubernetes#135802)" if network_services else
            "delete this node's kube-proxy pod, which programs every load balancer at start")
-    return [_check(check, "fail", "%d of %d ClusterIP:port(s) with endpoints have no load balancer in HNS (%s%s): pods "
-                   "on this node cannot reach those Services" % (len(missing), len(wanted), ", ".join(missing[:5]),
-                                                                 ", ..." if len(missing) > 5 else ""),
-                   fix, "kube-proxy" if network_services else None)]
+    return [_check(check, "fail", "%d of %d ClusterIP:port(s) with endpoints have had no load balancer in HNS for %d s "
+                   "or more (%s): pods on this node cannot reach those Services" % (len(lasting), len(wanted), wait,
+                                                                                   listed(lasting)),
+                   fix, "kube-proxy" if network_services else None)], since

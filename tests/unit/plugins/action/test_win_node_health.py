@@ -482,14 +482,19 @@ def test_kube_proxys_load_balancers_against_the_clusters_services():
     ok = _judge(dict(_answer(), load_balancers=every), services=CLUSTER)
     assert ok["healthy"] and [c["detail"] for c in ok["checks"] if c["check"] == "kube-proxy load balancers"] == [
         "all 3 ClusterIP:port(s) with endpoints"]
-    # kube-dns lost from HNS (kubernetes/kubernetes#135802): kube-proxy programs it again only at its start
-    lost = _judge(dict(_answer(), load_balancers=every[:1]), services=CLUSTER)
+    # kube-dns lost from HNS (kubernetes/kubernetes#135802): kube-proxy programs it again only at its start. Found
+    # missing by a check 60 s before (kube-proxy's health timeout), it fails.
+    dns = ["10.96.0.10:53/TCP", "10.96.0.10:53/UDP"]
+    before = dict.fromkeys(dns, NOW.timestamp() - 60)
+    lost = _judge(dict(_answer(), load_balancers=every[:1]), services=CLUSTER, load_balancers_missing_since=before)
     assert _failed(lost) == {"kube-proxy load balancers": (
-        "2 of 3 ClusterIP:port(s) with endpoints have no load balancer in HNS (10.96.0.10:53/TCP, 10.96.0.10:53/UDP): "
-        "pods on this node cannot reach those Services", "kube-proxy")}
-    assert lost["repair"] == ["kube-proxy"]
+        "2 of 3 ClusterIP:port(s) with endpoints have had no load balancer in HNS for 60 s or more (10.96.0.10:53/TCP, "
+        "10.96.0.10:53/UDP): pods on this node cannot reach those Services", "kube-proxy")}
+    assert lost["repair"] == ["kube-proxy"] and not lost["load_balancers_pending"]
+    assert lost["load_balancers_missing_since"] == before
     # hostprocess mode: kube-proxy is a pod, so no service step
-    pod = _judge(dict(_answer(), load_balancers=[]), services=CLUSTER, network_services=False, external_network=None)
+    pod = _judge(dict(_answer(), load_balancers=[]), services=CLUSTER, network_services=False, external_network=None,
+                 load_balancers_missing_since=dict(before, **{"10.96.0.1:443/TCP": NOW.timestamp() - 61}))
     assert _failed(pod)["kube-proxy load balancers"][1] is None and pod["repair"] == []
     unread = _judge(dict(_answer(), load_balancers=None, load_balancers_error="HcnEnumerateLoadBalancers failed"),
                     services=CLUSTER)
@@ -501,11 +506,54 @@ def test_kube_proxys_load_balancers_against_the_clusters_services():
     assert set(_failed(gone)) == {"pod network flannel.4096"}
 
 
-def test_win_node_health_takes_the_services_read_once_for_the_run(make_action):
+def test_load_balancers_missing_at_one_check_are_a_warning_and_fail_only_when_still_missing_after_the_wait():
+    """review-s8 W1: after a start, kube-proxy makes the load balancers one Service port at a time, and a Service may
+    change after it was read, so one check finding some missing is a warning with nothing to repair; a later check
+    (with the Services read again) fails only for the same ClusterIP:ports still missing ``wait`` seconds later."""
+    every = [_lb("10.96.0.1", 443), _lb("10.96.0.10", 53, 17), _lb("10.96.0.10", 53)]
+    first = _judge(dict(_answer(), load_balancers=every[:1]), services=CLUSTER)
+    assert first["healthy"] and first["repair"] == [] and first["load_balancers_pending"]
+    (lb,) = [c for c in first["checks"] if c["check"] == "kube-proxy load balancers"]
+    assert lb["status"] == "warn" and lb["repair"] is None and lb["detail"].startswith(
+        "2 of 3 ClusterIP:port(s) with endpoints have no load balancer in HNS yet (10.96.0.10:53/TCP, "
+        "10.96.0.10:53/UDP)")
+    since = first["load_balancers_missing_since"]
+    assert since == {"10.96.0.10:53/TCP": NOW.timestamp(), "10.96.0.10:53/UDP": NOW.timestamp()}
+
+    def later(seconds, lbs, cluster=CLUSTER, wait=60):
+        return _judge(dict(_answer(), load_balancers=lbs), services=cluster, now=NOW + datetime.timedelta(
+            seconds=seconds), load_balancers_missing_since=since, load_balancer_wait=wait)
+    # still missing 30 s later: kube-proxy may still be at it
+    assert later(30, every[:1])["load_balancers_pending"] and later(30, every[:1])["repair"] == []
+    # made by then: ok
+    assert later(30, every)["load_balancers_missing_since"] == {} and not later(30, every)["load_balancers_pending"]
+    # the same ones still missing after the wait: a failure, which restarts kube-proxy
+    assert later(60, every[:1])["repair"] == ["kube-proxy"] and not later(60, every[:1])["healthy"]
+    assert later(10, every[:1], wait=10)["repair"] == ["kube-proxy"]
+    # kube-dns deleted after the first read (its load balancers gone with it) and the Services read again: healthy
+    gone = {"services": CLUSTER["services"][:1], "endpointslices": CLUSTER["endpointslices"][:1]}
+    assert not later(90, every[:1], gone)["load_balancers_pending"] and later(90, every[:1], gone)["healthy"]
+    # a ClusterIP:port missing only at the later check (a Service made meanwhile) is a warning of its own
+    added = {"services": CLUSTER["services"] + [_service("new", "10.96.0.30", [{"name": "", "port": 80}])],
+             "endpointslices": CLUSTER["endpointslices"] + [_slice("new", [{"name": "", "port": 80}])]}
+    fresh = later(90, every, added)
+    assert fresh["healthy"] and fresh["load_balancers_pending"] and set(fresh["load_balancers_missing_since"]) == {
+        "10.96.0.30:80/TCP"}
+
+
+def test_win_node_health_takes_the_services_read_and_the_earlier_checks_missing_load_balancers(make_action):
     host = RemoteHost({"node_health": lambda p: dict(_answer(), load_balancers=[])})
     args = {"node_name": "win-1", "node": _node(), "pod_network": "flannel.4096", "container_runtime": "containerd",
             "external_network": "External", "services": CLUSTER}
-    result = make_action(ActionModule, args, host).run(task_vars={})
+    first = make_action(ActionModule, args, host).run(task_vars={})
+    assert first["repair"] == [] and first["load_balancers_pending"] and len(first["load_balancers_missing_since"]) == 3
+    since = {k: v - 60 for k, v in first["load_balancers_missing_since"].items()}
+    result = make_action(ActionModule, dict(args, load_balancers_missing_since=since), host).run(task_vars={})
     assert result["repair"] == ["kube-proxy"] and "3 of 3" in _failed(result)["kube-proxy load balancers"][0]
+    short = make_action(ActionModule, dict(args, load_balancers_missing_since=since, load_balancer_wait=3600),
+                        host).run(task_vars={})
+    assert short["repair"] == [] and short["load_balancers_pending"]
+    negative = make_action(ActionModule, dict(args, load_balancer_wait=-1), host).run(task_vars={})
+    assert negative["failed"] and "kubewin_health_load_balancer_wait" in negative["msg"]
     report = make_action(ActionModule, {"report": {}, "services": CLUSTER}, RemoteHost({})).run(task_vars={})
     assert report["failed"] and "leave out services" in report["msg"]
