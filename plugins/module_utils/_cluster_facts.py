@@ -340,3 +340,29 @@ def dns_service_facts(service, ref):
     if cluster_ip in ("None", ""):
         cluster_ip = None
     return {"namespace": namespace, "name": name, "cluster_ip": cluster_ip}
+
+
+# kubeadm's auto-approval of a node's own client-certificate renewal: `kubeadm init` (phase bootstrap-token) makes the
+# ClusterRoleBinding kubeadm:node-autoapprove-certificate-rotation, ClusterRole
+# system:certificates.k8s.io:certificatesigningrequests:selfnodeclient for the Group system:nodes
+# (kubernetes/kubernetes cmd/kubeadm/app/phases/bootstraptoken/node/tlsbootstrap.go AutoApproveNodeCertificateRotation;
+# the names: cmd/kubeadm/app/constants/constants.go NodeAutoApproveCertificateRotationClusterRoleBinding,
+# NodeSelfCSRAutoApprovalClusterRoleName, NodesGroup). kube-controller-manager's csrapproving controller approves a
+# kubelet's renewal CSR only when its requester may create certificatesigningrequests/selfnodeclient
+# (pkg/controller/certificates/approver/sarapprove.go), which that ClusterRole grants.
+NODE_RENEWAL_BINDING = "kubeadm:node-autoapprove-certificate-rotation"
+NODE_RENEWAL_ROLE = "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"
+NODES_GROUP = "system:nodes"
+
+
+def node_renewal_bindings(binding_list):
+    """The ClusterRoleBindings (a list as the API returns it) -> the names of those that bind NODE_RENEWAL_ROLE to the
+    Group system:nodes, sorted: kubeadm's, or one of another name that does the same."""
+    out = []
+    for b in (binding_list or {}).get("items") or []:
+        ref = b.get("roleRef") or {}
+        if ref.get("kind") != "ClusterRole" or ref.get("name") != NODE_RENEWAL_ROLE:
+            continue
+        if any(s.get("kind") == "Group" and s.get("name") == NODES_GROUP for s in b.get("subjects") or []):
+            out.append((b.get("metadata") or {}).get("name"))
+    return sorted(n for n in out if n)

@@ -97,6 +97,16 @@ def gather(module, apis):
             dns["service"] = cf.dns_service_facts(service, ref)
             break
 
+    # One list for the run: whether a node's renewal of its own client certificate is approved (preflight warns
+    # when not). A kubeconfig that may not list them leaves it unknown (null) rather than failing the read.
+    try:
+        renewal = cf.node_renewal_bindings(kc.call(apis, "list", "clusterrolebindings", None, None,
+                                                   apis.rbac.list_cluster_role_binding))
+    except kc.K8sError as exc:
+        if exc.status != 403:
+            raise
+        renewal = None
+
     result = {}
     if module.params["discovery"]:
         endpoint, pins = ci.read_details(apis)
@@ -125,5 +135,6 @@ def gather(module, apis):
         kubelet_config_name=kubelet_config_name,
         kubelet_client_ca_file=client_ca_file,
         kubelet_security=security,
+        node_renewal_bindings=renewal,
         dns=dns,
     )

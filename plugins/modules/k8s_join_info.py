@@ -346,6 +346,17 @@ kubelet_security:
   returned: always
   type: dict
   sample: {authentication: {anonymous: {enabled: false}, webhook: {enabled: true}}, authorization: {mode: Webhook}}
+node_renewal_bindings:
+  description:
+    - The ClusterRoleBindings that let a node's kubelet renew its own client certificate without an operator (they
+      bind the ClusterRole C(system:certificates.k8s.io:certificatesigningrequests:selfnodeclient) to the Group
+      C(system:nodes), as kubeadm's C(kubeadm:node-autoapprove-certificate-rotation) does), one list of the
+      ClusterRoleBindings; V(null) when the kubeconfig may not list them. Empty, a node's certificate runs out a year
+      after its join (preflight warns).
+  returned: always
+  type: list
+  elements: str
+  sample: [kubeadm:node-autoapprove-certificate-rotation]
 dns:
   description:
     - The cluster DNS as kubeadm's kubelet configuration and the cluster DNS Service give it.

@@ -312,8 +312,16 @@ options:
     default: {}
   kubelet_config:
     description: The cluster's KubeletConfiguration (C(kube-system/kubelet-config)); anonymous authentication,
-      C(AlwaysAllow), a read-only port, no rotation or TLS below 1.2 are refused (see O(values)).
+      C(AlwaysAllow), a read-only port, no rotation or TLS below 1.2 are refused (see O(values)); without
+      C(rotateCertificates), a warning (the kubelet's default is not to renew its client certificate).
     type: dict
+  node_renewal_bindings:
+    description:
+      - The ClusterRoleBindings that let a node renew its own client certificate (the C(node_renewal_bindings)
+        M(kubewin.nodes.k8s_join_info) returns); none is a warning, as the node's certificate
+        then expires a year after its join. Not given, not checked.
+    type: list
+    elements: str
 attributes:
   check_mode:
     support: full
@@ -386,7 +394,7 @@ from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import
 # The action plugin's spec (plugin_utils/_preflight EXTRA_ARGSPEC), declared again here for the docs (a unit test
 # keeps both equal).
 ARGUMENT_SPEC = dict(PREFLIGHT_ARGSPEC, values=dict(type="dict", default={}), node_names=dict(type="dict", default={}),
-                     kubelet_config=dict(type="dict"))
+                     kubelet_config=dict(type="dict"), node_renewal_bindings=dict(type="list", elements="str"))
 
 
 def main():

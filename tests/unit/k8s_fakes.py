@@ -40,7 +40,7 @@ class FakeCluster:
 
     def __init__(self, version="v1.31.4"):
         self.host = "https://192.0.2.10:6443"
-        self.core = self.apps = self.version = self.custom = self
+        self.core = self.apps = self.version = self.custom = self.rbac = self
         self.custom_objects = {}  # (plural, name) -> cluster-scoped custom object (crd.projectcalico.org/v1)
         self.configmaps = {}
         self.nodes = {}
@@ -49,6 +49,12 @@ class FakeCluster:
         self.services = {}
         self.secrets = {}  # (namespace, name) -> Secret
         self.namespaces = {}  # name -> Namespace
+        # name -> ClusterRoleBinding; kubeadm's auto-approval of a node's own client-certificate renewal by default
+        self.clusterrolebindings = {"kubeadm:node-autoapprove-certificate-rotation": {
+            "metadata": {"name": "kubeadm:node-autoapprove-certificate-rotation"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:nodes"}]}}
         self.calls = []
         self.errors = {}  # method -> exception, callable(*args) -> exception/None, or list of those
         self.git_version = version
@@ -156,6 +162,11 @@ class FakeCluster:
     def list_namespace(self, **kwargs):
         self._hit("list_namespace", **kwargs)
         return {"items": copy.deepcopy(list(self.namespaces.values()))}
+
+    # -- RbacAuthorizationV1Api ------------------------------------------------------------------
+    def list_cluster_role_binding(self, **kwargs):
+        self._hit("list_cluster_role_binding", **kwargs)
+        return {"items": copy.deepcopy(list(self.clusterrolebindings.values()))}
 
     def list_node(self, **kwargs):
         self._hit("list_node", **kwargs)

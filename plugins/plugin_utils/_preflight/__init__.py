@@ -45,6 +45,7 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.kubelet i
     check_kubelet_args,
     check_kubelet_config,
     check_kubespray_hardening,
+    check_node_renewal,
     flag_data,
     supported_minors,
 )
@@ -123,6 +124,9 @@ EXTRA_ARGSPEC = dict(
     node_names=dict(type="dict", default={}),
     # The cluster's KubeletConfiguration (kube-system/kubelet-config), or its security fields.
     kubelet_config=dict(type="dict"),
+    # The ClusterRoleBindings that approve a node's renewal of its own client certificate (k8s_join_info; None: not
+    # read).
+    node_renewal_bindings=dict(type="list", elements="str"),
 )
 PREFLIGHT_ARGSPEC = dict(_BASE_ARGSPEC, **EXTRA_ARGSPEC)
 DURATIONS = ("kubewin_bootstrap_token_ttl",)
@@ -204,6 +208,7 @@ def run_checks(inputs):
     results.append(check_node_labels_taints(values.get(LABELS_VAR), values.get(TAINTS_VAR)))
     results.append(check_kubelet_args(values.get(EXTRA_ARGS_VAR), _kube_tuple(kube), i["node_name"], allow_insecure))
     results.append(check_kubelet_config(i["kubelet_config"], allow_insecure))
+    results.append(check_node_renewal(i["node_renewal_bindings"], i["kubelet_config"], i.get("host"), i["node_name"]))
     results.append(check_kubespray_hardening(dict((k, values.get(k)) for k in KUBESPRAY_HARDENING),
                                              values.get(EXTRA_ARGS_VAR)))
     results.append(check_node_names(i.get("host"), i["node_name"], i["node_names"]))

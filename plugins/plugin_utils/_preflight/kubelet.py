@@ -248,3 +248,35 @@ def check_kubespray_hardening(hardening, extra_args):
                   " (and approve the kubelet-serving CSRs of the Windows nodes: serverTLSBootstrap needs an "
                   "approver that covers their names and IPs)" if flag == "rotate-server-certificates" else ""))
     return f.result()
+
+
+# What lets a node's kubelet renew its own client certificate (also flanneld's and kube-proxy's credential, issue 21
+# point 2) with no operator: kubeadm's ClusterRoleBinding (module_utils/_cluster_facts.py NODE_RENEWAL_BINDING, whose
+# source it cites) and rotateCertificates: true in the kubelet configuration (the kubelet's default is false:
+# k8s.io/kubelet config/v1beta1 KubeletConfiguration.RotateCertificates, "Default: false"; kubeadm sets it true).
+NODE_RENEWAL_FIX = ("kubectl create clusterrolebinding kubeadm:node-autoapprove-certificate-rotation "
+                    "--clusterrole=system:certificates.k8s.io:certificatesigningrequests:selfnodeclient "
+                    "--group=system:nodes (what kubeadm init makes; 'kubeadm init phase bootstrap-token' makes it "
+                    "again)")
+
+
+def check_node_renewal(bindings, config, host, node_name):
+    """Warnings, before any change, when the node's kubelet will not renew its client certificate by itself:
+    ``bindings`` (k8s_join_info's node_renewal_bindings: None when not read) is empty, or the cluster's kubelet
+    configuration ``config`` (its security fields) has no rotateCertificates. Not fatal today: the certificate the
+    join gets lasts the controller-manager's --cluster-signing-duration (a year by default), and then the kubelet,
+    flanneld and kube-proxy stop (docs/credentials.md)."""
+    f = Findings("node_renewal")
+    limit = ("so %s (node %s) keeps the client certificate its join gets until it expires (a year with the "
+             "controller-manager's default --cluster-signing-duration); then its kubelet, flanneld and kube-proxy get "
+             "401 Unauthorized and the node must join again (docs/credentials.md)" % (host or node_name, node_name))
+    if bindings is not None and not bindings:
+        f.warn(None, "the cluster has no ClusterRoleBinding of the ClusterRole "
+                     "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient to the group system:nodes "
+                     "(kubeadm's kubeadm:node-autoapprove-certificate-rotation), so the controller-manager approves "
+                     "no node's renewal of its own client certificate, %s. Fix: %s" % (limit, NODE_RENEWAL_FIX))
+    if isinstance(config, dict) and config and "rotateCertificates" not in config:
+        f.warn(None, "the cluster's kubelet configuration (kube-system/kubelet-config) does not set rotateCertificates "
+                     "(the kubelet's default is false), so the kubelet never renews its client certificate, %s. Fix: "
+                     "add rotateCertificates: true to that ConfigMap (kubeadm's default)" % limit)
+    return f.result()

@@ -142,3 +142,20 @@ def test_node_facts_agree_with_node_state():
     assert (facts["os"], facts["kubelet_version"]) == (summary["os"], summary["kubelet_version"])
     assert facts["os"] == "windows" and facts["kubelet_version"] == "v1.31.0"
     assert facts["internal_ip"] is None and facts["windows_build"] is None
+
+
+def test_node_renewal_bindings_bind_the_selfnodeclient_role_to_system_nodes():
+    role = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+            "name": "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"}
+    nodes = [{"kind": "Group", "name": "system:nodes"}]
+    kubeadm = "kubeadm:node-autoapprove-certificate-rotation"
+    items = [{"metadata": {"name": kubeadm}, "roleRef": role, "subjects": nodes},
+             {"metadata": {"name": "a-custom-one"}, "roleRef": role,
+              "subjects": [{"kind": "User", "name": "x"}] + nodes},
+             {"metadata": {"name": "one-node"}, "roleRef": role,
+              "subjects": [{"kind": "User", "name": "system:node:a"}]},
+             {"metadata": {"name": "bootstrap"}, "subjects": nodes,
+              "roleRef": dict(role, name="system:certificates.k8s.io:certificatesigningrequests:nodeclient")},
+             {"metadata": {"name": "a-role"}, "roleRef": dict(role, kind="Role"), "subjects": nodes}]
+    assert cf.node_renewal_bindings({"items": items}) == ["a-custom-one", kubeadm]
+    assert cf.node_renewal_bindings({"items": []}) == [] and cf.node_renewal_bindings(None) == []

@@ -278,3 +278,17 @@ def test_pod_security_gives_the_namespaces_hostprocess_changes_and_reset_puts_ba
     cluster.namespaces = {}
     assert [(d["metadata"]["name"], d["metadata"]["annotations"]) for d in run({"pod_security": True}, cluster)[
         "pod_security"]["enable"]] == [("kube-flannel", {prior: ""}), ("kube-system", {prior: ""})]
+
+
+def test_the_bindings_that_approve_a_nodes_own_renewal_are_read_in_one_list(run, cluster):
+    result = run({}, cluster)
+    assert result["node_renewal_bindings"] == ["kubeadm:node-autoapprove-certificate-rotation"]
+    assert [c[0] for c in cluster.calls].count("list_cluster_role_binding") == 1
+    cluster.clusterrolebindings.clear()
+    assert run({}, cluster)["node_renewal_bindings"] == []
+    # a kubeconfig that may not list them: unknown, not a failed read; any other error fails as every read does
+    cluster.errors["list_cluster_role_binding"] = api_error(403, "Forbidden")
+    result = run({}, cluster)
+    assert result["_rc"] == 0 and result["node_renewal_bindings"] is None
+    cluster.errors["list_cluster_role_binding"] = api_error(500, "Internal Server Error")
+    assert run({}, cluster)["_rc"] != 0

@@ -312,3 +312,24 @@ def test_an_inventory_kubeadm_token_is_used_only_when_asked_for():
     assert not [w for w in warnings if w["variable"] == "kubeadm_token"]
     failures, warnings = run()
     assert not [w for w in warnings if w["variable"] == "kubeadm_token"]
+
+
+def test_a_cluster_that_does_not_approve_a_nodes_own_renewal_is_a_warning_naming_host_binding_and_fix():
+    """Issue 21 point 2: without kubeadm's kubeadm:node-autoapprove-certificate-rotation (or another binding of the
+    selfnodeclient ClusterRole to system:nodes), or without rotateCertificates in the kubelet configuration, the node's
+    client certificate (kube-proxy's and flanneld's credential too) runs out a year after the join: a warning before
+    any change, not a refusal (nothing fails until then)."""
+    failures, warnings = run(node_renewal_bindings=[], host="win-a")
+    assert failures == []
+    (text,) = [w["message"] for w in warnings if w["check"] == "node_renewal"]
+    assert "win-a (node win-worker-1)" in text and "kubeadm:node-autoapprove-certificate-rotation" in text
+    assert "kubectl create clusterrolebinding kubeadm:node-autoapprove-certificate-rotation --clusterrole=system:" \
+           "certificates.k8s.io:certificatesigningrequests:selfnodeclient --group=system:nodes" in text
+    # kubeadm's binding, or one of another name: nothing to say; not read (null): nothing either
+    for bindings in (["kubeadm:node-autoapprove-certificate-rotation"], ["my-renewal"], None):
+        assert run(node_renewal_bindings=bindings) == ([], [])
+    # a kubelet configuration without rotateCertificates: the kubelet's default is false
+    failures, warnings = run(node_renewal_bindings=["x"], host="win-a", kubelet_config={"readOnlyPort": 0})
+    (text,) = [w["message"] for w in warnings if w["check"] == "node_renewal"]
+    assert failures == [] and "does not set rotateCertificates" in text and "win-a" in text
+    assert run(node_renewal_bindings=["x"], kubelet_config={"rotateCertificates": True}) == ([], [])
