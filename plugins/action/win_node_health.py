@@ -17,8 +17,8 @@ class ActionModule(WindowsAction):
 
     def act(self, args):
         if args["report"] is not None:
-            given = [k for k in wa.NODE_HEALTH_CHECK_ARGS + ("external_network", "services",
-                                                                 "load_balancers_missing_since") if args[k] is not None]
+            leave_out = wa.NODE_HEALTH_CHECK_ARGS + ("external_network", "services", "load_balancers_missing_since")
+            given = [k for k in leave_out if args[k] is not None]
             if given:
                 return dict(failed=True, msg="%s on %s: report is the report of checks made before, not a check: "
                             "leave out %s" % (self.module_name, self.host, ", ".join(given)))

@@ -243,6 +243,6 @@ def load_balancer_checks(view, services, pod_network, network_services, missing_
            "HNS lost later: kubernetes/kubernetes#135802)" if network_services else
            "delete this node's kube-proxy pod, which programs every load balancer at start")
     return [_check(check, "fail", "%d of %d ClusterIP:port(s) with endpoints have had no load balancer in HNS for %d s "
-                   "or more (%s): pods on this node cannot reach those Services" % (len(lasting), len(wanted), wait,
-                                                                                   listed(lasting)),
+                   "or more (%s): pods on this node cannot reach those Services"
+                   % (len(lasting), len(wanted), wait, listed(lasting)),
                    fix, "kube-proxy" if network_services else None)], since

@@ -520,8 +520,8 @@ def test_load_balancers_missing_at_one_check_are_a_warning_and_fail_only_when_st
     since = first["load_balancers_missing_since"]
     assert since == {"10.96.0.10:53/TCP": NOW.timestamp(), "10.96.0.10:53/UDP": NOW.timestamp()}
 
-    def later(seconds, lbs, cluster=CLUSTER, wait=60):
-        return _judge(dict(_answer(), load_balancers=lbs), services=cluster, now=NOW + datetime.timedelta(
+    def later(seconds, lbs, cluster=None, wait=60):
+        return _judge(dict(_answer(), load_balancers=lbs), services=cluster or CLUSTER, now=NOW + datetime.timedelta(
             seconds=seconds), load_balancers_missing_since=since, load_balancer_wait=wait)
     # still missing 30 s later: kube-proxy may still be at it
     assert later(30, every[:1])["load_balancers_pending"] and later(30, every[:1])["repair"] == []
