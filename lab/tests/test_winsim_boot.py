@@ -194,3 +194,12 @@ def test_the_win_reboot_stand_in_uses_the_same_model(lab):
     assert lab.ops() == ["winsim_reboot"]
     with core.Host(lab.root, "win-1").open(save=False) as h:
         assert [e["service"] for e in h.state["boot_log"]]
+
+
+def test_the_kubelet_renews_its_client_certificate_at_client_gos_jittered_deadline():
+    """client-go util/certificate/certificate_manager.go: nextRotationDeadline = notBefore + jitteryDuration(total),
+    jitteryDuration = wait.Jitter(total, 0.2) - 0.3 * total, so 70 % to 90 % of the certificate's life."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube
+    assert winsim_kube.rotation_deadline(1000, 2000, 0.0) == pytest.approx(1700)
+    assert winsim_kube.rotation_deadline(1000, 2000, 1.0) == pytest.approx(1900)
+    assert all(1700 <= winsim_kube.rotation_deadline(1000, 2000) <= 1900 for dummy in range(50))

@@ -268,3 +268,65 @@ def test_the_support_bundle_has_what_a_user_needs_and_no_credential(node, tmp_pa
     sources = " ".join(r["source"] for r in index["files"]).lower()
     for never in ("kubelet.conf", "kubeconfig", "\\token", "pki"):
         assert never not in sources and never.strip("\\") not in " ".join(members).lower(), never
+
+
+def _client_certificate(sc):
+    from cryptography import x509
+    path = os.path.join(sc.root, "hosts", HOST, "C", "var", "lib", "kubelet", "pki", "kubelet-client-current.pem")
+    with open(path, "rb") as f:
+        return x509.load_pem_x509_certificate(f.read())
+
+
+def test_a_node_off_past_its_old_tokens_and_its_renewal_deadline_reboots_renews_and_is_healthy(node, api, tmp_path):
+    """Issue 21 points 2 and 5, "reboot after credential expiry": the node was off far longer than the 7-day tokens
+    kube-proxy and flanneld had before (they now run with the kubelet's kubeconfig), and past its client
+    certificate's rotation deadline (70-90 % of its life, client-go's certificate manager). It reboots with no
+    playbook run (lab/winsim/winsim_boot.py): the simulated kubelet renews its certificate at start through a real
+    CSR sent with the certificate it has, which the lab's real kube-controller-manager approves (kubeadm's
+    ClusterRoleBinding kubeadm:node-autoapprove-certificate-rotation) and signs; the node is Ready again, kube-proxy
+    and flanneld run with the new certificate, and health.yml finds it healthy. Only the host's clock moves (the API
+    server's does not): the lapse of time is the simulator's, the CSR, approval and signature are the real control
+    plane's."""
+    from kubernetes import client
+    core, _ = api
+    old = _client_certificate(node)
+    life = (old.not_valid_after_utc - old.not_valid_before_utc).total_seconds()
+    # past the latest rotation deadline (90 %) and before the end of the certificate's life
+    offset = old.not_valid_before_utc.timestamp() + 0.95 * life - time.time()
+    assert offset > 7 * 86400, "the lab's certificates live %d s: too short to show the old tokens' lapse" % life
+    core.patch_node_status(NODE, {"status": {"conditions": [
+        {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+         "message": "Kubelet stopped posting node status."}]}})
+    node.reset_ops(HOST)
+    scenario.core.edit(node.root, HOST, lambda st: st.update(clock_offset=float(st.get("clock_offset") or 0) + offset))
+    try:
+        gone, failed = scenario.core.reboot(node.root, HOST)
+        assert failed == {} and gone == [VNI_NETWORK]
+        st = _state(node)
+        assert all(st["services"][s]["status"] == "Running" for s in SERVICES), st["services"]
+        assert not [n for n in st.get("notes") or [] if n.startswith("kubelet:")], st.get("notes")
+        new = _client_certificate(node)
+        assert new.serial_number != old.serial_number and new.not_valid_after_utc > old.not_valid_after_utc
+        (csr_record,) = [c for c in st["kubelet_csrs"] if c["what"] == "kubelet client certificate rotation"]
+        csr = client.CertificatesV1Api(core.api_client).read_certificate_signing_request(csr_record["name"])
+        assert csr.spec.username == "system:node:" + NODE  # sent with the node's own certificate: selfnodeclient
+        assert csr.spec.signer_name == "kubernetes.io/kube-apiserver-client-kubelet"
+        assert [(c.type, c.reason) for c in csr.status.conditions] == [("Approved", "AutoApproved")]
+        proxy = st["processes"]["kube-proxy"]
+        assert proxy.get("network_checked") and not proxy.get("sync_error"), proxy
+        assert _ready(core) == ("True", "KubeletReady")
+        assert node.ops(HOST) == []  # no playbook run, no remote operation
+
+        path = str(tmp_path / "after.json")
+        rc, doc, text = node.run("health.yml", "-e", "kubewin_health_report_path=" + path)
+        assert rc == 0, "\n".join(scenario.failures(doc)) or text[-3000:]
+        report = _report(path)
+        assert report["healthy"] is True
+        assert report["nodes"][0]["certificates"]["kubelet client"] == new.not_valid_after_utc.strftime(
+            "%Y-%m-%dT%H:%M:%SZ")
+    finally:
+        scenario.core.edit(node.root, HOST, lambda st: st.update(clock_offset=float(st["clock_offset"]) - offset))
+
+
+def _ready(core):
+    return next((c.status, c.reason) for c in core.read_node(NODE).status.conditions or [] if c.type == "Ready")

@@ -1058,6 +1058,8 @@ def _kubelet_service_start(host, version, svc, args):
                 raise binaries.ExitsAfterRunning("failed to run Kubelet: unable to load bootstrap kubeconfig: stat %s: "
                                                  "The system cannot find the file specified." % bootstrap)
             _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name)
+        else:
+            _client_certificate_rotation(host, kubeconfig, cert_dir, node_name, flags, config)
         if _minor(version) >= (1, 36):
             _client_ca_check(host, flags, config)
         _register_node(host, version, kubeconfig, node_name, flags)
@@ -1105,7 +1107,13 @@ def _client_ca_check(host, flags, config, before_run=False):
     raise binaries.ExitsAfterRunning("failed to run Kubelet: %s" % error)
 
 
-def _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name):
+def _client_certificate_csr(host, api, node_name, cert_dir, what):
+    """A new key and a CSR for the kubelet's client certificate (signer kube-apiserver-client-kubelet, subject
+    system:node:<name> in system:nodes: k8s.io/kubernetes pkg/kubelet/certificate/kubelet.go
+    NewKubeletClientCertificateManager's template and usages), sent with ``api`` and awaited until the
+    controller-manager approved and signed it; the certificate and key written as kubelet-client-<time>.pem and
+    kubelet-client-current.pem (client-go util/certificate/certificate_store.go; the real current file is a link to
+    the dated one, here a copy). Returns the path of the current file."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -1116,39 +1124,96 @@ def _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name):
         x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:nodes"),
         x509.NameAttribute(NameOID.COMMON_NAME, "system:node:" + node_name),
     ])).sign(key, hashes.SHA256())
+    code, created = api.request("POST", "/apis/certificates.k8s.io/v1/certificatesigningrequests", {
+        "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+        "metadata": {"generateName": "csr-"},
+        "spec": {"request": base64.b64encode(csr.public_bytes(serialization.Encoding.PEM)).decode(),
+                 "signerName": "kubernetes.io/kube-apiserver-client-kubelet",
+                 "usages": ["digital signature", "client auth"]}})
+    if code not in (200, 201):
+        raise SimError("%s: cannot create certificate signing request: %s" % (what, created.get("message")))
+    name = created["metadata"]["name"]
+    deadline = time.time() + _timeout(host, "csr_timeout", 60)
+    cert = None
+    while time.time() < deadline:
+        code, got = api.request("GET", "/apis/certificates.k8s.io/v1/certificatesigningrequests/" + name)
+        cert = (got.get("status") or {}).get("certificate") if code == 200 else None
+        if cert:
+            break
+        time.sleep(1)
+    if not cert:
+        raise SimError("%s: CSR %s was not approved and signed in time" % (what, name))
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                serialization.NoEncryption())
+    stamp = datetime.datetime.fromtimestamp(_host_time(host), datetime.timezone.utc).strftime("%Y-%m-%d-%H-%M-%S")
+    _write(host, cert_dir + "\\kubelet-client-%s.pem" % stamp, base64.b64decode(cert) + key_pem)
+    current = cert_dir + "\\kubelet-client-current.pem"
+    _write(host, current, base64.b64decode(cert) + key_pem)
+    host.state.setdefault("kubelet_csrs", []).append({"name": name, "what": what, "at": _host_time(host)})
+    return current
+
+
+def _tls_bootstrap(host, bootstrap, kubeconfig, cert_dir, node_name):
     server, ca_pem, user = _load_kubeconfig(host, bootstrap)
     api = Api(server, ca_pem, token=user.get("token"))
     try:
-        code, created = api.request("POST", "/apis/certificates.k8s.io/v1/certificatesigningrequests", {
-            "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
-            "metadata": {"generateName": "csr-"},
-            "spec": {"request": base64.b64encode(csr.public_bytes(serialization.Encoding.PEM)).decode(),
-                     "signerName": "kubernetes.io/kube-apiserver-client-kubelet",
-                     "usages": ["digital signature", "client auth"]}})
-        if code not in (200, 201):
-            raise SimError("failed to run Kubelet: cannot create certificate signing request: %s"
-                           % created.get("message"))
-        name = created["metadata"]["name"]
-        deadline = time.time() + _timeout(host, "csr_timeout", 60)
-        cert = None
-        while time.time() < deadline:
-            code, got = api.request("GET", "/apis/certificates.k8s.io/v1/certificatesigningrequests/" + name)
-            cert = (got.get("status") or {}).get("certificate") if code == 200 else None
-            if cert:
-                break
-            time.sleep(1)
-        if not cert:
-            raise SimError("kubelet TLS bootstrap: CSR %s was not approved and signed in time" % name)
+        current = _client_certificate_csr(host, api, node_name, cert_dir, "kubelet TLS bootstrap")
     finally:
         api.close()
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                                serialization.NoEncryption())
-    stamp = datetime.datetime.utcnow().strftime("%Y-%m-%d-%H-%M-%S")
-    pem_name = cert_dir + "\\kubelet-client-%s.pem" % stamp
-    _write(host, pem_name, base64.b64decode(cert) + key_pem)
-    _write(host, cert_dir + "\\kubelet-client-current.pem", base64.b64decode(cert) + key_pem)
-    current = cert_dir + "\\kubelet-client-current.pem"
     _write(host, kubeconfig, _kubeconfig(server, ca_pem, {"client-certificate": current, "client-key": current}))
+
+
+def rotation_deadline(not_before, not_after, fraction=None):
+    """When client-go's certificate manager renews a certificate valid from ``not_before`` to ``not_after`` (epoch
+    seconds): at a jittered 70-90 % of its life (k8s.io/client-go util/certificate/certificate_manager.go
+    nextRotationDeadline and jitteryDuration: wait.Jitter(total, 0.2) - 0.3 * total). ``fraction`` in [0, 1] is
+    the jitter's random draw (random when None)."""
+    import random
+    total = not_after - not_before
+    draw = random.random() if fraction is None else fraction
+    return not_before + total * (1 + 0.2 * draw) - 0.3 * total
+
+
+def _client_certificate_rotation(host, kubeconfig, cert_dir, node_name, flags, config):
+    """The kubelet's client certificate manager at start (pkg/kubelet/certificate/kubelet.go, client-go
+    certificate_manager.go Start): with rotateCertificates (the config's, or --rotate-certificates; the kubelet's
+    default is false), a certificate past its rotation deadline (the host's clock) is renewed at once through a CSR
+    sent with that certificate (the csrapprover approves it as selfnodeclient when the requester may create
+    certificatesigningrequests/selfnodeclient: kubeadm's ClusterRoleBinding kubeadm:node-autoapprove-certificate-
+    rotation). A renewal that is not approved leaves the kubelet running with the certificate it has (client-go
+    retries with a backoff). An expired certificate is not used: the kubelet falls back to its bootstrap kubeconfig
+    (pkg/kubelet/certificate/bootstrap/bootstrap.go LoadClientCert, isClientConfigStillValid), which kubeadm join
+    removed, so it exits (the node must join again). Not modelled: a renewal while the kubelet keeps running (the
+    lab's host clock moves only when a test moves it; a start after the move renews)."""
+    from cryptography import x509
+    current = cert_dir + "\\kubelet-client-current.pem"
+    try:
+        server, ca_pem, user = _load_kubeconfig(host, kubeconfig)
+        if user.get("client-certificate") != current or not _exists(host, current):
+            return  # not the kubelet's rotating store (a certificate embedded in the kubeconfig)
+        pem = _read(host, current)
+        cert = x509.load_pem_x509_certificate(pem)
+    except (SimError, ValueError, KeyError, TypeError):
+        return
+    now = _host_time(host)
+    not_before = cert.not_valid_before_utc.timestamp()
+    not_after = cert.not_valid_after_utc.timestamp()
+    if now >= not_after:
+        raise binaries.ExitsAfterRunning(
+            "failed to run Kubelet: unable to load bootstrap kubeconfig: stat %s: The system cannot find the file "
+            "specified. (the client certificate in %s expired at %s)"
+            % (flags.get("bootstrap-kubeconfig") or ETC + "\\bootstrap-kubelet.conf", kubeconfig,
+               cert.not_valid_after_utc.isoformat()))
+    rotate = config.get("rotateCertificates") is True or flags.get("rotate-certificates") in ("true", "1", "True")
+    if not rotate or now < rotation_deadline(not_before, not_after):
+        return
+    api = Api(server, ca_pem, cert_pem=pem, key_pem=pem)
+    try:
+        _client_certificate_csr(host, api, node_name, cert_dir, "kubelet client certificate rotation")
+    except SimError as e:
+        host.state.setdefault("notes", []).append("kubelet: %s" % e)
+    finally:
+        api.close()
 
 
 def _register_node(host, version, kubeconfig, node_name, flags):
