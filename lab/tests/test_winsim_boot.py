@@ -203,3 +203,54 @@ def test_the_kubelet_renews_its_client_certificate_at_client_gos_jittered_deadli
     assert winsim_kube.rotation_deadline(1000, 2000, 0.0) == pytest.approx(1700)
     assert winsim_kube.rotation_deadline(1000, 2000, 1.0) == pytest.approx(1900)
     assert all(1700 <= winsim_kube.rotation_deadline(1000, 2000) <= 1900 for dummy in range(50))
+
+
+def _kubelet_certificate(host, not_before, not_after):
+    """kubelet.conf naming kubelet-client-current.pem, which holds a certificate valid from ``not_before`` to
+    ``not_after`` (epoch seconds) and its key, as the TLS bootstrap leaves them."""
+    import datetime
+
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_kube
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "system:node:w")])
+    when = [datetime.datetime.fromtimestamp(t, datetime.timezone.utc) for t in (not_before, not_after)]
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(7).not_valid_before(when[0]).not_valid_after(when[1]).sign(key, hashes.SHA256()))
+    current = winsim_kube.KUBELET_DIR + "\\pki\\kubelet-client-current.pem"
+    winsim_kube._write(host, current, cert.public_bytes(serialization.Encoding.PEM) + key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()))
+    winsim_kube._write(host, winsim_kube.ETC + "\\kubelet.conf", winsim_kube._kubeconfig(
+        "https://192.0.2.1:6443", b"CA", {"client-certificate": current, "client-key": current}))
+
+
+@pytest.mark.parametrize("offset, rotate, outcome", [
+    (0, True, None),  # before 70 % of its life: kept, no CSR
+    (0.95, False, None),  # past 90 %, without rotateCertificates (the kubelet's default): kept
+    (0.95, True, "renewed"),  # past 90 %: a CSR with the certificate it has (stubbed here; the lab test sends it)
+    (1.01, True, "exits"),  # expired: the bootstrap kubeconfig it would fall back to is gone, the kubelet exits
+])
+def test_the_kubelet_at_start_keeps_renews_or_cannot_use_its_client_certificate(host, offset, rotate, outcome):
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries, winsim_kube
+    life = 365 * 86400.0
+    now = winsim_scm.time.time()
+    with host.open():
+        _kubelet_certificate(host, now - 1000, now - 1000 + life)
+        host.state["clock_offset"] = offset * life
+        sent = []
+        with mock.patch.object(winsim_kube, "_client_certificate_csr",
+                               side_effect=lambda h, api, node, cert_dir, what: sent.append((node, what, api.cert))):
+            args = (host, winsim_kube.ETC + "\\kubelet.conf", winsim_kube.KUBELET_DIR + "\\pki", "w",
+                    {}, {"rotateCertificates": rotate})
+            if outcome == "exits":
+                with pytest.raises(winsim_binaries.ExitsAfterRunning, match="unable to load bootstrap kubeconfig.*"
+                                   "expired"):
+                    winsim_kube._client_certificate_rotation(*args)
+            else:
+                winsim_kube._client_certificate_rotation(*args)
+    assert [(n, w) for n, w, dummy in sent] == ([("w", "kubelet client certificate rotation")]
+                                                if outcome == "renewed" else [])
+    assert all(cert for dummy, dummy2, cert in sent)  # sent with the client certificate, not a token
