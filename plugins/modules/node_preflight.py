@@ -42,8 +42,7 @@ options:
   container_runtime:
     description:
       - The container runtime of the node (variable C(kubewin_container_runtime)), V(containerd) or V(docker).
-      - Any other value is a preflight failure naming the variable (not an argument error), so a typo is reported
-        with the host's other problems.
+      - Any other value is a preflight failure naming the variable (not an argument error), with the other problems.
     type: str
     default: containerd
   runtime:
@@ -57,8 +56,7 @@ options:
         description: Status of that service, for example V(Running) or V(Stopped).
         type: str
       pipe_exists:
-        description:
-          - Whether the runtime's named pipe exists (C(\\.\pipe\containerd-containerd) or C(\\.\pipe\docker_engine)).
+        description: Whether the runtime's pipe (C(\\.\pipe\containerd-containerd), C(\\.\pipe\docker_engine)) exists.
         type: bool
       version:
         description: The runtime's version, for example V(1.7.13) or the output of C(containerd --version).
@@ -69,8 +67,7 @@ options:
   deployment_mode:
     description:
       - How the node's kubelet companions run (variable C(kubewin_deployment_mode)), V(services) or V(hostprocess).
-        V(hostprocess) needs containerd 1.6 or later.
-      - Any other value is a preflight failure naming the variable.
+        V(hostprocess) needs containerd 1.6 or later. Any other value is a preflight failure naming the variable.
     type: str
     default: services
   kube_pods_subnet:
@@ -312,14 +309,10 @@ options:
     default: {}
   kubelet_config:
     description: The cluster's KubeletConfiguration (C(kube-system/kubelet-config)); anonymous authentication,
-      C(AlwaysAllow), a read-only port, no rotation or TLS below 1.2 are refused (see O(values)); without
-      C(rotateCertificates), a warning (the kubelet's default is not to renew its client certificate).
+      C(AlwaysAllow), a read-only port, rotation off or TLS below 1.2 are refused (O(values)), rotation unset warns.
     type: dict
   node_renewal_bindings:
-    description:
-      - The ClusterRoleBindings that let a node renew its own client certificate (the C(node_renewal_bindings)
-        M(kubewin.nodes.k8s_join_info) returns); none is a warning, as the node's certificate
-        then expires a year after its join. Not given, not checked.
+    description: What approves a node's own certificate renewal (M(kubewin.nodes.k8s_join_info)); none is a warning.
     type: list
     elements: str
 attributes:
@@ -391,8 +384,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kubewin.nodes.plugins.module_utils._windows_args import PREFLIGHT_ARGSPEC
 
-# The action plugin's spec (plugin_utils/_preflight EXTRA_ARGSPEC), declared again here for the docs (a unit test
-# keeps both equal).
+# The action plugin's spec (plugin_utils/_preflight EXTRA_ARGSPEC) again, for the docs (a unit test keeps both equal).
 ARGUMENT_SPEC = dict(PREFLIGHT_ARGSPEC, values=dict(type="dict", default={}), node_names=dict(type="dict", default={}),
                      kubelet_config=dict(type="dict"), node_renewal_bindings=dict(type="list", elements="str"))
 
