@@ -252,25 +252,17 @@ calico:
       description: The VXLAN port Felix runs with (C(FELIX_VXLANPORT), else FelixConfiguration, else 4789).
       type: int
       sample: 4789
-    bpf_enabled:
-      description: FelixConfiguration C(bpfEnabled).
-      type: bool
-    wireguard_enabled:
-      description: FelixConfiguration C(wireguardEnabled).
-      type: bool
+    bpf_enabled: {description: FelixConfiguration C(bpfEnabled)., type: bool}
+    wireguard_enabled: {description: FelixConfiguration C(wireguardEnabled)., type: bool}
     ippools:
       description: Every IPPool (C(name cidr ip_version ipip_mode vxlan_mode block_size disabled node_selector)).
       type: list
       elements: dict
-    ipamconfig_found:
-      description: Whether IPAMConfig C(default) exists.
-      type: bool
+    ipamconfig_found: {description: Whether IPAMConfig C(default) exists., type: bool}
     strict_affinity:
       description: IPAMConfig C(strictAffinity); V(false) without the object, as Calico's IPAM does.
       type: bool
-    origins:
-      description: Where C(version), C(datastore), C(vxlan_vni) and C(vxlan_port) came from, for messages.
-      type: dict
+    origins: {description: "Where C(version), C(datastore), C(vxlan_vni) and C(vxlan_port) came from.", type: dict}
     auto_allocate_blocks:
       description: IPAMConfig C(autoAllocateBlocks); V(true) without the object, as Calico's IPAM does.
       type: bool
