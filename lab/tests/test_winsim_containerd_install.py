@@ -188,3 +188,34 @@ def test_crictl_answers_on_the_pipe_and_a_pods_shim_keeps_its_program_in_use(bar
         assert winsim_binaries.run(bare, [crictl] + endpoint + ["rmp", "--all", "--force"], shell="powershell") == (
             0, "Removed sandbox 5f1e\n", "")
         assert not winsim_files.in_use(bare, bare.local_path(shim))
+
+
+def test_a_configuration_change_restarts_containerd_and_starts_again_the_kubelet_it_stopped(tmp_path):
+    """Stop-Service -Force stops containerd's dependents (the kubelet) and leaves them stopped (ServiceController.Stop):
+    containerd_apply starts again those that were running, so a new sandbox image does not leave the node without its
+    kubelet (h-rtup's finding; Docker hosts are not concerned)."""
+    lab = Lab(tmp_path, profile="ws2022-no-containers")
+    core.write_binary(core.Host(lab.root, "win-1").local_path(EXE), "containerd", "2.3.5")
+    task = """
+    - name: feature
+      ansible.windows.win_feature: {name: Containers, state: present}
+      register: feature
+    - name: reboot
+      ansible.windows.win_reboot: {}
+      when: feature.reboot_required
+    - name: containerd
+      kubewin.nodes.win_containerd: {sandbox_image: "%s"}
+    """
+    rc, doc, _ = lab.play(task % "mcr.microsoft.com/oss/kubernetes/pause:3.9")
+    assert rc == 0, doc
+    host = core.Host(lab.root, "win-1")
+    with host.open():
+        core.write_binary(host.local_path("C:\\k\\kubelet.exe"), "kubelet", "v1.37.2")
+        winsim_scm.create(host.state, "kubelet", "C:\\k\\kubelet.exe --windows-service", dependencies=["containerd"])
+        winsim_scm.start(host, "kubelet")
+        assert host.state["services"]["kubelet"]["status"] == "Running"
+    rc, doc, results = lab.play(task % "registry.example/pause:3.10")
+    assert rc == 0, results["containerd"]["win-1"].get("msg")
+    assert results["containerd"]["win-1"]["changed"]
+    services = lab.dump()["services"]
+    assert services["containerd"]["status"] == "Running" and services["kubelet"]["status"] == "Running"

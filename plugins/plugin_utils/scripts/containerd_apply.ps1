@@ -6,7 +6,8 @@
 # <Endpoint> version` is run once a second until it exits 0 or WaitSeconds passed; 0: not run; -1 when Crictl does
 # not exist). Result:
 # {register_code, register_output: the registration's exit code (null when it did not run) and output lines;
-# verify_code, verify_output: crictl's last exit code (null when not run) and output lines}. Whether that is a
+# verify_code, verify_output: crictl's last exit code (null when not run) and output lines; restarted_dependents:
+# the services a restart stopped with it and started again}. Whether that is a
 # failure is decided on the controller. Stop (instead of all that: containerd stopped for its programs to be
 # replaced): while the service runs, `crictl --runtime-endpoint <Endpoint> rmp --all --force` (every pod sandbox
 # stopped and removed, so no containerd-shim-runhcs-v1.exe keeps running), then Stop-Service; result {rmp_code,
@@ -58,7 +59,15 @@ if ($Register) {
         return
     }
 }
-if ($Restart) { Stop-Service -Name $Service -Force }
+# Stop-Service -Force stops the dependent services first (the kubelet, and flanneld and kube-proxy after it) and
+# leaves them stopped (ServiceController.Stop): those that were running are started again below, as service_apply's
+# restart does, so a configuration change does not leave the node without its kubelet.
+$dependentsToStart = @()
+if ($Restart) {
+    $dependentsToStart = @((Get-Service -Name $Service).DependentServices | Where-Object Status -eq 'Running' |
+        ForEach-Object Name)
+    Stop-Service -Name $Service -Force
+}
 if ($Restart -or $Start) { Start-Service -Name $Service }
 if (($Restart -or $Start) -and $WaitSeconds -gt 0 -and -not (Test-Path -LiteralPath $Crictl -PathType Leaf)) {
     $result.verify_code = -1
@@ -74,4 +83,6 @@ if (($Restart -or $Start) -and $WaitSeconds -gt 0 -and -not (Test-Path -LiteralP
     }
     $ErrorActionPreference = 'Stop'
 }
+foreach ($dependent in $dependentsToStart) { Start-Service -Name $dependent }
+$result.restarted_dependents = $dependentsToStart
 $Ansible.Result = $result
