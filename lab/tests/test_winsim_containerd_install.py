@@ -15,6 +15,7 @@ from ansible_collections.ansible.windows.plugins.module_utils import (
     winsim_binaries,
     winsim_containerd,
     winsim_features,
+    winsim_files,
     winsim_scm,
 )
 
@@ -82,10 +83,14 @@ def test_config_default_ignores_the_config_file(bare):
 
 
 def test_register_service_as_containerd_registers_it(bare):
-    assert _run(bare, EXE, "--register-service") == (0, "", "")
+    assert _run(bare, EXE, *kc.register_args()) == (0, "", "")
     with bare.open(save=False):
         svc = winsim_scm.find(bare.state, "containerd")
         assert svc["image_path"] == kc.service_command() and svc["start"] == 2 and svc["status"] == "Stopped"
+    assert _run(bare, EXE, "--unregister-service") == (0, "", "")
+    assert _run(bare, EXE, "--register-service") == (0, "", "")
+    with bare.open(save=False):
+        assert winsim_scm.find(bare.state, "containerd")["image_path"] == kc.earlier_service_command()
         assert svc["display_name"] == "Containerd" and svc["description"] == "Container runtime"
         assert bare.state["runtime"] == {"name": "containerd", "version": "2.3.5"}
     assert _run(bare, EXE, "--register-service") == (1, "", "containerd: The specified service already exists.\n")
@@ -122,6 +127,12 @@ def test_a_bare_host_gets_the_feature_the_restart_and_a_running_containerd_then_
     assert results["containerd"]["win-1"]["changed"] and results["containerd"]["win-1"]["registered"]
     dump = lab.dump()
     assert dump["services"]["containerd"]["status"] == "Running"
+    # registered with its log file, where the node log query finds query=containerd, which containerd wrote at start
+    assert dump["services"]["containerd"]["image_path"] == kc.service_command()
+    host = core.Host(lab.root, "win-1")
+    with open(host.local_path(kc.LOG_FILE)) as f:
+        assert 'msg="starting containerd" version=v2.3.5' in f.read()
+    assert kc.ROTATE_SCRIPT in dump["files"] and kc.ROTATE_SETTINGS in dump["files"]
     assert "\\\\.\\pipe\\containerd-containerd" in dump["pipes"]
     assert dump["files"][kc.HOSTS_DIR + "\\docker.io\\hosts.toml"].startswith("sha256:")
     lab.reset_ops()
@@ -219,3 +230,108 @@ def test_a_configuration_change_restarts_containerd_and_starts_again_the_kubelet
     assert results["containerd"]["win-1"]["changed"]
     services = lab.dump()["services"]
     assert services["containerd"]["status"] == "Running" and services["kubelet"]["status"] == "Running"
+
+
+def _installed(lab, image_path, log_dir=True):
+    """A host where containerd runs as an earlier run registered it (image_path), its config as win_containerd made
+    it."""
+    host = core.Host(lab.root, "win-1")
+    core.write_binary(host.local_path(EXE), "containerd", "2.3.5")
+    with host.open():
+        winsim_features.install(host.state, ["Containers"])
+    core.reboot(lab.root, "win-1")
+    with host.open():
+        winsim_scm.create(host.state, "containerd", image_path, "Containerd", start=2)
+        host.state["runtime"] = {"name": "containerd", "version": "2.3.5"}
+        if log_dir:
+            os.makedirs(host.local_path(kc.LOG_DIR), exist_ok=True)
+    return host
+
+
+CONTAINERD_TASK = """
+    - name: containerd
+      kubewin.nodes.win_containerd:
+        sandbox_image: mcr.microsoft.com/oss/kubernetes/pause:3.9
+        log_max_size_mb: 1
+        log_max_files: 2
+"""
+
+
+def test_containerd_an_earlier_release_registered_without_its_log_file_is_registered_again_with_it(tmp_path):
+    """review-s8 W3: the earlier registration discarded containerd's log; with kubewin_containerd_install always the
+    service is stopped, unregistered and registered with --log-file, and started; the next run changes nothing."""
+    lab = Lab(tmp_path, profile="ws2022-no-containers")
+    host = _installed(lab, kc.earlier_service_command(), log_dir=False)
+    with host.open():
+        winsim_scm.start(host, "containerd")
+    rc, doc, results = lab.play(CONTAINERD_TASK)
+    assert rc == 0, doc
+    got = results["containerd"]["win-1"]
+    assert got["changed"] and got["registered"] and not got["restarted"]
+    dump = lab.dump()
+    assert dump["services"]["containerd"]["image_path"] == kc.service_command()
+    assert dump["services"]["containerd"]["status"] == "Running"
+    with open(host.local_path(kc.LOG_FILE)) as f:
+        assert "starting containerd" in f.read()
+    lab.reset_ops()
+    rc, doc, results = lab.play(CONTAINERD_TASK)
+    assert rc == 0 and not results["containerd"]["win-1"]["changed"], doc
+    assert lab.ops() == ["win_powershell"]
+
+
+def test_containerd_another_command_line_is_still_refused(tmp_path):
+    lab = Lab(tmp_path, profile="ws2022-no-containers")
+    _installed(lab, '"%s" --run-service --config C:\\etc\\containerd.toml' % EXE)
+    rc, doc, results = lab.play(CONTAINERD_TASK)
+    assert rc != 0 and "another installation of containerd" in results["containerd"]["win-1"]["msg"]
+
+
+def test_containerd_does_not_start_without_its_log_files_directory(bare):
+    """os.OpenFile does not make the directory: containerd ends before it reports to the SCM."""
+    with bare.open():
+        winsim_features.install(bare.state, ["Containers"])
+    core.reboot(bare.root, bare.name)
+    assert _run(bare, EXE, *kc.register_args()) == (0, "", "")
+    with bare.open():
+        with pytest.raises(Exception, match="open log file"):
+            winsim_scm.start(bare, "containerd")
+        os.makedirs(bare.local_path(kc.LOG_DIR))
+        winsim_scm.start(bare, "containerd")
+        assert winsim_scm.find(bare.state, "containerd")["status"] == "Running"
+
+
+def _rotate(host):
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_tasks
+    task = {"key": "\\kubewin-containerd-log", "actions": [{
+        "path": "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe",
+        "arguments": '-NoProfile -NonInteractive -ExecutionPolicy Bypass -File "%s"' % kc.ROTATE_SCRIPT}]}
+    with host.open():
+        return winsim_tasks.run_task(host, task)
+
+
+def test_the_rotation_task_copies_and_truncates_the_log_containerd_holds_and_keeps_max_files_copies(tmp_path):
+    """The script the task kubewin-containerd-log runs, through the lab's interpreter, on the log a running containerd
+    holds open (it cannot be renamed or deleted then): below the size nothing happens; at the size the copies move up,
+    the log is copied to containerd-1.log and truncated, and no more than max_files copies stay."""
+    lab = Lab(tmp_path, profile="ws2022-no-containers")
+    host = _installed(lab, kc.service_command())
+    rc, doc, _ = lab.play(CONTAINERD_TASK)  # writes the script and its settings (1 MiB, 2 copies), starts containerd
+    assert rc == 0, doc
+    log = host.local_path(kc.LOG_FILE)
+    copy = {i: host.local_path(kc.LOG_DIR + "\\containerd-%d.log" % i) for i in (1, 2, 3)}
+    with host.open(save=False):
+        with pytest.raises(Exception, match="being used by another process"):
+            winsim_files.check_writable(host, log)
+    assert _rotate(host) == (0, None)
+    assert not os.path.exists(copy[1]) and os.path.getsize(log) > 0
+    for n in range(3):
+        with open(log, "a") as f:
+            f.write(("line %d " % n) * 150000 + "\n")
+        assert _rotate(host) == (0, None), n
+        assert os.path.getsize(log) == 0
+        with open(copy[1]) as f:
+            text = f.read()
+        assert ("line %d " % n) in text and ("line %d " % (n - 1)) not in text
+    with open(copy[2]) as f:
+        assert "line 1 " in f.read()
+    assert not os.path.exists(copy[3])

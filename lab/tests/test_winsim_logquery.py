@@ -54,6 +54,17 @@ def test_a_service_query_returns_its_file_under_var_log(node, service):
     assert logquery.serve(root, "w", "", {"query": [service]}) == (200, "I1128 %s line\n" % service)
 
 
+def test_containerd_query_finds_the_log_file_the_collection_registers_containerd_with(node):
+    """review-s8 W3: containerd registers no event log provider, so the kubelet reads its file; the collection's
+    --log-file (plugin_utils/_host/containerd.py LOG_FILE) is one the heuristics try (<s>\\<s>.log)."""
+    from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import containerd as kc
+    root = node(dropin=ON)
+    assert logquery.serve(root, "w", "", {"query": ["containerd"]}) == (200, "\nlog not found for containerd\n")
+    _put(core.Host(root, "w"), kc.LOG_FILE, 'time="x" level=info msg="starting containerd"\n')
+    assert logquery.serve(root, "w", "", {"query": ["containerd"]}) == (
+        200, 'time="x" level=info msg="starting containerd"\n')
+
+
 def test_without_the_query_fields_logs_is_a_file_server_that_ignores_the_query(node):
     status, body = logquery.serve(node(), "w", "", {"query": ["kubelet"]})
     assert status == 200 and '<a href="kubelet/">kubelet/</a>' in body and "kubelet line" not in body

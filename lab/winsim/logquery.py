@@ -18,8 +18,9 @@ same request from the simulated host's files and the kubelet's configuration the
   <s>, <s>.log, then <s>/<s>.log, the first that is a file, else "log not found for <s>".
 - pkg/kubelet/kubelet_server_journal_windows.go checkForNativeLogger: ``Get-WinEvent -ListProvider <s>``; a service
   with an event log provider is read with Get-WinEvent from the Application log instead. No service the lab runs
-  registers one (the kubelet, kube-proxy and NSSM do not; containerd does with --register-service, which the lab's
-  runtime stand-in does not model), so every service is read from its file here.
+  registers one (the kubelet, kube-proxy and NSSM do not; neither does containerd 1.5 to 2.x, which writes only to
+  its --log-file: cmd/containerd/command/service_windows.go, review-s8 W3), so every service is read from its file
+  here. (dockerd registers its source, docker; the lab's Docker hosts have no node log query test.)
 - featureGates: the configuration's map, then --feature-gates over it; NodeLogQuery off by default up to 1.35, on
   (GA) from 1.36 (pkg/features/kube_features.go v1.37.2 lines 1908-1912).
 """

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_args as wa
+from ansible_collections.kubewin.nodes.plugins.plugin_utils import _win_scripts
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import containerd
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._windows_action import WindowsAction
 
@@ -28,10 +29,12 @@ class ActionModule(WindowsAction):
         problems = containerd.registry_problems(args["registry_mirrors"])
         if problems:
             raise containerd.ContainerdError("registry_mirrors: %s" % "; ".join(problems))
-        state = self.script("containerd_state", {"Exe": containerd.EXE, "Files": [containerd.CONFIG,
-                                                 containerd.CRICTL_CONFIG], "HostsDir": containerd.HOSTS_DIR,
-                                                 "Service": containerd.SERVICE})
-        plan = containerd.plan(state, args["sandbox_image"], args["registry_mirrors"])
+        state = self.script("containerd_state", {"Exe": containerd.EXE, "Files": [
+            containerd.CONFIG, containerd.CRICTL_CONFIG, containerd.ROTATE_SCRIPT, containerd.ROTATE_SETTINGS],
+            "HostsDir": containerd.HOSTS_DIR, "Service": containerd.SERVICE})
+        plan = containerd.plan(state, args["sandbox_image"], args["registry_mirrors"],
+                               _win_scripts.load("containerd_log_rotate"), args["log_max_size_mb"],
+                               args["log_max_files"])
         result = {"changed": bool(plan["changed"]), "registered": plan["register"], "restarted": plan["restart"]}
         if self._task.diff and plan["changed"]:
             have = state.get("files") or {}
@@ -42,12 +45,14 @@ class ActionModule(WindowsAction):
                               "before_header": "containerd", "after_header": "containerd"}
         if plan["changed"] and not self._task.check_mode:
             answer = self.script("containerd_apply", {
-                "Exe": containerd.EXE, "Files": plan["files"], "Remove": plan["remove"],
-                "Register": plan["register"], "Restart": plan["restart"], "Start": plan["start"],
+                "Exe": containerd.EXE, "Files": plan["files"], "Remove": plan["remove"], "LogDir": containerd.LOG_DIR,
+                "Register": plan["register"], "RegisterArgs": containerd.register_args(),
+                "Reregister": plan["reregister"], "Restart": plan["restart"], "Start": plan["start"],
                 "Service": containerd.SERVICE, "Crictl": containerd.CRICTL, "Endpoint": containerd.PIPE,
                 "WaitSeconds": containerd.VERIFY_SECONDS if args["version"] else 0})
             if plan["register"] and answer.get("register_code") != 0:
-                raise containerd.ContainerdError("containerd.exe --register-service exited with code %s: %s" % (
+                raise containerd.ContainerdError("containerd.exe %s exited with code %s: %s" % (
+                    "--unregister-service or --register-service" if plan["reregister"] else "--register-service",
                     answer.get("register_code"), " ".join(answer.get("register_output") or []) or "no output"))
             problem = containerd.verify_problem(answer, args["version"])
             if problem:

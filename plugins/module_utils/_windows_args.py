@@ -38,6 +38,8 @@ CONTAINERD_ARGSPEC = dict(
     registry_mirrors=dict(type="list", elements="dict", default=[]),
     version=dict(type="str"),
     state=dict(type="str", choices=["started", "stopped"], default="started"),
+    log_max_size_mb=dict(type="int", default=100),
+    log_max_files=dict(type="int", default=5),
 )
 
 # kubewin.nodes.win_hns_cleanup

@@ -36,6 +36,9 @@ KUBELET_DROPIN_DIR = KUBELET_DIR + "\\config.d"
 LOG_ROOT = "C:\\var\\log"
 LOG_DIRS = {name: "%s\\%s" % (LOG_ROOT, name) for name in ("kubelet", "kube-proxy", "flanneld")}
 LOG_FILES = {name: "%s\\%s.log" % (d, name) for name, d in LOG_DIRS.items()}
+# containerd's --log-file, when the collection installed containerd (plugin_utils/_host/containerd.py)
+CONTAINERD_LOG_DIR = LOG_ROOT + "\\containerd"
+CONTAINERD_LOG_FILE = CONTAINERD_LOG_DIR + "\\containerd.log"
 
 FLANNEL_DIR = "C:\\etc\\kube-flannel"
 FLANNEL_NET_CONF = FLANNEL_DIR + "\\net-conf.json"

@@ -18,9 +18,16 @@ description:
     (C(C:\Program Files\containerd\certs.d)) set; one C(hosts.toml) per registry of O(registry_mirrors) there
     (other registries' C(hosts.toml) files are removed); and C(crictl\crictl.yaml) pointing crictl at
     C(npipe:////./pipe/containerd-containerd).
-  - Registers the service with C(containerd.exe --register-service) when it does not exist (start type Automatic,
-    restarted by Windows twice after 15 seconds), restarts it when its configuration changed, and starts it.
-    A C(containerd) service that runs another program is refused (another installation).
+  - Registers the service with C(containerd.exe --register-service --log-file C:\var\log\containerd\containerd.log)
+    when it does not exist (start type Automatic, restarted by Windows twice after 15 seconds), restarts it when its
+    configuration changed, and starts it. The log file is where the kubelet's node log query finds
+    C(query=containerd); without C(--log-file) containerd discards its log.
+  - A service an earlier release of the collection registered without C(--log-file) is stopped, unregistered
+    (C(containerd.exe --unregister-service)), registered again with it and started. A C(containerd) service that
+    runs another command line is refused (another installation).
+  - Writes C(kubewin-log-rotate.ps1) and its settings C(kubewin-log-rotate.json) into
+    C(C:\Program Files\containerd), for the scheduled task the P(kubewin.nodes.runtime#role) role registers;
+    containerd never rotates its log file.
   - With O(version), after it started or restarted the service, waits up to 60 seconds for the runtime to answer
     C(crictl version) (C(crictl\crictl.exe)) on its pipe, and fails when it does not, or answers with another
     version than O(version).
@@ -53,6 +60,14 @@ options:
     type: list
     elements: dict
     default: []
+  log_max_size_mb:
+    description: The rotation task copies and truncates containerd's log once it has reached this many MiB. At least 1.
+    type: int
+    default: 100
+  log_max_files:
+    description: The rotation task keeps this many copies of containerd's log and removes older ones. At least 1.
+    type: int
+    default: 5
 attributes:
   check_mode:
     support: full

@@ -14,6 +14,7 @@ from ansible_collections.ansible.windows.plugins.module_utils import (
     winsim_containerd,
     winsim_docker,
     winsim_kubelet_status,
+    winsim_tasks,
 )
 from mirror import layout
 from winsim import core
@@ -213,14 +214,21 @@ def test_a_bare_host_gets_the_containers_feature_containerd_and_crictl_and_joins
     assert dump["features"] == {"Containers": "Installed"} and dump["services"]["vmcompute"]["status"] == "Running"
     ctrd = dump["services"]["containerd"]
     assert ctrd["status"] == "Running"
-    assert ctrd["image_path"] == '"C:\\Program Files\\containerd\\bin\\containerd.exe" --run-service'
+    # its log where the node log query finds query=containerd (review-s8 W3), rotated by the hourly task
+    assert ctrd["image_path"] == ('"C:\\Program Files\\containerd\\bin\\containerd.exe" --run-service --log-file '
+                                  'C:\\var\\log\\containerd\\containerd.log')
     assert dump["env"]["CRI_CONFIG_FILE"] == "C:\\Program Files\\containerd\\crictl\\crictl.yaml"
     for path in ("bin\\containerd.exe", "crictl\\crictl.exe", "crictl\\crictl.yaml", "config.toml"):
         assert dump["files"]["C:\\Program Files\\containerd\\" + path].startswith("sha256:"), path
     with core.Host(r.sc.root, host).open(save=False) as h:
         assert winsim_containerd.cni_problems(h) == [] and h.state["reboots"] == 1
+        with open(h.local_path("C:\\var\\log\\containerd\\containerd.log")) as f:
+            assert 'msg="starting containerd"' in f.read()
+        task = winsim_tasks.tasks(h.state)["\\kubewin-containerd-log"]
         with open(h.local_path("C:\\Program Files\\containerd\\config.toml"), "rb") as f:
             config = tomllib.load(f)
+    assert task["triggers"] == [{"type": "boot", "delay": "PT1M", "repetition": {"interval": "PT1H"}}]
+    assert task["actions"][0]["arguments"].endswith('-File "C:\\Program Files\\containerd\\kubewin-log-rotate.ps1"')
     assert config["plugins"]["io.containerd.cri.v1.images"]["pinned_images"]["sandbox"] == \
         "mcr.microsoft.com/oss/kubernetes/pause:3.9"
 

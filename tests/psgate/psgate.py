@@ -615,8 +615,9 @@ def _element_reads(tree, param):
 
 
 # Scripts no module runs: a scheduled task runs the file the role installs with powershell.exe -File, so they take no
-# parameters and have no $Ansible (win_powershell's variable). {script: the role file that installs and registers it}
-TASK_SCRIPTS = {"boot": "roles/network/tasks/boot.yml"}
+# parameters and have no $Ansible (win_powershell's variable). {script: the role file that registers it (and installs
+# it, or names it: win_containerd writes containerd_log_rotate)}
+TASK_SCRIPTS = {"boot": "roles/network/tasks/boot.yml", "containerd_log_rotate": "roles/runtime/tasks/main.yml"}
 
 
 def check_task_script(name, tree, text):

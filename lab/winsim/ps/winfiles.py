@@ -484,8 +484,9 @@ class FileReadStream(NetObject):
     type_name = "System.IO.FileStream"
 
     def __init__(self, interp, node, path, mode, access, share):
-        if (to_str(mode), to_str(access)) != ("Open", "Read"):
+        if (to_str(mode), to_str(access)) not in (("Open", "Read"), ("Open", "Write")):
             interp.unsupported("FileStream mode %s, access %s" % (to_str(mode), to_str(access)), node)
+        self.writing = to_str(access) == "Write"
         share = int(to_number(interp, share, node))
         if share & ~(FILE_SHARE["ReadWrite"] | FILE_SHARE["Delete"] | FILE_SHARE["Inheritable"]):
             raise self._error(interp, node, "Enum value was out of legal range.\r\nParameter name: share",
@@ -507,7 +508,12 @@ class FileReadStream(NetObject):
             raise self._error(interp, node, "Could not find file '%s'." % self.path, "System.IO.FileNotFoundException")
         if not share & FILE_SHARE["Write"] and winsim_files.in_use(host, local):
             raise self._error(interp, node, winsim_files.IN_USE % self.path, "System.IO.IOException")
-        self.f = open(local, "rb")
+        if self.writing and winsim_files.in_use(host, local) and \
+                os.path.normcase(os.path.abspath(local)) not in winsim_binaries.shared_write_files(host):
+            # a running program's image is mapped without FILE_SHARE_WRITE: no open for writing succeeds; only a
+            # file its holder shares for writing (containerd's --log-file) opens
+            raise self._error(interp, node, winsim_files.IN_USE % self.path, "System.IO.IOException")
+        self.f = open(local, "r+b" if self.writing else "rb")
 
     @staticmethod
     def _error(interp, node, message, inner):
@@ -520,6 +526,15 @@ class FileReadStream(NetObject):
 
     def prop_length(self):
         return os.fstat(self.f.fileno()).st_size
+
+    def m_setlength(self, interp, node, value):
+        """FileStream.SetLength on a stream opened for writing (FileAccess.Write): the file is cut or extended
+        (Microsoft Learn, FileStream.SetLength; NotSupportedException on a stream that cannot write)."""
+        if not self.writing:
+            raise _method_error(interp, node, "SetLength", 1, "Stream does not support writing.",
+                                "System.NotSupportedException")
+        self.f.truncate(int(to_number(interp, value, node)))
+        return VOID
 
     def ps_set(self, name, value, interp, node):
         """Position: where the next read starts; a negative one is an ArgumentOutOfRangeException (Microsoft Learn,
@@ -673,7 +688,7 @@ def register(interp):
     t["io.file"] = TypeInfo("File", "System.IO.File", statics=file_statics)
     # the members the scripts use, with their values (Microsoft Learn, each enum's "Fields")
     enums = {"io.filemode": ("FileMode", {"CreateNew": 1, "Open": 3}), "io.fileshare": ("FileShare", FILE_SHARE),
-             "io.fileaccess": ("FileAccess", {"Read": 1}),
+             "io.fileaccess": ("FileAccess", {"Read": 1, "Write": 2}),
              "io.fileoptions": ("FileOptions", {"None": 0}),
              "security.accesscontrol.filesystemrights": ("FileSystemRights", {"Write": 278})}
     for key, (name, members) in enums.items():

@@ -21,6 +21,13 @@ Sources (containerd v2.1.4 unless said):
 - ``crictl version`` prints ``Version:``, ``RuntimeName:``, ``RuntimeVersion:`` and ``RuntimeApiVersion:`` lines
   (cri-tools cmd/crictl/version.go); containerd answers RuntimeVersion with its version.Version, the release tag
   ``v2.1.4`` (internal/cri/server/version.go, Makefile VERSION from git describe).
+- ``--log-file``: with ``--run-service`` and no ``--log-file``, logrus, the stdlib log and os.Stderr go to NUL
+  (registerUnregisterService, "--log-file is *not* specified"); with it, ``os.OpenFile(path, O_APPEND|O_CREATE|
+  O_WRONLY)``, which does not make the directory. containerd registers no event log source (1.5 to 2.x) and never
+  rotates the file. Go opens it sharing read and write but not delete (syscall_windows.go Open: FILE_SHARE_READ |
+  FILE_SHARE_WRITE), so it cannot be renamed while containerd runs; it is copied and truncated instead (a write
+  with O_APPEND goes to the end of the file as it is then: Microsoft Learn, CreateFileW, FILE_APPEND_DATA), by the
+  scheduled task kubewin-containerd-log (scripts/containerd_log_rotate.ps1, its settings beside it).
 - crictl reads ``--config``, else ``CRI_CONFIG_FILE``, else ``%USERPROFILE%\\.crictl\\crictl.yaml`` on Windows
   (kubernetes-sigs/cri-tools cmd/crictl/main.go, main_windows.go): the role sets CRI_CONFIG_FILE machine-wide.
 
@@ -34,6 +41,7 @@ import json
 import re
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
+from ansible_collections.kubewin.nodes.plugins.module_utils import _windows_paths as wp
 
 try:
     import tomllib
@@ -50,6 +58,13 @@ CRICTL_DIR = PROGRAM_DIR + "\\crictl"
 CRICTL_CONFIG = CRICTL_DIR + "\\crictl.yaml"
 CRICTL = CRICTL_DIR + "\\crictl.exe"
 SERVICE = "containerd"
+# Where the kubelet's node log query finds ``query=containerd`` (_windows_paths LOG_ROOT: <s>\\<s>.log).
+LOG_DIR = wp.CONTAINERD_LOG_DIR
+LOG_FILE = wp.CONTAINERD_LOG_FILE
+ROTATE_SCRIPT = PROGRAM_DIR + "\\kubewin-log-rotate.ps1"
+ROTATE_SETTINGS = PROGRAM_DIR + "\\kubewin-log-rotate.json"
+ROTATE_TASK = "kubewin-containerd-log"
+LOG_MAX_FILES = 5
 PIPE = "npipe:////./pipe/containerd-containerd"
 # How long containerd_apply waits for the runtime to answer `crictl version` after it started containerd.
 VERIFY_SECONDS = 60
@@ -320,19 +335,42 @@ def crictl_yaml(endpoint=PIPE):
     return ("runtime-endpoint: %s\nimage-endpoint: %s\ntimeout: 10\n" % (endpoint, endpoint))
 
 
+def register_args():
+    """What ``containerd.exe`` is run with to register its service: its log to LOG_FILE."""
+    return ["--register-service", "--log-file", LOG_FILE]
+
+
 def service_command(exe=EXE):
-    """The ImagePath --register-service writes: the quoted absolute program path and --run-service
-    (golang.org/x/sys/windows/svc/mgr CreateService: EscapeArg of the path and of each argument)."""
+    """The ImagePath --register-service writes: the quoted absolute program path, --run-service and the other
+    arguments (golang.org/x/sys/windows/svc/mgr CreateService: EscapeArg of the path and of each argument)."""
+    return '"%s" --run-service --log-file %s' % (exe, LOG_FILE)
+
+
+def earlier_service_command(exe=EXE):
+    """The ImagePath earlier releases of the collection registered (no --log-file: containerd's log discarded)."""
     return '"%s" --run-service' % exe
+
+
+def rotate_settings(max_size_mb, max_files):
+    """The rotation task's settings (the script reads them; no value is in its text or its command line)."""
+    for name, value in (("kubewin_log_file_max_size_mb", max_size_mb),
+                        ("kubewin_containerd_log_max_files", max_files)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ContainerdError("%s is %r: a whole number of at least 1 is needed" % (name, value))
+    return json.dumps({"log_file": LOG_FILE, "max_size_mb": max_size_mb, "max_files": max_files},
+                      sort_keys=True) + "\n"
 
 
 def _b64(text):
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
-def plan(state, sandbox_image, mirrors, cni_bin_dir=CNI_BIN_DIR, cni_conf_dir=CNI_CONF_DIR):
+def plan(state, sandbox_image, mirrors, rotate_script="", log_max_size_mb=100, log_max_files=LOG_MAX_FILES,
+         cni_bin_dir=CNI_BIN_DIR, cni_conf_dir=CNI_CONF_DIR):
     """What containerd_apply must do, from containerd_state's answer: {files: [{path, content}], remove: [paths],
-    register, restart, start, changed: [what changed, for the diff]}."""
+    register, reregister (the service an earlier release registered without --log-file: stopped, unregistered and
+    registered again), restart, start, changed: [what changed, for the diff]}. ``rotate_script``: the text of
+    scripts/containerd_log_rotate.ps1, written beside its settings."""
     if not state.get("exe_exists"):
         raise ContainerdError("%s does not exist: the containerd release archive was not unpacked there" % EXE)
     if state.get("default_code") != 0:
@@ -342,19 +380,25 @@ def plan(state, sandbox_image, mirrors, cni_bin_dir=CNI_BIN_DIR, cni_conf_dir=CN
                                   cni_conf_dir, HOSTS_DIR, EXE)}
     want.update(hosts_files(mirrors))
     want[CRICTL_CONFIG] = crictl_yaml()
+    want[ROTATE_SCRIPT] = rotate_script
+    want[ROTATE_SETTINGS] = rotate_settings(log_max_size_mb, log_max_files)
     have = state.get("files") or {}
     files = [{"path": p, "content": _b64(t)} for p, t in want.items() if have.get(p) != t]
     remove = sorted(p for p in (state.get("hosts_files") or []) if p not in want)
     service = state.get("service") or {}
-    register = not service.get("exists")
-    if service.get("exists") and (service.get("image_path") or "").lower() != service_command().lower():
+    image_path = (service.get("image_path") or "").lower()
+    reregister = bool(service.get("exists")) and image_path == earlier_service_command().lower()
+    register = not service.get("exists") or reregister
+    if service.get("exists") and not reregister and image_path != service_command().lower():
         raise ContainerdError(
             "the containerd service runs %s, not %s: it is another installation of containerd; remove it "
             "(containerd.exe --unregister-service, or sc.exe delete containerd) or set kubewin_containerd_install: "
             "never to keep it" % (service.get("image_path"), service_command()))
     config_changed = any(f["path"] == CONFIG or f["path"].startswith(HOSTS_DIR + "\\") for f in files) or remove
     running = (service.get("status") or "").lower() == "running"
-    return {"files": files, "remove": remove, "register": register,
-            "restart": bool(config_changed) and running, "start": not running,
-            "changed": [f["path"] for f in files] + remove + (["service %s" % SERVICE] if register else [])
+    return {"files": files, "remove": remove, "register": register, "reregister": reregister,
+            "restart": bool(config_changed) and running and not reregister, "start": not running or reregister,
+            "changed": [f["path"] for f in files] + remove
+            + (["service %s (now with --log-file %s)" % (SERVICE, LOG_FILE)] if reregister else
+               ["service %s" % SERVICE] if register else [])
             + (["service %s started" % SERVICE] if not running else [])}

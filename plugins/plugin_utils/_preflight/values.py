@@ -38,6 +38,7 @@ NUMBER_RANGES = {
     "kubewin_drain_timeout": (1, None, True, "seconds to wait for a drain"),
     "kubewin_log_file_max_size_mb": (1, None, True, "MiB at which kube-log-runner rotates a log"),
     "kubewin_log_file_max_age_hours": (1, None, True, "hours kube-log-runner keeps a rotated log"),
+    "kubewin_containerd_log_max_files": (1, None, True, "copies of containerd's log kept"),
     "kube_apiserver_port": (1, 65535, True, "a TCP port"),
 }
 _EXCLUSIVE_BOUNDS = set()

@@ -1,13 +1,15 @@
 # kubewin.nodes script: containerd_apply
 # Contract: parameters Exe (containerd.exe), Files [{path, content (base64 UTF-8)}] (written, their directories
-# made), Remove (files deleted), Register (run `containerd.exe --register-service`: the service containerd, for
-# this program with --run-service, start type Automatic), Restart (stop, then start: the configuration changed),
-# Start (Start-Service), Service (its name), Crictl and Endpoint (after a restart or start, `crictl --runtime-endpoint
-# <Endpoint> version` is run once a second until it exits 0 or WaitSeconds passed; 0: not run; -1 when Crictl does
-# not exist). Result:
-# {register_code, register_output: the registration's exit code (null when it did not run) and output lines;
+# made), Remove (files deleted), LogDir (made: containerd does not make its --log-file's directory and would not
+# start), Register (run `containerd.exe` with RegisterArgs, --register-service and its --log-file: the service
+# containerd, for this program with --run-service and those arguments, start type Automatic), Reregister (first stop
+# the service and run `containerd.exe --unregister-service`: an earlier registration without --log-file), Restart
+# (stop, then start: the configuration changed), Start (Start-Service), Service (its name), Crictl and Endpoint
+# (after a restart or start, `crictl --runtime-endpoint <Endpoint> version` is run once a second until it exits 0 or
+# WaitSeconds passed; 0: not run; -1 when Crictl does not exist). Result:
+# {register_code, register_output: the (un)registration's exit code (null when it did not run) and output lines;
 # verify_code, verify_output: crictl's last exit code (null when not run) and output lines; restarted_dependents:
-# the services a restart stopped with it and started again}. Whether that is a
+# the services a restart or re-registration stopped with it and started again}. Whether that is a
 # failure is decided on the controller. Stop (instead of all that: containerd stopped for its programs to be
 # replaced): while the service runs, `crictl --runtime-endpoint <Endpoint> rmp --all --force` (every pod sandbox
 # stopped and removed, so no containerd-shim-runhcs-v1.exe keeps running), then Stop-Service; result {rmp_code,
@@ -16,7 +18,10 @@ param(
     [string]$Exe = '',
     [object[]]$Files = @(),
     [string[]]$Remove = @(),
+    [string]$LogDir = '',
     [bool]$Register = $false,
+    [string[]]$RegisterArgs = @(),
+    [bool]$Reregister = $false,
     [bool]$Restart = $false,
     [bool]$Start = $false,
     [Parameter(Mandatory)][string]$Service,
@@ -49,9 +54,19 @@ foreach ($file in $Files) {
 foreach ($path in $Remove) {
     if (Test-Path -LiteralPath $path -PathType Leaf) { Remove-Item -LiteralPath $path -Force }
 }
-if ($Register) {
+if ($LogDir) { New-Item -ItemType Directory -Path $LogDir -Force | Out-Null }
+# Stop-Service -Force stops the dependent services first (the kubelet, and flanneld and kube-proxy after it) and
+# leaves them stopped (ServiceController.Stop): those that were running are started again at the end, as
+# service_apply's restart does, so a configuration change does not leave the node without its kubelet.
+$dependentsToStart = @()
+if ($Reregister -or $Restart) {
+    $dependentsToStart = @((Get-Service -Name $Service).DependentServices | Where-Object Status -eq 'Running' |
+        ForEach-Object Name)
+}
+if ($Reregister) {
+    Stop-Service -Name $Service -Force
     $ErrorActionPreference = 'Continue'
-    $result.register_output = @(& $Exe --register-service 2>&1 | ForEach-Object { "$_" })
+    $result.register_output = @(& $Exe --unregister-service 2>&1 | ForEach-Object { "$_" })
     $result.register_code = $LASTEXITCODE
     $ErrorActionPreference = 'Stop'
     if ($result.register_code -ne 0) {
@@ -59,15 +74,17 @@ if ($Register) {
         return
     }
 }
-# Stop-Service -Force stops the dependent services first (the kubelet, and flanneld and kube-proxy after it) and
-# leaves them stopped (ServiceController.Stop): those that were running are started again below, as service_apply's
-# restart does, so a configuration change does not leave the node without its kubelet.
-$dependentsToStart = @()
-if ($Restart) {
-    $dependentsToStart = @((Get-Service -Name $Service).DependentServices | Where-Object Status -eq 'Running' |
-        ForEach-Object Name)
-    Stop-Service -Name $Service -Force
+if ($Register) {
+    $ErrorActionPreference = 'Continue'
+    $result.register_output = @(& $Exe @RegisterArgs 2>&1 | ForEach-Object { "$_" })
+    $result.register_code = $LASTEXITCODE
+    $ErrorActionPreference = 'Stop'
+    if ($result.register_code -ne 0) {
+        $Ansible.Result = $result
+        return
+    }
 }
+if ($Restart) { Stop-Service -Name $Service -Force }
 if ($Restart -or $Start) { Start-Service -Name $Service }
 if (($Restart -or $Start) -and $WaitSeconds -gt 0 -and -not (Test-Path -LiteralPath $Crictl -PathType Leaf)) {
     $result.verify_code = -1

@@ -2,6 +2,7 @@
 crictl.yaml (plugin_utils/_host/containerd.py), and the win_containerd action over a faked host."""
 
 import base64
+import json
 import tomllib
 
 import pytest
@@ -161,10 +162,16 @@ class FakeContainerd:
             self.files[f["path"]] = base64.b64decode(f["content"]).decode()
         for p in params["Remove"]:
             self.files.pop(p, None)
+        self.log_dir = params.get("LogDir")
+        if params.get("Reregister"):
+            self.service = None  # stopped and --unregister-service
         if params["Register"]:
             if self.register_code:
                 return {"register_code": self.register_code, "register_output": ["Access is denied."]}
-            self.service = {"exists": True, "image_path": c.service_command(params["Exe"]), "status": "Stopped"}
+            # --register-service keeps every other argument (service_windows.go registerService)
+            args = [a for a in params["RegisterArgs"] if a != "--register-service"]
+            self.service = {"exists": True, "image_path": '"%s" --run-service %s' % (params["Exe"], " ".join(args)),
+                            "status": "Stopped"}
         verify = {"verify_code": None, "verify_output": []}
         if params["Restart"] or params["Start"]:
             self.service["status"], self.starts = "Running", self.starts + 1
@@ -185,12 +192,40 @@ def test_installed_containerd_is_configured_registered_and_started_then_one_read
     fake = FakeContainerd()
     first = _run(make_action, fake, registry_mirrors=MIRRORS)
     assert first["changed"] and first["registered"] and not first.get("failed"), first
-    assert fake.service == {"exists": True, "image_path": '"%s" --run-service' % c.EXE, "status": "Running"}
+    # registered with its log where the node log query finds query=containerd (review-s8 W3), the directory made
+    assert fake.service == {"exists": True, "image_path": '"%s" --run-service --log-file %s' % (
+        c.EXE, "C:\\var\\log\\containerd\\containerd.log"), "status": "Running"}
+    assert fake.log_dir == "C:\\var\\log\\containerd"
+    assert json.loads(fake.files[c.ROTATE_SETTINGS]) == {
+        "log_file": "C:\\var\\log\\containerd\\containerd.log", "max_size_mb": 100, "max_files": 5}
+    assert fake.files[c.ROTATE_SCRIPT].startswith("# kubewin.nodes script: containerd_log_rotate")
     assert "registry.k8s.io/pause:3.10" in fake.files[c.CONFIG]
     assert fake.files[c.CRICTL_CONFIG].startswith("runtime-endpoint: npipe:////./pipe/containerd-containerd\n")
     fake.host.calls.clear()
     again = _run(make_action, fake, registry_mirrors=MIRRORS)
     assert not again["changed"] and fake.host.names() == ["containerd_state"] and fake.starts == 1
+
+
+def test_the_service_an_earlier_release_registered_without_its_log_is_registered_again(make_action):
+    """review-s8 W3: '"...containerd.exe" --run-service' (no --log-file) discards containerd's log; it is the
+    collection's own registration, so it is stopped, unregistered and registered again with --log-file, not refused.
+    Fails on the old code (which kept that registration)."""
+    fake = FakeContainerd(service={"exists": True, "image_path": '"%s" --run-service' % c.EXE, "status": "Running"})
+    first = _run(make_action, fake)
+    assert first["changed"] and first["registered"] and not first["restarted"], first
+    assert fake.service["image_path"] == c.service_command() and fake.service["status"] == "Running"
+    fake.host.calls.clear()
+    assert not _run(make_action, fake)["changed"] and fake.host.names() == ["containerd_state"]
+
+
+def test_rotation_settings_changed_rewrite_only_the_settings_and_bad_ones_are_refused(make_action):
+    fake = FakeContainerd()
+    _run(make_action, fake)
+    result = _run(make_action, fake, log_max_size_mb=20, log_max_files=2)
+    assert result["changed"] and not result["restarted"] and fake.starts == 1
+    assert json.loads(fake.files[c.ROTATE_SETTINGS])["max_files"] == 2
+    bad = _run(make_action, fake, log_max_files=0)
+    assert bad["failed"] and "kubewin_containerd_log_max_files is 0" in bad["msg"]
 
 
 def test_a_changed_setting_restarts_the_running_service_and_removes_a_dropped_registry(make_action):

@@ -8,6 +8,8 @@ implementation registered for ``<tool>``. Anything else fails the way Windows wo
 from __future__ import annotations
 
 import hashlib
+import json
+import ntpath
 import os
 import re
 
@@ -226,6 +228,9 @@ def locked_files(host):
             # kube-log-runner's command runs as long as it does: its program is in use too
             marker = read_marker(local) if local else None
             child = next((a for a in argv[1:] if not a.startswith("-")), None)
+            # containerd holds its --log-file open without FILE_SHARE_DELETE (Go syscall.Open shares read and write)
+            if marker and marker[0] == "containerd" and containerd_log_file(argv[1:]):
+                add(containerd_log_file(argv[1:]))
             if marker and marker[0] == "kube-log-runner" and child:
                 child_win, _ = resolve_executable(host, child)
                 if child_win:
@@ -248,6 +253,18 @@ def locked_files(host):
                 if key.lower() in ("appstdout", "appstderr") and value and proc.get("state") == "running":
                     add(str(value))
     return locked
+
+
+def shared_write_files(host):
+    """Local paths of the files in use (locked_files) whose holder shares them for reading and writing: the --log-file
+    of a running containerd (Go's syscall.Open: FILE_SHARE_READ | FILE_SHARE_WRITE), which another process may read,
+    write and truncate, but not rename or delete."""
+    out = set()
+    for svc in (host.state.get("services") or {}).values():
+        argv = _argv(svc) if svc.get("status") != "Stopped" else []
+        if argv and ntpath.basename(argv[0]).lower() == "containerd.exe" and containerd_log_file(argv[1:]):
+            out.add(os.path.normcase(os.path.abspath(host.local_path(containerd_log_file(argv[1:])))))
+    return out
 
 
 def _argv(svc):
@@ -288,12 +305,45 @@ def _containerd_start(host, version, svc, args):
         raise SimError("1067: The process terminated unexpectedly. (winsim: the Containers feature is %s; containerd "
                        "needs it installed and the host restarted)"
                        % winsim_features.feature_state(host.state, "Containers"))
+    log = containerd_log_file(args)
+    if log is not None:
+        _containerd_open_log(host, version, log)
     _runtime_start(r"\\.\pipe\containerd-containerd")(host, version, svc, args)
     # the runtime's version the kubelet reports is the one running now: the kubelet asks the CRI (Version) at each
     # node status update (k8s.io/kubernetes pkg/kubelet/nodestatus/setters.go VersionInfo), so a containerd upgraded
     # under the same service shows its new release
     if svc.get("name") == "containerd" and (host.state.get("runtime") or {}).get("name") == "containerd":
         host.state["runtime"]["version"] = str(version).lstrip("v")
+
+
+def _iso(seconds):
+    import datetime
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def containerd_log_file(args):
+    """containerd's --log-file (urfave/cli: ``--log-file value`` or ``--log-file=value``), None without one."""
+    for i, a in enumerate(args):
+        if a.startswith("--log-file="):
+            return a.split("=", 1)[1]
+        if a == "--log-file" and i + 1 < len(args):
+            return args[i + 1]
+    return None
+
+
+def _containerd_open_log(host, version, path):
+    """--run-service with --log-file (cmd/containerd/command/service_windows.go registerUnregisterService):
+    ``os.OpenFile(logFileFlag, O_APPEND|O_CREATE|O_WRONLY)``, which does not make the directory; an error ends
+    containerd ("open log file %q: %w") before it reports to the SCM, which the SCM sees as the process ending. Then
+    logrus writes its start-up lines there (text format, cmd/containerd/server: "starting containerd")."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_scm
+    local = host.local_path(path)
+    if not os.path.isdir(os.path.dirname(local)):
+        raise SimError("1067: The process terminated unexpectedly. (winsim: containerd: open log file %s: The "
+                       "system cannot find the path specified.)" % json.dumps(path))
+    with open(local, "a", encoding="utf-8") as f:
+        f.write('time="%s" level=info msg="starting containerd" version=v%s\n'
+                % (_iso(winsim_scm.clock(host)), str(version).lstrip("v")))
 
 
 SERVICE_START["containerd"] = _containerd_start

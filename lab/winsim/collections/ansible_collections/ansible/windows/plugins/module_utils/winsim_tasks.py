@@ -6,7 +6,8 @@ task is found by path and name; a new one needs at least one action ("cannot cre
 the user is compared as a SID (Convert-ToSID), and ``logon_type: service_account`` takes only SYSTEM, LOCAL SERVICE
 or NETWORK SERVICE; durations must be XML durations (XmlConvert.ToTimeSpan: "must be in the XML duration format");
 an existing task gets only the options the task passes; absent deletes it; check mode changes nothing. Only what
-kubewin.nodes uses is simulated (boot triggers, exec actions, the principal, the time limit, description and
+kubewin.nodes uses is simulated (boot triggers with an optional repetition, stored only: the lab runs a task at
+boot, and a test runs one with ``run_task``; exec actions, the principal, the time limit, description and
 enabled); any other option or trigger type is refused, not ignored.
 
 At boot (``run_boot_tasks``, after the SCM's boot-time starts, winsim_boot.boot_services): each enabled task with an
@@ -28,6 +29,7 @@ import re
 import sys
 
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries, winsim_scm
+from ansible_collections.ansible.windows.plugins.module_utils.winsim_cmdline import split_command_line
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 
 SERVICE_ACCOUNTS = {"system": "S-1-5-18", "nt authority\\system": "S-1-5-18", "localsystem": "S-1-5-18",
@@ -109,7 +111,8 @@ def run_task(host, task):
     if len(task["actions"]) != 1 or str(action["path"]).lower() != POWERSHELL:
         raise SimError("winsim: a scheduled task whose action is not one powershell.exe is not simulated: %s"
                        % task["actions"])
-    argv = str(action.get("arguments") or "").split()
+    # powershell.exe splits its command line as the C runtime does (CommandLineToArgvW rules): a quoted path with blanks
+    argv = split_command_line(str(action.get("arguments") or ""))
     script = _script_of(argv)
     winsim_binaries.log_process(host, action["path"], ["powershell.exe"] + argv)
     local = host.local_path(script)

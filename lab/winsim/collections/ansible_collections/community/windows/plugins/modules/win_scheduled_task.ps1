@@ -15,7 +15,10 @@ from ansible_collections.ansible.windows.plugins.module_utils.winsim_module impo
 
 SIMULATED = {"name", "path", "state", "actions", "triggers", "username", "logon_type", "run_level",
              "execution_time_limit", "description", "enabled", "update_password"}
-TRIGGER_OPTIONS = {"type", "enabled", "delay"}
+TRIGGER_OPTIONS = {"type", "enabled", "delay", "repetition"}
+# a trigger's repetition (the real module's trigger option ``repetition``: interval, duration, stop_at_duration_end;
+# Microsoft Learn, RepetitionPattern: an interval from 1 minute to 31 days, no duration = indefinitely)
+REPETITION_OPTIONS = {"interval", "duration", "stop_at_duration_end"}
 INVALID_NAME = re.compile(r'[\\/:*?"<>|]')
 
 
@@ -46,6 +49,17 @@ def _wanted(p):
             if t["type"] != "boot":
                 raise SimError("winsim: win_scheduled_task trigger type %s is not simulated" % t["type"])
             wt.check_duration("delay", t.get("delay"))
+            if t.get("repetition") is not None:
+                rep = {k: v for k, v in t["repetition"].items() if v is not None}
+                if set(rep) - REPETITION_OPTIONS:
+                    raise SimError("winsim: win_scheduled_task repetition option(s) %s not simulated"
+                                   % ", ".join(sorted(set(rep) - REPETITION_OPTIONS)))
+                wt.check_duration("interval", rep.get("interval"))
+                wt.check_duration("duration", rep.get("duration"))
+                if rep.get("interval") and not 60 <= wt.seconds(rep["interval"]) <= 31 * 86400:
+                    raise SimError("winsim: a repetition interval outside 1 minute to 31 days (Task Scheduler refuses "
+                                   "it: RepetitionPattern.Interval)")
+                t["repetition"] = rep
         wanted["triggers"] = triggers
     wt.check_duration("execution_time_limit", p.get("execution_time_limit"))
     for option in ("logon_type", "run_level", "execution_time_limit", "description", "enabled"):
