@@ -50,7 +50,8 @@ def selection(container_runtime, network_services):
         config += [wp.FLANNEL_NET_CONF, wp.FLANNEL_SUBNET_FILE]
     return {"logs": logs, "config": config,
             "config_dirs": [wp.KUBELET_DROPIN_DIR, runtime_cni.CNI_CONF_DIRS[container_runtime]],
-            "listings": [wp.LOG_ROOT] + [wp.LOG_DIRS[s] for s in services]}
+            "listings": [wp.LOG_ROOT] + [wp.LOG_DIRS[s] for s in services]
+            + ([wp.CONTAINERD_LOG_DIR] if container_runtime == "containerd" else [])}
 
 
 def script_parameters(container_runtime, network_services, max_lines, max_kib, max_events):
@@ -64,12 +65,13 @@ def script_parameters(container_runtime, network_services, max_lines, max_kib, m
     if bad:
         raise ValueError("the support bundle would read %s, which may hold a credential" % ", ".join(bad))
     # dockerd writes its log to the Application log under its service's name as the event source (moby
-    # cmd/dockerd/service_windows.go); containerd writes only to its --log-file, if its service was registered with
-    # one, and discards its log otherwise (cmd/containerd/command/service_windows.go, 1.5 to 2.x; review-s8 W3).
+    # cmd/dockerd/service_windows.go); containerd registers no event source and writes only to its --log-file, if its
+    # service was registered with one (the collection's is: C:\var\log\containerd\containerd.log), and discards its
+    # log otherwise (cmd/containerd/command/service_windows.go, 1.5 to 2.x; review-s8 W3): no event read for it.
     return {"Files": files, "Dirs": chosen["config_dirs"], "Listings": chosen["listings"], "Services": services,
             "EventLogs": list(EVENT_LOGS), "MaxLines": int(max_lines), "MaxChars": int(max_kib) * 1024,
             "MaxEvents": int(max_events), "RuntimeService": runtime["service"],
-            "RuntimeEventSource": runtime["service"]}
+            "RuntimeEventSource": "" if container_runtime == "containerd" else runtime["service"]}
 
 
 def _archive_name(path):
@@ -134,6 +136,12 @@ def host_files(answer, params, cluster):
     if runtime.get("log_file"):
         out.append(_read("node/runtime/" + ntpath.basename(runtime["log_file"]), "log (last lines)",
                          runtime["log_file"] + " (%s --log-file)" % service, runtime.get("log")))
+    config_file = runtime.get("config_file")
+    if config_file and is_credential(config_file):
+        out.append(_entry(None, "configuration", config_file, error="not collected: may hold a credential"))
+    elif config_file and config_file.lower() not in (p.lower() for p in params["Files"]):
+        out.append(_read("node/runtime/" + ntpath.basename(config_file), "configuration",
+                         config_file + " (the %s service's --config)" % service, runtime.get("config")))
     for key, what in (("node", "the Node (conditions, addresses, capacity)"), ("events", "the Node's events")):
         result = (cluster or {}).get(key) or {}
         ok = not result.get("failed") and "resources" in result

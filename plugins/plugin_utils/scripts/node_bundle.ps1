@@ -9,7 +9,8 @@
 # environment, parameters (values under the service's Parameters key), object_name}}, hns: {networks, endpoints,
 # policylists: the raw JSON text HNS answered, or null}, hns_error, events: {log: {records: [{time, id, level,
 # provider, message}], error, note}}, runtime: {events: like one log's, or null; log_file: the --log-file path or
-# null; log: like one file's, or null}}. A log without records has no records and no error. A path that is absent, a
+# null; log: like one file's, or null; config_file: the --config (-c, --config-file) path or null; config: like one
+# file's, or null}}. A log without records has no records and no error. A path that is absent, a
 # link (never read through) or unreadable has error set and no text; one that fails does not stop the others.
 # Read-only: the support bundle's one remote operation per host.
 [CmdletBinding(SupportsShouldProcess)]
@@ -196,7 +197,7 @@ foreach ($log in $EventLogs) { $eventAnswers[$log] = Read-Events @{ LogName = $l
 # moby cmd/dockerd/service_windows.go), and the file a service registered with --log-file writes (containerd, which
 # otherwise discards its log and registers no event source: cmd/containerd/command/service_windows.go, "--log-file is
 # *not* specified ... will go to NUL", in 1.5 to 2.x; review-s8 W3).
-$runtimeAnswer = @{ events = $null; log_file = $null; log = $null }
+$runtimeAnswer = @{ events = $null; log_file = $null; log = $null; config_file = $null; config = $null }
 if ($RuntimeEventSource) {
     $query = @{ LogName = 'Application'; ProviderName = $RuntimeEventSource }
     $runtimeAnswer.events = Read-Events @{ FilterHashtable = $query }
@@ -206,6 +207,12 @@ if ($serviceAnswers[$RuntimeService] -and $serviceAnswers[$RuntimeService].exist
     if ($commandLine -match '(?:^|\s)--log-file(?:=|\s+)(?:"([^"]+)"|(\S+))') {
         $runtimeAnswer.log_file = if ($Matches[1]) { $Matches[1] } else { $Matches[2] }
         $runtimeAnswer.log = Read-Tail $runtimeAnswer.log_file
+    }
+    # the configuration file the service runs with when it names one (containerd's global --config/-c: cmd/containerd/
+    # command/main.go; dockerd's --config-file), which may not be the default file the Files read
+    if ($commandLine -match '(?:^|\s)(?:--config|-c|--config-file)(?:=|\s+)(?:"([^"]+)"|(\S+))') {
+        $runtimeAnswer.config_file = if ($Matches[1]) { $Matches[1] } else { $Matches[2] }
+        $runtimeAnswer.config = Read-Tail $runtimeAnswer.config_file
     }
 }
 

@@ -27,7 +27,7 @@ def test_one_read_with_the_selection_and_no_text_in_the_result(make_action, tmp_
     assert params["Services"] == ["containerd", "kubelet", "flanneld", "kube-proxy"]
     assert params["EventLogs"] == ["System", "Application"] and params["MaxLines"] == 50
     assert params["MaxChars"] == 1024 * 1024 and "C:\\var\\log\\kube-proxy\\kube-proxy.log" in params["Files"]
-    assert params["RuntimeService"] == "containerd" and params["RuntimeEventSource"] == "containerd"
+    assert params["RuntimeService"] == "containerd" and params["RuntimeEventSource"] == ""
     # the result (what -v, AWX and ARA keep) holds no log text, redacted or not: the texts are staged on the controller
     assert TOKEN not in repr(result) and "I1128" not in repr(result) and "text" not in repr(result)
     (log,) = [f for f in result["files"] if f["file"] == "node/var/log/kubelet/kubelet.log"]

@@ -97,7 +97,9 @@ def _answer():
                                "note": 'There is not an event provider on the localhost computer that matches "x".'},
                     "log_file": "C:\\ProgramData\\containerd\\containerd.log",
                     "log": {"text": "level=info msg=started\ntoken: " + BOOTSTRAP, "lines": 2, "truncated": False,
-                            "error": None}},
+                            "error": None},
+                    "config_file": "D:\\containerd\\config.toml",
+                    "config": {"text": "version = 3", "lines": 1, "truncated": False, "error": None}},
     }
 
 
@@ -124,14 +126,30 @@ def test_the_files_of_a_host_say_what_was_read_and_why_not():
     # a log without records is an empty list, not "not collected" (review-s7 B2)
     assert json.loads(files["node/events/Application.json"]["text"]) == {"records": [], "note": None}
     assert files["node/events/Application.json"]["error"] is None
-    # the runtime's log: its event source's records (none registered here) and its --log-file, redacted
-    runtime = json.loads(files["node/runtime/events.json"]["text"])
-    assert runtime["records"] == [] and "event provider" in runtime["note"]
+    # the runtime's log: containerd has no event source, so no events are read for it (review-s8 W3); its --log-file,
+    # redacted
+    assert "node/runtime/events.json" not in files
     log = files["node/runtime/containerd.log"]
     assert log["source"] == "C:\\ProgramData\\containerd\\containerd.log (containerd --log-file)"
     assert log["text"].startswith("level=info msg=started\n") and BOOTSTRAP not in log["text"]
     assert json.loads(files["cluster/node.json"]["text"])[0]["status"]["conditions"] == [{"type": "Ready"}]
     assert files["Kubernetes API"]["error"] == "not collected: Unauthorized"
+
+
+def test_the_runtimes_own_config_file_from_its_service_command_line_is_collected():
+    """The configuration file the service runs with (containerd --config in its ImagePath), not only the default path;
+    a name that may hold a credential is not collected; the default path is not collected twice. Fails on the old code
+    (no such entry)."""
+    files = _files()
+    config = files["node/runtime/config.toml"]
+    assert config["text"] == "version = 3\n" and config["what"] == "configuration"
+    assert config["source"] == "D:\\containerd\\config.toml (the containerd service's --config)"
+    params = bundle.script_parameters("containerd", True, 10, 1, 5)
+    answer = dict(_answer(), runtime=dict(_answer()["runtime"], config_file="D:\\c\\token.toml"))
+    got = {f["source"]: f for f in bundle.host_files(answer, params, {})}
+    assert got["D:\\c\\token.toml"]["error"] == "not collected: may hold a credential"
+    answer["runtime"]["config_file"] = params["Files"][-1]
+    assert not [f for f in bundle.host_files(answer, params, {}) if "--config" in (f["source"] or "")]
 
 
 def test_the_archive_holds_every_host_and_an_index_and_no_credential(tmp_path):
@@ -164,7 +182,10 @@ def test_the_archive_holds_every_host_and_an_index_and_no_credential(tmp_path):
 def test_the_runtime_log_is_asked_for_by_its_service_and_event_source():
     assert [(bundle.script_parameters(r, True, 10, 1, 5)["RuntimeService"],
              bundle.script_parameters(r, True, 10, 1, 5)["RuntimeEventSource"]) for r in ("containerd", "docker")] == \
-        [("containerd", "containerd"), ("docker", "docker")]
+        [("containerd", ""), ("docker", "docker")]
+    # containerd's log: the rotated copies beside it are listed (the kubewin-containerd-log task's containerd-<n>.log)
+    assert "C:\\var\\log\\containerd" in bundle.script_parameters("containerd", True, 10, 1, 5)["Listings"]
+    assert "C:\\var\\log\\containerd" not in bundle.script_parameters("docker", True, 10, 1, 5)["Listings"]
 
 
 def test_an_event_log_that_could_not_be_read_is_not_collected_with_why():
