@@ -80,28 +80,39 @@ def test_max_events_keeps_the_newest_and_a_missing_log_is_named(host):
                                              '"Application".'
 
 
-def test_the_runtime_log_is_its_event_source_and_its_log_file(host):
-    log_file = "C:\\ProgramData\\containerd\\containerd.log"
-    _plant(host, {"System": {"sources": [], "records": []}, "Application": {"sources": ["containerd", "x"], "records": [
-        _record(T0 - 9, 1, "containerd", "starting containerd"), _record(T0 - 8, 2, "x", "other"),
-        _record(T0 - 7, 1, "containerd", "serving...")]}}, log_file=log_file)
+def test_the_runtime_log_is_its_log_file_and_its_config_the_one_its_command_line_names(host):
+    """containerd registers no event source (review-s8 W3): no Application read for it; its --log-file and the
+    --config its service runs with are read (the collection's own containerd logs to C:\\var\\log\\containerd)."""
+    log_file = "C:\\var\\log\\containerd\\containerd.log"
+    _plant(host, {"System": {"sources": [], "records": []}, "Application": {"sources": ["x"], "records": [
+        _record(T0 - 8, 2, "x", "other")]}}, log_file=log_file)
+    with host.open():
+        host.state["services"]["containerd"]["image_path"] += ' --config "C:\\ctd conf\\config.toml"'
+        local = host.local_path("C:\\ctd conf\\config.toml")
+        os.makedirs(os.path.dirname(local))
+        with open(local, "w") as f:
+            f.write("version = 3\n")
     result = _run(host)
     runtime = result["runtime"]
-    assert [r["message"] for r in runtime["events"]["records"]] == ["serving...", "starting containerd"]
+    assert runtime["events"] is None
     assert runtime["log_file"] == log_file
     assert runtime["log"]["text"].endswith("msg=serving") and runtime["log"]["lines"] == 2
+    assert runtime["config_file"] == "C:\\ctd conf\\config.toml" and runtime["config"]["text"] == "version = 3"
     files = {f["file"]: f for f in bundle.host_files(result, bundle.script_parameters("containerd", True, 10, 4, 3),
                                                      {}) if f["file"]}
-    assert "node/runtime/containerd.log" in files and "node/runtime/events.json" in files
+    assert "node/runtime/containerd.log" in files and "node/runtime/events.json" not in files
+    assert files["node/runtime/config.toml"]["text"] == "version = 3\n"
 
 
 def test_a_runtime_without_an_event_source_and_log_file_has_a_note_and_no_file(host):
-    result = _run(host)  # the default host: containerd 2.x registered without --log-file, no event source
+    # the default host: containerd 2.x registered without --log-file; asked for an event source, Get-WinEvent says
+    # there is none
+    result = _run(host, RuntimeEventSource="containerd")
     runtime = result["runtime"]
     assert runtime["events"]["records"] == [] and runtime["events"]["error"] is None
     assert runtime["events"]["note"] == 'There is not an event provider on the localhost computer that matches ' \
                                         '"containerd".'
-    assert runtime["log_file"] is None and runtime["log"] is None
+    assert runtime["log_file"] is None and runtime["log"] is None and runtime["config_file"] is None
     # a host state from before event logs were modelled: the fresh System and Application logs, empty
     assert result["events"]["System"] == {"records": [], "error": None, "note": None}
 
