@@ -109,4 +109,9 @@ def body(sim):
 
 
 if __name__ == "__main__":
-    run("win_scheduled_task", body, collection="community.windows")
+    # The real module is a legacy Parse-Args one: its documentation's trigger suboption repetition has suboptions but
+    # no type (so a spec made from it would turn the dictionary into a string), and the module reads the dictionary
+    # as given (win_scheduled_task.ps1: a list there is deprecated, "repetition is a list, should be defined as a
+    # dict"). So the triggers are taken as dictionaries, checked by _clean.
+    run("win_scheduled_task", body, collection="community.windows",
+        internal={"triggers": {"type": "list", "elements": "dict"}})
