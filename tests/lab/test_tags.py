@@ -313,6 +313,16 @@ def test_upgrade_node_tag_upgrades_the_node_with_its_network_and_touches_no_daem
     assert changed_names(doc) == {"kubewin.nodes.control_plane : Keep Linux DaemonSets off the Windows nodes"}
 
 
+def test_upgrade_runs_the_metrics_role_under_its_tag(listing):
+    """An upgrade keeps windows_exporter as configured (and installs a changed kubewin_windows_exporter_version): the
+    metrics role runs in upgrade.yml as in scale_up.yml, under --tags metrics and not under node. Fails on the old
+    upgrade.yml (no metrics play)."""
+    metrics = {n.split(" : ", 1)[1] for n in METRICS}
+    assert metrics <= list_tasks(listing, "upgrade.yml", "--tags", "metrics")
+    assert not metrics & list_tasks(listing, "upgrade.yml", "--tags", "node")
+    assert metrics <= list_tasks(listing, "upgrade.yml")
+
+
 # --- reset.yml ---------------------------------------------------------------------------------------------------
 
 def test_reset_in_three_tagged_steps_ends_where_a_whole_reset_ends(joined, api):
