@@ -13,5 +13,6 @@ class ActionModule(WindowsAction):
     ARGSPEC = wa.FACTS_ARGSPEC
 
     def act(self, args):
-        answer = self.script("node_facts", host_facts.script_parameters(args["extra_paths"], args["ca_cert_path"]))
+        answer = self.script("node_facts", host_facts.script_parameters(args["extra_paths"], args["ca_cert_path"],
+                                                                        args["list_images"]))
         return dict(changed=False, ansible_facts={"kubewin_host": host_facts.node_facts(answer, args["ca_cert_path"])})

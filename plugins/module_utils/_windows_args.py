@@ -42,6 +42,12 @@ CONTAINERD_ARGSPEC = dict(
     log_max_files=dict(type="int", default=5),
 )
 
+# kubewin.nodes.win_image_pull
+IMAGE_PULL_ARGSPEC = dict(
+    image=dict(type="str", required=True),
+    timeout=dict(type="int", default=600),
+)
+
 # kubewin.nodes.win_hns_cleanup
 HNS_CLEANUP_ARGSPEC = dict(
     networks=dict(type="list", elements="str", required=True),
@@ -115,6 +121,7 @@ NODE_SERVICE_REQUIRED_IF = [("state", "present", ["path"]), ("state", "started",
 FACTS_ARGSPEC = dict(
     extra_paths=dict(type="list", elements="str", default=[]),
     ca_cert_path=dict(type="str"),
+    list_images=dict(type="bool", default=False),
 )
 
 # kubewin.nodes.win_host_files

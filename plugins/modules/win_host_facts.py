@@ -29,6 +29,13 @@ options:
         C(C:\etc\kubernetes\ssl\ca.crt) on a kubespray cluster). Omitted, kubeadm's default
         C(C:\etc\kubernetes\pki\ca.crt).
     type: str
+  list_images:
+    description:
+      - Also list the container images on the host (C(crictl images -o json) with the collection's crictl and its
+        C(crictl.yaml)) in C(kubewin_host.images) as C(code) (its exit code, null without crictl) and C(output), in
+        the same remote operation (the runtime role's pre-pull decides from it).
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full

@@ -435,7 +435,7 @@ def _builders():
         return host_files.plan(d, dl, f, live, absent, prune)
 
     return {
-        "facts.script_parameters": lambda: host_facts.script_parameters(["C:\\extra"]),
+        "facts.script_parameters": lambda: host_facts.script_parameters(["C:\\extra"], None, True),
         "files.state_query": lambda: host_files.state_query(*_sample_inputs()),
         "files.plan": plan,
         "_bundle.script_parameters": lambda: bundle.script_parameters("containerd", True, 10, 1, 5),

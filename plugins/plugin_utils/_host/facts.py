@@ -24,8 +24,11 @@ def join_markers(ca_cert_path=None):
     return [wp.KUBELET_CONF, wp.BOOTSTRAP_CONF, ca_cert_path or wp.CA_CERT]
 
 
-def script_parameters(extra_paths=(), ca_cert_path=None):
-    return {"Paths": join_markers(ca_cert_path) + list(extra_paths), "Services": NODE_SERVICES,
+def script_parameters(extra_paths=(), ca_cert_path=None, list_images=False):
+    """node_facts' parameters; ``list_images``: also `crictl images -o json` (kubewin_prepull_images is not empty)."""
+    images = {"Crictl": containerd.CRICTL_DIR + "\\crictl.exe", "CrictlConfig": containerd.CRICTL_CONFIG} \
+        if list_images else {}
+    return dict(images, **{"Paths": join_markers(ca_cert_path) + list(extra_paths), "Services": NODE_SERVICES,
             "VersionOf": [r["service"] for r in runtimes.RUNTIMES.values()],
             "DefinitionOf": DEFINED_SERVICES, "FlagsFile": wp.KUBEADM_FLAGS,
             # containerd's effective CNI directories (its config.toml may move them).
@@ -35,7 +38,7 @@ def script_parameters(extra_paths=(), ca_cert_path=None):
             "CniConfDirs": runtime_cni.DEFAULT_CONF_DIRS, "ConfDirPattern": runtime_cni.CONTAINERD_CONF_DIR_PATTERN,
             "DockerConfDirPattern": runtime_cni.CRI_DOCKERD_CONF_DIR_PATTERN,
             # the inbound rules the roles make, so that one already as wanted costs no remote operation
-            "FirewallRulePattern": firewall.RULE_PATTERN}
+            "FirewallRulePattern": firewall.RULE_PATTERN})
 
 
 def parse_runtime_version(output):
@@ -168,4 +171,6 @@ def node_facts(answer, ca_cert_path=None):
                 for runtime in runtimes.NAMES},
         # the public half of the key secrets are sealed to (plugin_utils/_host/sealed.py); not a secret
         "transport_key": answer.get("transport_key"),
+        # with list_images: {code, output} of `crictl images -o json` (code null: no crictl); else null
+        "images": answer.get("images"),
     }, **firewall.firewall_facts(answer))

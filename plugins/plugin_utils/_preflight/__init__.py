@@ -34,6 +34,11 @@ from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.findings 
     Findings,
     finding,
 )
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.images import (  # noqa: F401
+    IMAGE_VALUES,
+    images_to_pull,
+    sandbox_image,
+)
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.inputs import (  # noqa: F401
     check_inputs,
     check_kubeadm_token_use,
@@ -141,7 +146,7 @@ DEPRECATED_VALUES = ("kubewin_node_token_expiration_seconds", "kubewin_node_toke
 VALUE_VARIABLES = ((LABELS_VAR, TAINTS_VAR, EXTRA_ARGS_VAR, ALLOW_INSECURE_VAR, FIREWALL_REMOTE_VAR,
                     "kubewin_use_kubeadm_token") + DEPRECATED_VALUES
                    + tuple(NUMBER_RANGES) + DURATIONS + tuple(KUBESPRAY_HARDENING) + METRICS_VARIABLES
-                   + CONTAINERD_VALUES)
+                   + CONTAINERD_VALUES + tuple(v for v in IMAGE_VALUES if v not in NUMBER_RANGES))
 
 # ---------------------------------------------------------------------------------------------------
 
@@ -218,6 +223,11 @@ def run_checks(inputs):
     results.append(check_deprecated_token_vars(values))
     results.append(check_windows_exporter(values))
     results.append(check_containerd_install(i["container_runtime"], values, _kube_tuple(kube)))
+    # issue 23 points 3 and 4: the pause image for this host's build (by digest), and the images it lacks
+    identity["sandbox_image"], result = sandbox_image(i["windows_build"], values, i["hostprocess_image_pins"])
+    results.append(result)
+    identity["images_to_pull"], result = images_to_pull(i["container_runtime"], values)
+    results.append(result)
     failures, warnings = [], []
     for fails, warns in results:
         failures.extend(fails)

@@ -150,12 +150,7 @@ def check_containerd_install(container_runtime, values, kube=None):
     problem = containerd.support_problem(wanted, kube) if RELEASE.match(wanted) else None
     if problem:
         f.fail(var, "%s is %s: %s; set it to such a release" % (var, wanted, problem))
-    image = values.get(VARIABLES["sandbox_image"])
-    problem = containerd.image_reference_problem(image)
-    if problem:
-        f.fail(VARIABLES["sandbox_image"], "%s is %r: %s; set it to the pause image the nodes pull, for example "
-                                           "mcr.microsoft.com/oss/kubernetes/pause:3.9"
-               % (VARIABLES["sandbox_image"], image, problem))
+    # the sandbox image: images.sandbox_image (the pause image for the host's build)
     problems = containerd.registry_problems(values.get(VARIABLES["registry_mirrors"]) or [])
     if problems:
         f.fail(VARIABLES["registry_mirrors"], "%s (kubespray's containerd_registries_mirrors unless set): %s"

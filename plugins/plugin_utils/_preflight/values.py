@@ -40,6 +40,8 @@ NUMBER_RANGES = {
     "kubewin_log_file_max_age_hours": (1, None, True, "hours kube-log-runner keeps a rotated log"),
     "kubewin_containerd_log_max_files": (1, None, True, "copies of containerd's log kept"),
     "kube_apiserver_port": (1, 65535, True, "a TCP port"),
+    "kubewin_prepull_timeout": (1, None, True, "seconds one pull of a kubewin_prepull_images entry may take"),
+    "kubewin_prepull_retries": (0, None, True, "further pulls of an image after a failed one"),
 }
 _EXCLUSIVE_BOUNDS = set()
 

@@ -16,6 +16,8 @@
 # firewall_rules: [{name, description, direction, action, protocol, local_ports, remote_addresses, profiles, enabled}]
 # of the rules whose names match FirewallRulePattern (none when it is empty), as INetFwRule holds them.
 # firewall_error: null, or why the rules could not be read (firewall_rules is then empty and means nothing).
+# images (only when Crictl is given): {code: the exit code of `<Crictl> --config <CrictlConfig> images -o json`, null
+# when Crictl does not exist; output: its stdout} (kubewin_prepull_images: what the host has, judged on the controller).
 # machine_path: the machine-scope Path, expanded (what a process started after a reboot or a new logon sees).
 # transport_key: RSA.ToXmlString($false) of the key secrets are sealed to (plugin_utils/_host/sealed.py): RSA
 # 2048 in the machine key store, container kubewin.nodes-transport, not exportable, owner Administrators and
@@ -36,7 +38,9 @@ param(
     [string]$DockerConfDirPattern = '',
     [bool]$MakeTransportKey = $false,
     [string]$FirewallRulePattern = '',
-    [string]$FlagsFile = ''
+    [string]$FlagsFile = '',
+    [string]$Crictl = '',
+    [string]$CrictlConfig = ''
 )
 $ErrorActionPreference = 'Stop'
 $Ansible.Changed = $false
@@ -201,7 +205,19 @@ if ($keyInfo -and ($keyInfo.Exportable -or $keyOwner -notin @('O:BA', 'O:SY'))) 
         "$keyOwner, exportable $($keyInfo.Exportable)): whoever made it could read the secrets sent to this " +
         "host; delete it (its file is in C:\ProgramData\Microsoft\Crypto\RSA\MachineKeys), then re-run")
 }
+$images = $null
+if ($Crictl) {
+    $images = @{ code = $null; output = '' }
+    if (Test-Path -LiteralPath $Crictl -PathType Leaf) {
+        $ErrorActionPreference = 'Continue'  # 5.1: crictl's stderr lines must not end the script
+        $images.output = (& $Crictl --config $CrictlConfig images -o json 2>&1 |
+            ForEach-Object { "$_" }) -join "`n"
+        $images.code = $LASTEXITCODE
+        $ErrorActionPreference = 'Stop'
+    }
+}
 $Ansible.Result = @{
+    images = $images
     computer_name = $env:COMPUTERNAME
     hostname = [System.Net.Dns]::GetHostName()
     version = @{ major = $nt.CurrentMajorVersionNumber; minor = $nt.CurrentMinorVersionNumber

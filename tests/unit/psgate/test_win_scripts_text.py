@@ -201,8 +201,8 @@ def test_each_script_file_names_itself_in_its_header():
     names = win_scripts.names()
     # service_watch went into service_apply (issue 22); boot and node_health (issue 21); node_bundle (issue 25);
     # docker_state and docker_apply (review-s6 D1); containerd_state and containerd_apply (issue 23);
-    # containerd_log_rotate (issue 25, review-s8 W3)
-    assert len(names) == 15
+    # containerd_log_rotate (issue 25, review-s8 W3); image_pull (issue 23 point 4)
+    assert len(names) == 16
     for name in names:
         assert win_scripts.load(name).startswith(win_scripts.HEADER_PREFIX + name + "\n")
 

@@ -184,7 +184,8 @@ def test_the_node_and_its_verified_downloads_are_returned_with_each_checksum_fet
         "--kube-subnet-mgr", "--kubeconfig-file=C:\\etc\\kubernetes\\kubelet.conf",
         "--net-config-path=C:\\etc\\kube-flannel\\net-conf.json", "--iface=192.168.10.21", "--ip-masq=false"]
     assert result["node"] == {"name": "win-worker-1", "ip": "192.168.10.21", "adapter": "Ethernet0",
-                              "subnet": "192.168.10.0/24", "firewall_remoteip": "any", "hostprocess_images": None}
+                              "subnet": "192.168.10.0/24", "firewall_remoteip": "any", "hostprocess_images": None,
+                              "sandbox_image": None, "images_to_pull": []}
     # what the node role writes (their content: test_node_config_files.py)
     assert [f["path"] for f in files] == ["C:\\etc\\cni\\net.d\\10-flannel.conf",
                                           "C:\\var\\lib\\kubelet\\config.d\\50-kubewin-node-log-query.conf"]

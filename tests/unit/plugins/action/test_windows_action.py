@@ -21,6 +21,7 @@ CASES = {
                          "container_runtime": "containerd"}, ""),
     "win_node_bundle": ({"container_runtime": "containerd"}, ""),
     "win_containerd": ({"sandbox_image": "registry.k8s.io/pause:3.10"}, "containerd: "),
+    "win_image_pull": ({"image": "registry.k8s.io/pause:3.10.2"}, "image registry.k8s.io/pause:3.10.2: "),
 }
 
 
@@ -33,7 +34,7 @@ def test_a_failed_script_names_module_host_and_what_the_host_said(make_action, m
     options, subject = CASES[module]
     action_cls = importlib.import_module("ansible_collections.kubewin.nodes.plugins.action." + module).ActionModule
     scripts = ("hns_state", "service_state", "node_facts", "files_state", "node_health", "node_bundle",
-               "docker_state", "containerd_state")
+               "docker_state", "containerd_state", "image_pull")
     host = RemoteHost({name: _refuse for name in scripts})
     result = make_action(action_cls, options, host).run(task_vars={"inventory_hostname": "win-9"})
     assert result["failed"] and len(host.calls) == 1

@@ -359,6 +359,7 @@ def identity(adapters, adapter_name):
     inputs = dict(VALID, adapters=adapters, adapter_name=adapter_name)
     failures, dummy, ident = preflight.run_checks(inputs)
     assert failures == [], failures
+    assert ident.pop("sandbox_image") is None and ident.pop("images_to_pull") == []
     return ident
 
 
