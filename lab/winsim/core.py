@@ -56,6 +56,9 @@ def create_host(root, name, profile="ws2022-containerd", adapters=None, build=No
     if winsim_host.PROFILES[profile].get("unpacked"):  # containerd's archive unpacked, nothing registered
         write_binary(host.local_path("C:\\Program Files\\containerd\\bin\\containerd.exe"), "containerd",
                      winsim_host.PROFILES[profile]["unpacked"])
+    if winsim_host.PROFILES[profile].get("crictl"):  # cri-tools' archive unpacked where the runtime role puts it
+        write_binary(host.local_path("C:\\Program Files\\containerd\\crictl\\crictl.exe"), "crictl",
+                     winsim_host.PROFILES[profile]["crictl"])
     config = winsim_host.PROFILES[profile].get("containerd_config")
     if config:  # an installer's containerd config.toml (see the profile)
         local = host.local_path("C:\\Program Files\\containerd\\config.toml")
@@ -108,6 +111,8 @@ def dump(root, name):
         "registry": st.get("registry", {}), "pipes": sorted(st.get("pipes", [])),
         "runtime": st.get("runtime"), "build": st.get("build"), "hostname": st.get("hostname"),
         "features": st.get("features"),
+        # the images containerd's CRI holds (winsim_crictl), by reference
+        "images": sorted(i["tag"] for i in st.get("images") or []),
         "processes": _processes(st),
         "scheduled_tasks": sorted(st.get("scheduled_tasks") or {}),
         # Docker's own network store (winsim_docker), by name as HNS's objects

@@ -26,7 +26,8 @@ TARGETS = sorted(os.path.basename(os.path.dirname(os.path.dirname(p)))
                  for p in glob.glob(os.path.join(TARGETS_DIR, "*", "tasks", "main.yml")))
 BIN = os.path.dirname(sys.executable)
 # The simulated host of each target: a containerd host, unless the module needs another runtime.
-PROFILES = {"win_docker_network": "ws2022-docker", "win_containerd": "ws2022-containerd-unpacked"}
+PROFILES = {"win_docker_network": "ws2022-docker", "win_containerd": "ws2022-containerd-unpacked",
+            "win_image_pull": "ws2022-containerd-crictl"}
 
 # ansible-test reads ansible_host and ansible_user of every [windows] host (host_profiles.py
 # WindowsInventoryProfile), even when the connection is not WinRM.

@@ -12,6 +12,7 @@ import pytest
 import scenario
 from ansible_collections.ansible.windows.plugins.module_utils import (
     winsim_containerd,
+    winsim_crictl,
     winsim_docker,
     winsim_kubelet_status,
     winsim_tasks,
@@ -106,6 +107,9 @@ MOVED_CNI_PROFILE = "ws2022-containerd-etc-cni"
 DOCKER_PROFILE = "ws2022-docker-cri"  # Docker with cri-dockerd: kubewin_container_runtime docker in its host_vars
 # Issue 23: a bare Windows Server (no Containers feature, no containerd): kubewin_containerd_install auto installs it
 BARE_PROFILE = "ws2022-no-containers"
+# Issue 23 point 4: pulled on the bare host before it joins (lab/winsim winsim_crictl's sources); the re-run in
+# test_docker_with_cri_dockerd_gets_the_host_nat_network pulls nothing (changed nothing on any host)
+PREPULL = ["mcr.microsoft.com/windows/nanoserver:ltsc2022", "registry.k8s.io/pause:3.10.2"]
 
 
 class RuntimeRun(object):
@@ -116,7 +120,8 @@ class RuntimeRun(object):
         mirror.ensure(layout.containerd_path(mirror.versions()["containerd"][0]))
         self.host = {p: "win-%d" % (i + 1) for i, p in enumerate(profiles)}
         self.sc = scenario.Scenario(root, nodes=len(profiles), profiles={h: p for p, h in self.host.items()},
-                                    host_vars={self.host[DOCKER_PROFILE]: {"kubewin_container_runtime": "docker"}},
+                                    host_vars={self.host[DOCKER_PROFILE]: {"kubewin_container_runtime": "docker"},
+                                               self.host[BARE_PROFILE]: {"kubewin_prepull_images": PREPULL}},
                                     kubewin_node_name="ctd-{{ inventory_hostname }}")
         self.before = {h: self.sc.dump(h) for h in self.sc.hosts}
         self.config_dump = {}
@@ -229,8 +234,15 @@ def test_a_bare_host_gets_the_containers_feature_containerd_and_crictl_and_joins
             config = tomllib.load(f)
     assert task["triggers"] == [{"type": "boot", "delay": "PT1M", "repetition": {"interval": "PT1H"}}]
     assert task["actions"][0]["arguments"].endswith('-File "C:\\Program Files\\containerd\\kubewin-log-rotate.ps1"')
+    # issue 23 point 3: the pause for build 20348 from the collection's table, by digest (was the tag
+    # mcr.microsoft.com/oss/kubernetes/pause:3.9 for every build)
     assert config["plugins"]["io.containerd.cri.v1.images"]["pinned_images"]["sandbox"] == \
-        "mcr.microsoft.com/oss/kubernetes/pause:3.9"
+        "registry.k8s.io/pause:3.10.2@" + winsim_crictl.PAUSE_3_10_2_DIGEST
+    # issue 23 point 4: each image pulled once, before the node role's join, one task line each
+    assert dump["images"] == sorted(PREPULL)
+    pulls = [t["hosts"][host] for play in r.doc["plays"] for t in play["tasks"]
+             if t["task"]["name"] == "Pull each image (kubewin_prepull_images)" and host in t["hosts"]]
+    assert [(i["item"], i["changed"]) for i in pulls[0]["results"]] == [(p, True) for p in PREPULL], pulls
 
 
 def test_cni_follows_a_containerd_config_that_moved_the_directories(runtime_run):

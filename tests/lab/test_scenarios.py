@@ -65,6 +65,14 @@ BAD_INPUTS = [
                                    "recommends for Kubernetes 1.37"),
     ("sandbox-image-malformed", "ws2022-no-containers", {"kubewin_sandbox_image": "mcr.microsoft.com/Pause:3.9"},
      "kubewin_sandbox_image", "is not an image reference"),
+    # issue 23 point 3: the old default pause on Windows Server 2025, which no source says has a 26100 manifest
+    ("sandbox-image-without-host-build", "ws2025-no-containers",
+     {"kubewin_sandbox_image": "mcr.microsoft.com/oss/kubernetes/pause:3.9"}, "kubewin_sandbox_image",
+     "no manifest for this host's Windows build 26100"),
+    # issue 23 point 4: a malformed reference among the images pulled before the node takes work
+    ("prepull-image-malformed", "ws2022-containerd",
+     {"kubewin_prepull_images": ["mcr.microsoft.com/windows/nanoserver:ltsc2022", "mcr.microsoft.com/Windows:1"]},
+     "kubewin_prepull_images", "entry 2 ('mcr.microsoft.com/Windows:1'): it is not an image reference"),
     ("bad-node-name", "ws2022-containerd", {"kubewin_node_name": "Win_1"}, "kubewin_node_name", "win-1"),
     # kubespray's variables that the cluster also knows: an inventory value that differs stops preflight with both
     # values and their origin (the Windows nodes use the cluster's)

@@ -18,7 +18,7 @@ def test_unset_each_supported_build_gets_the_table_pause_by_digest(build):
 
 
 def test_the_old_default_has_no_ws2025_manifest_and_is_refused_there_naming_variable_and_fix():
-    """review-s8 W7: no source says mcr.microsoft.com/oss/kubernetes/pause:3.9 has a 26100 manifest (the old default)."""
+    """review-s8 W7: no source says mcr.microsoft.com/oss/kubernetes/pause:3.9 (old default) has a 26100 manifest."""
     ref, problems = images.sandbox_image(26100, "mcr.microsoft.com/oss/kubernetes/pause:3.9")
     assert ref is None and len(problems) == 1
     assert "kubewin_sandbox_image" in problems[0] and "no manifest for this host's Windows build 26100" in problems[0]

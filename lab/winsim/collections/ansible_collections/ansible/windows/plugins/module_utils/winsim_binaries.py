@@ -385,6 +385,12 @@ def _containerd(host, version, args, stdin, program=None):
     return rc, out, err
 
 
+@command("crictl")
+def _crictl(host, version, args, stdin):
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_crictl
+    return winsim_crictl.command(host, version, args)
+
+
 def _containerd_file_version(host, args):
     """The ``version`` of the configuration file containerd reads (``--config``/``-c``, else its default
     C:\\Program Files\\containerd\\config.toml); None without a readable file."""

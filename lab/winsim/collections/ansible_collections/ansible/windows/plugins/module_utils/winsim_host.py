@@ -59,6 +59,11 @@ PROFILES = {
     # A freshly installed Windows Server 2022 without the Containers feature (so without the Host Compute Service) and
     # without containerd: what kubewin_containerd_install starts from (issue 23; winsim_features).
     "ws2022-no-containers": {"build": 20348, "runtime": None, "features": {"Containers": "Available"}},
+    # containerd with the collection's crictl beside it: the integration target of win_image_pull starts there
+    "ws2022-containerd-crictl": {"build": 20348, "runtime": "containerd", "runtime_version": "2.3.5",
+                                 "containerd_config": CONTAINERD_2_3_CONFIG, "crictl": "1.34.0"},
+    # the same, Windows Server 2025 (issue 23: the pause image for its build)
+    "ws2025-no-containers": {"build": 26100, "runtime": None, "features": {"Containers": "Available"}},
     # containerd's release archive unpacked where kubewin.nodes puts it (C:\Program Files\containerd\bin), no service
     # yet: the integration target of win_containerd starts there.
     "ws2022-containerd-unpacked": {"build": 20348, "runtime": None, "unpacked": "2.3.5"},

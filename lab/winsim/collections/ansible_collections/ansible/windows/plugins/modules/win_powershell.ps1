@@ -26,7 +26,7 @@ from ansible_collections.ansible.windows.plugins.module_utils.winsim_scripts imp
 # Scripts the lab runs as written (their Python re-implementations are gone).
 INTERPRETED = frozenset(["hns_state", "hns_calls", "service_state", "service_apply", "node_facts", "files_state",
                          "node_sync", "node_health", "node_bundle", "docker_state", "docker_apply", "containerd_state",
-                         "containerd_apply"])
+                         "containerd_apply", "image_pull"])
 # win_powershell's error_action option -> $ErrorActionPreference
 _ERROR_ACTION = {"stop": "Stop", "continue": "Continue", "silently_continue": "SilentlyContinue"}
 
