@@ -26,19 +26,20 @@ def join_markers(ca_cert_path=None):
 
 def script_parameters(extra_paths=(), ca_cert_path=None, list_images=False):
     """node_facts' parameters; ``list_images``: also `crictl images -o json` (kubewin_prepull_images is not empty)."""
-    images = {"Crictl": containerd.CRICTL_DIR + "\\crictl.exe", "CrictlConfig": containerd.CRICTL_CONFIG} \
-        if list_images else {}
-    return dict(images, **{"Paths": join_markers(ca_cert_path) + list(extra_paths), "Services": NODE_SERVICES,
-            "VersionOf": [r["service"] for r in runtimes.RUNTIMES.values()],
-            "DefinitionOf": DEFINED_SERVICES, "FlagsFile": wp.KUBEADM_FLAGS,
-            # containerd's effective CNI directories (its config.toml may move them).
-            "ConfigDumpOf": ["containerd"], "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG,
-            # the file names in the runtimes' CNI configuration directories (another configuration would be
-            # loaded instead of 10-flannel.conf: runtime_cni.conf_dir_conflicts), in the same read
-            "CniConfDirs": runtime_cni.DEFAULT_CONF_DIRS, "ConfDirPattern": runtime_cni.CONTAINERD_CONF_DIR_PATTERN,
-            "DockerConfDirPattern": runtime_cni.CRI_DOCKERD_CONF_DIR_PATTERN,
-            # the inbound rules the roles make, so that one already as wanted costs no remote operation
-            "FirewallRulePattern": firewall.RULE_PATTERN})
+    params = {"Paths": join_markers(ca_cert_path) + list(extra_paths), "Services": NODE_SERVICES,
+              "VersionOf": [r["service"] for r in runtimes.RUNTIMES.values()],
+              "DefinitionOf": DEFINED_SERVICES, "FlagsFile": wp.KUBEADM_FLAGS,
+              # containerd's effective CNI directories (its config.toml may move them).
+              "ConfigDumpOf": ["containerd"], "ConfigFlagPattern": runtime_cni.CONTAINERD_CONFIG_FLAG,
+              # the file names in the runtimes' CNI configuration directories (another configuration would be
+              # loaded instead of 10-flannel.conf: runtime_cni.conf_dir_conflicts), in the same read
+              "CniConfDirs": runtime_cni.DEFAULT_CONF_DIRS, "ConfDirPattern": runtime_cni.CONTAINERD_CONF_DIR_PATTERN,
+              "DockerConfDirPattern": runtime_cni.CRI_DOCKERD_CONF_DIR_PATTERN,
+              # the inbound rules the roles make, so that one already as wanted costs no remote operation
+              "FirewallRulePattern": firewall.RULE_PATTERN}
+    if list_images:
+        params.update(Crictl=containerd.CRICTL_DIR + "\\crictl.exe", CrictlConfig=containerd.CRICTL_CONFIG)
+    return params
 
 
 def parse_runtime_version(output):

@@ -123,7 +123,7 @@ def sandbox_image(build, image=None, builds=None, pins=None):
 def normalized(ref):
     """A reference as containerd's CRI lists it (distribution/reference ParseNormalizedNamed, then TagNameOnly):
     Docker Hub's domain docker.io and its library/ for one-component names, :latest where neither tag nor digest."""
-    name, _, digest = ref.partition("@")
+    name, dummy, digest = ref.partition("@")
     slash = name.find("/")
     first = name[:slash] if slash > 0 else ""
     if not first or ("." not in first and ":" not in first and first != "localhost"):
@@ -166,7 +166,7 @@ def to_pull(images, present):
     out = []
     for ref in images or []:
         key = normalized(ref)
-        name, _, digest = key.partition("@")
+        name, dummy, digest = key.partition("@")
         if digest:  # CRI lists repoDigests as name@digest, without the tag a reference may carry
             key = "%s@%s" % (name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name, digest)
         if key not in present and ref not in out:
