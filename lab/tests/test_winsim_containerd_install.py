@@ -90,7 +90,7 @@ def test_register_service_as_containerd_registers_it(bare):
     assert _run(bare, EXE, "--unregister-service") == (0, "", "")
     assert _run(bare, EXE, "--register-service") == (0, "", "")
     with bare.open(save=False):
-        assert winsim_scm.find(bare.state, "containerd")["image_path"] == kc.earlier_service_command()
+        assert winsim_scm.find(bare.state, "containerd")["image_path"] == kc.service_command(log_file=False)
         assert svc["display_name"] == "Containerd" and svc["description"] == "Container runtime"
         assert bare.state["runtime"] == {"name": "containerd", "version": "2.3.5"}
     assert _run(bare, EXE, "--register-service") == (1, "", "containerd: The specified service already exists.\n")
@@ -261,7 +261,7 @@ def test_containerd_an_earlier_release_registered_without_its_log_file_is_regist
     """review-s8 W3: the earlier registration discarded containerd's log; with kubewin_containerd_install always the
     service is stopped, unregistered and registered with --log-file, and started; the next run changes nothing."""
     lab = Lab(tmp_path, profile="ws2022-no-containers")
-    host = _installed(lab, kc.earlier_service_command(), log_dir=False)
+    host = _installed(lab, kc.service_command(log_file=False), log_dir=False)
     with host.open():
         winsim_scm.start(host, "containerd")
     rc, doc, results = lab.play(CONTAINERD_TASK)

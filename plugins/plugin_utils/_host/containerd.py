@@ -18,16 +18,13 @@ Sources (containerd v2.1.4 unless said):
   config/hosts.go hostDirectory; config_windows.go hostPaths), ``_default`` for every registry (docs/hosts.md).
 - Which containerd a Kubernetes version supports: containerd's RELEASES.md, "Kubernetes Support" (the table at
   containerd/containerd 301026e5, 2026-08-22): :data:`KUBERNETES_SUPPORT`.
-- ``crictl version`` prints ``Version:``, ``RuntimeName:``, ``RuntimeVersion:`` and ``RuntimeApiVersion:`` lines
-  (cri-tools cmd/crictl/version.go); containerd answers RuntimeVersion with its version.Version, the release tag
-  ``v2.1.4`` (internal/cri/server/version.go, Makefile VERSION from git describe).
-- ``--log-file``: with ``--run-service`` and no ``--log-file``, logrus, the stdlib log and os.Stderr go to NUL
-  (registerUnregisterService, "--log-file is *not* specified"); with it, ``os.OpenFile(path, O_APPEND|O_CREATE|
-  O_WRONLY)``, which does not make the directory. containerd registers no event log source (1.5 to 2.x) and never
-  rotates the file. Go opens it sharing read and write but not delete (syscall_windows.go Open: FILE_SHARE_READ |
-  FILE_SHARE_WRITE), so it cannot be renamed while containerd runs; it is copied and truncated instead (a write
-  with O_APPEND goes to the end of the file as it is then: Microsoft Learn, CreateFileW, FILE_APPEND_DATA), by the
-  scheduled task kubewin-containerd-log (scripts/containerd_log_rotate.ps1, its settings beside it).
+- ``crictl version`` prints ``Version:``, ``RuntimeName:``, ``RuntimeVersion:`` (containerd's release tag ``v2.1.4``:
+  internal/cri/server/version.go) and ``RuntimeApiVersion:`` lines (cri-tools cmd/crictl/version.go).
+- ``--log-file``: without it, ``--run-service`` sends logrus, log and os.Stderr to NUL (registerUnregisterService);
+  with it, ``os.OpenFile(path, O_APPEND|O_CREATE|O_WRONLY)`` (no directory made), shared for read and write but not
+  delete (syscall_windows.go Open), never rotated, no event log source (1.5 to 2.x). So the scheduled task
+  kubewin-containerd-log copies and truncates it (scripts/containerd_log_rotate.ps1; an O_APPEND write goes to the
+  end of the file as it is then: Microsoft Learn, CreateFileW, FILE_APPEND_DATA).
 - crictl reads ``--config``, else ``CRI_CONFIG_FILE``, else ``%USERPROFILE%\\.crictl\\crictl.yaml`` on Windows
   (kubernetes-sigs/cri-tools cmd/crictl/main.go, main_windows.go): the role sets CRI_CONFIG_FILE machine-wide.
 
@@ -340,15 +337,11 @@ def register_args():
     return ["--register-service", "--log-file", LOG_FILE]
 
 
-def service_command(exe=EXE):
+def service_command(exe=EXE, log_file=True):
     """The ImagePath --register-service writes: the quoted absolute program path, --run-service and the other
-    arguments (golang.org/x/sys/windows/svc/mgr CreateService: EscapeArg of the path and of each argument)."""
-    return '"%s" --run-service --log-file %s' % (exe, LOG_FILE)
-
-
-def earlier_service_command(exe=EXE):
-    """The ImagePath earlier releases of the collection registered (no --log-file: containerd's log discarded)."""
-    return '"%s" --run-service' % exe
+    arguments (golang.org/x/sys/windows/svc/mgr CreateService: EscapeArg of the path and of each argument).
+    ``log_file`` False: what earlier releases of the collection registered (no --log-file: the log discarded)."""
+    return '"%s" --run-service' % exe + (" --log-file %s" % LOG_FILE if log_file else "")
 
 
 def rotate_settings(max_size_mb, max_files):
@@ -387,7 +380,7 @@ def plan(state, sandbox_image, mirrors, rotate_script="", log_max_size_mb=100, l
     remove = sorted(p for p in (state.get("hosts_files") or []) if p not in want)
     service = state.get("service") or {}
     image_path = (service.get("image_path") or "").lower()
-    reregister = bool(service.get("exists")) and image_path == earlier_service_command().lower()
+    reregister = bool(service.get("exists")) and image_path == service_command(log_file=False).lower()
     register = not service.get("exists") or reregister
     if service.get("exists") and not reregister and image_path != service_command().lower():
         raise ContainerdError(

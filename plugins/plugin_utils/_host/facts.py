@@ -150,8 +150,9 @@ def node_facts(answer, ca_cert_path=None):
         "runtimes": runtime_facts,
         # the collection's containerd (the service --register-service made for C:\Program Files\containerd\bin):
         # the one the upgrade playbook may replace
+        # (registered with --log-file, or by an earlier release without it)
         "containerd_managed": str((services.get("containerd") or {}).get("image_path") or "").lower()
-        == containerd.service_command().lower(),
+        in (containerd.service_command().lower(), containerd.service_command(log_file=False).lower()),
         # where the kubelet (--container-runtime-endpoint) and kubeadm (criSocket) reach each runtime
         "cri_endpoints": {runtime: runtimes.cri_endpoint(runtime) for runtime in runtimes.NAMES},
         "services": {name: {"exists": bool(s.get("exists")), "status": s.get("status")}

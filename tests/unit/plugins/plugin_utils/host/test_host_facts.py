@@ -35,6 +35,8 @@ def test_the_collections_containerd_is_the_service_it_registered():
         svc = dict(answer()["services"]["containerd"], image_path=image_path)
         return nf.node_facts(answer(services={"containerd": svc}))["containerd_managed"]
     assert managed('"C:\\Program Files\\containerd\\bin\\containerd.exe" --run-service') is True
+    assert managed('"C:\\Program Files\\containerd\\bin\\containerd.exe" --run-service --log-file '
+                   'C:\\var\\log\\containerd\\containerd.log') is True
     assert managed('"c:\\program files\\containerd\\bin\\containerd.exe" --RUN-SERVICE') is True
     assert managed('"C:\\containerd\\containerd.exe" --run-service') is False
     assert managed(None) is False
