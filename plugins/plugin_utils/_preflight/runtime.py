@@ -11,7 +11,12 @@ import re
 
 from ansible_collections.kubewin.nodes.plugins.module_utils import _versions as versions
 from ansible_collections.kubewin.nodes.plugins.plugin_utils import _hostprocess as hostprocess
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import containerd, runtime_cni, runtimes
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import (
+    containerd,
+    containerd_support,
+    runtime_cni,
+    runtimes,
+)
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.findings import VARIABLES, Findings, _v
 
 DEPLOYMENT_MODES = ("services", "hostprocess")
@@ -147,8 +152,12 @@ def check_containerd_install(container_runtime, values, kube=None):
                % (have, installed.get("service_status") or "unknown", var, wanted,
                   "the collection's containerd" if installed.get("managed") else
                   "only the collection's containerd (this one is another installation: remove it first)", var, have))
-    problem = containerd.support_problem(wanted, kube) if RELEASE.match(wanted) else None
-    if problem:
+    problem = containerd_support.support_problem(wanted, kube) if RELEASE.match(wanted) else None
+    if problem and containerd_support.newer_than_listed(wanted, kube):
+        # the default (the newest release) on a cluster older than its row: installed, with the table's advice
+        f.warn(var, "%s is %s: %s. A newer minor than the table lists is installed anyway (the table recommends "
+                    "what was tested most); set %s to such a release to follow it" % (var, wanted, problem, var))
+    elif problem:
         f.fail(var, "%s is %s: %s; set it to such a release" % (var, wanted, problem))
     # the sandbox image: images.sandbox_image (the pause image for the host's build)
     problems = containerd.registry_problems(values.get(VARIABLES["registry_mirrors"]) or [])

@@ -4,7 +4,7 @@ file contradicts, malformed registry mirrors (the sandbox image: test_images.py)
 
 import pytest
 
-from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import containerd as c
+from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import containerd_support as cs
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight import downloads as pd
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._preflight.runtime import check_containerd_install
 
@@ -100,7 +100,7 @@ def test_always_over_an_installed_containerd_of_another_release_is_refused_befor
     ("9.9.9", (1, 37), False),
 ])
 def test_support_table(version, kube, supported):
-    assert (c.support_problem(version, kube) is None) == supported
+    assert (cs.support_problem(version, kube) is None) == supported
 
 
 def test_an_unsupported_release_for_the_target_kubernetes_names_the_variable_and_the_table():
@@ -114,6 +114,18 @@ def test_an_unsupported_release_for_the_target_kubernetes_names_the_variable_and
     # what the collection does not install (auto over an existing containerd) is not held to the table
     assert check_containerd_install("containerd", dict(PLANNED, kubewin_containerd_planned="False",
                                                        kubewin_containerd_version="2.1.5"), (1, 37, 2)) == ([], [])
+
+
+def test_the_default_release_on_a_cluster_older_than_its_row_is_installed_with_a_warning():
+    """review-s9 W2: 2.3.5 (the default) is in no row before Kubernetes 1.36, which RELEASES.md calls recommended, not
+    required: a 1.35 cluster's bare host must not be refused with the defaults. Older minors and low patches still
+    are."""
+    failures, warnings = check_containerd_install("containerd", PLANNED, (1, 35, 4))
+    assert failures == [] and [w["variable"] for w in warnings] == ["kubewin_containerd_version"]
+    assert "newer minor than the table lists is installed anyway" in warnings[0]["message"]
+    assert cs.newer_than_listed("2.3.5", (1, 32)) and not cs.newer_than_listed("2.2.0", (1, 35))
+    failures = check_containerd_install("containerd", dict(PLANNED, kubewin_containerd_version="2.1.4"), (1, 35, 4))[0]
+    assert [f["variable"] for f in failures] == ["kubewin_containerd_version"]
 
 
 INSTALLED = {"service_exists": True, "service_status": "Running", "version": "2.2.4", "managed": True}
