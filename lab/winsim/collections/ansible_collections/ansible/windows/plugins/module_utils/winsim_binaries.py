@@ -385,12 +385,6 @@ def _containerd(host, version, args, stdin, program=None):
     return rc, out, err
 
 
-@command("crictl")
-def _crictl(host, version, args, stdin):
-    from ansible_collections.ansible.windows.plugins.module_utils import winsim_crictl
-    return winsim_crictl.command(host, version, args)
-
-
 def _containerd_file_version(host, args):
     """The ``version`` of the configuration file containerd reads (``--config``/``-c``, else its default
     C:\\Program Files\\containerd\\config.toml); None without a readable file."""
@@ -429,6 +423,15 @@ def _running_containerd_version(host):
 
 @command("crictl")
 def _crictl(host, version, args, stdin):
+    """crictl: the image commands with --config (winsim_crictl: images, inspecti, pull, rmi), the upgrade's with
+    --runtime-endpoint (below). One registration: a second @command("crictl") would replace the first."""
+    if args[:1] != ["--runtime-endpoint"]:
+        from ansible_collections.ansible.windows.plugins.module_utils import winsim_crictl
+        return winsim_crictl.command(host, version, args)
+    return _crictl_endpoint(host, args)
+
+
+def _crictl_endpoint(host, args):
     """crictl --runtime-endpoint <npipe> version | rmp --all --force (kubernetes-sigs/cri-tools cmd/crictl):
     version prints Version (the CRI API's 0.1.0), RuntimeName, RuntimeVersion (containerd's version.Version, the
     tag: internal/cri/server/version.go) and RuntimeApiVersion v1 (version.go); rmp --all --force stops and removes
