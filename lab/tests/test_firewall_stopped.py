@@ -31,10 +31,13 @@ def host(tmp_path):
 
 
 def _node_facts(host, text=None):
+    params = nf.script_parameters()
     if text is None:
         text = win_scripts.load("node_facts")
+    else:  # an older script: only the parameters it declares (later ones would be refused by name)
+        params = {k: v for k, v in params.items() if "$" + k in text.split("$ErrorActionPreference", 1)[0]}
     with host.open():
-        return execute(host, text, "node_facts", nf.script_parameters(), error_action="Stop", depth=8)
+        return execute(host, text, "node_facts", params, error_action="Stop", depth=8)
 
 
 @pytest.mark.parametrize("fails_at", fw.FAIL_POINTS)
