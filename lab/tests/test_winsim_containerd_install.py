@@ -335,3 +335,19 @@ def test_the_rotation_task_copies_and_truncates_the_log_containerd_holds_and_kee
     with open(copy[2]) as f:
         assert "line 1 " in f.read()
     assert not os.path.exists(copy[3])
+
+
+def test_the_upgrades_stop_removes_the_pods_with_a_longer_crictl_timeout_then_stops_containerd(bare):
+    """review-s9 W1: containerd_apply's Stop passes crictl --timeout 120s (its default 2 s bounds each CRI call, and
+    stopping a Windows pod takes longer), removes every pod sandbox, then stops the service."""
+    from winsim.ps.winhost import run_kubewin_script
+    with bare.open():
+        core.write_binary(bare.local_path(kc.CRICTL), "crictl", "1.34.0")
+        winsim_scm.create(bare.state, "containerd", kc.service_command())
+        bare.state["services"]["containerd"]["status"] = "Running"
+        bare.state["pipes"].append(r"\\.\pipe\containerd-containerd")
+        bare.state["sandboxes"] = [{"id": "5f1e"}, {"id": "77aa"}]
+        result = run_kubewin_script(bare, "containerd_apply", {"Stop": True, "Service": "containerd",
+                                                               "Crictl": kc.CRICTL, "Endpoint": kc.PIPE})["result"]
+        assert result["rmp_output"] == ["Removed sandbox 5f1e", "Removed sandbox 77aa"]
+        assert result["status"] == "Stopped" and not bare.state.get("sandboxes")

@@ -11,8 +11,8 @@
 # verify_code, verify_output: crictl's last exit code (null when not run) and output lines; restarted_dependents:
 # the services a restart or re-registration stopped with it and started again}. Whether that is a
 # failure is decided on the controller. Stop (instead of all that: containerd stopped for its programs to be
-# replaced): while the service runs, `crictl --runtime-endpoint <Endpoint> rmp --all --force` (every pod sandbox
-# stopped and removed, so no containerd-shim-runhcs-v1.exe keeps running), then Stop-Service; result {rmp_code,
+# replaced): while the service runs, `crictl --runtime-endpoint <Endpoint> --timeout 120s rmp --all --force` (each
+# pod sandbox stopped and removed, so no containerd-shim-runhcs-v1.exe keeps running), then Stop-Service; {rmp_code,
 # rmp_output: crictl's exit code (null when it did not run) and output lines; status: the service's at the end}.
 param(
     [string]$Exe = '',
@@ -36,7 +36,10 @@ if ($Stop) {
     $result = @{ rmp_code = $null; rmp_output = @(); status = $null }
     if ([string](Get-Service -Name $Service).Status -ne 'Stopped') {
         $ErrorActionPreference = 'Continue'
-        $result.rmp_output = @(& $Crictl --runtime-endpoint $Endpoint rmp --all --force 2>&1 | ForEach-Object { "$_" })
+        # crictl's --timeout (default 2 s, cri-tools cmd/crictl/main.go) bounds each CRI call: stopping a Windows pod
+        # (HNS endpoint, HCS stop) takes longer, and rmp would fail after the drain (review-s9 W1)
+        $rmp = @('--runtime-endpoint', $Endpoint, '--timeout', '120s', 'rmp', '--all', '--force')
+        $result.rmp_output = @(& $Crictl @rmp 2>&1 | ForEach-Object { "$_" })
         $result.rmp_code = $LASTEXITCODE
         $ErrorActionPreference = 'Stop'
         if ($result.rmp_code -eq 0) { Stop-Service -Name $Service }

@@ -266,3 +266,10 @@ def test_node_facts_reads_a_service_definition_as_service_state_does():
     assert function("node_facts") == function("service_state")
     assert "if ($name -in $DefinitionOf) { $entry.definition = Get-ServiceDefinition $name }" in _code("node_facts")
     assert "$result = Get-ServiceDefinition $Name" in _code("service_state")
+
+
+def test_the_upgrades_pod_removal_gives_each_cri_call_more_than_crictls_two_seconds():
+    """review-s9 W1: crictl's --timeout defaults to 2 s per CRI call (cri-tools cmd/crictl/main.go); stopping a Windows
+    pod takes longer, and the upgrade would fail after its drain."""
+    assert "$rmp = @('--runtime-endpoint', $Endpoint, '--timeout', '120s', 'rmp', '--all', '--force')" in \
+        _code("containerd_apply")

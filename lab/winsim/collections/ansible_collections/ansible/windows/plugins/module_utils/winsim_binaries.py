@@ -440,6 +440,8 @@ def _crictl_endpoint(host, args):
     if len(args) < 3 or args[0] != "--runtime-endpoint":
         return 1, "", "winsim: crictl %s is not simulated\n" % " ".join(args)
     endpoint, sub = args[1], args[2:]
+    if sub[:1] in (["--timeout"], ["-t"]) and len(sub) > 2:  # a duration per CRI call (main.go); not timed here
+        sub = sub[2:]
     pipe = endpoint.replace("npipe:////./pipe/", "\\\\.\\pipe\\")
     if pipe != CONTAINERD_PIPE or pipe not in (host.state.get("pipes") or []):
         return 1, "", ('time="%s" level=fatal msg="validate service connection: validate CRI v1 runtime API for '
