@@ -126,7 +126,9 @@ def test_node_facts_script_answer_matches_the_contract(tmp_path):
     assert answer["pipes"] == ["docker_engine"] and answer["paths"] == {"\\\\.\\pipe\\docker_engine": True}
     assert answer["services"]["docker"]["version_output"].startswith("Docker version 24.0.7, build ")
     assert answer["services"]["containerd"] == {"exists": False, "status": None, "image_path": None,
-                                                "version_output": None}
+                                                "version_output": None, "definition": None}
+    # a service's whole definition only for those in DefinitionOf (the roles' services; none asked for here)
+    assert answer["services"]["docker"]["definition"] is None and answer["flags_file_content"] is None
     assert answer["machine_path"] == core.winsim_host.INITIAL_PATH
 
 
