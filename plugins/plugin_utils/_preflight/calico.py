@@ -92,9 +92,10 @@ def check_calico(calico, windows_build=None):
     if backend != "vxlan":
         f.fail("calico_network_backend",
                "Calico's networking backend is %s (ConfigMap kube-system/calico-config calico_backend); Windows nodes "
-               "here need VXLAN (this collection does not support BGP or policy-only): set calico_network_backend: vxlan, "
-               "calico_vxlan_mode: Always and calico_ipip_mode: Never %s (kubespray's docs/CNI/calico.md describes "
-               "moving a running cluster from IP-in-IP to VXLAN)" % (backend or "unknown", RERUN))
+               "here need VXLAN (this collection does not support BGP or policy-only): set "
+               "calico_network_backend: vxlan, calico_vxlan_mode: Always and calico_ipip_mode: Never %s "
+               "(kubespray's docs/CNI/calico.md describes moving a running cluster from IP-in-IP to VXLAN)"
+               % (backend or "unknown", RERUN))
     else:
         fine.append("backend vxlan")
 
