@@ -100,6 +100,12 @@ def windows_build(text):
     return int(m.group(1)) if m else None
 
 
+def windows_update_revision(text):
+    """A Windows version's update revision (UBR): '10.0.20348.2113' -> 2113; None when the text has none."""
+    m = re.match(r"^10\.0\.\d+\.(\d+)$", str(text or "").strip())
+    return int(m.group(1)) if m else None
+
+
 def format_version(ver, parts=3, prefix="v"):
     """(1, 36, 4) -> 'v1.36.4' (parts=2: 'v1.36')."""
     return prefix + ".".join(str(p) for p in ver[:parts])

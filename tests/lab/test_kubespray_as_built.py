@@ -307,7 +307,7 @@ def test_kubespray_calico_with_strict_affinity_is_refused_as_not_installable_yet
     for fine in ("Calico v3.31.5 found (ClusterInformation default (calicoVersion))", "datastore kubernetes (kdd)",
                  "backend vxlan", "IPAM calico-ipam", "VXLAN VNI 4096", "VXLAN port 4789", "no eBPF, no WireGuard",
                  "IPv4 pool default-pool (10.233.64.0/18, blockSize 26) with vxlanMode Always, ipipMode Never",
-                 "IPAM strictAffinity true", "Windows build 20348 (Windows Server 2022"):
+                 "IPAM strictAffinity true", "(Windows Server 2022, Calico v3.31.5 supports it from update 20348.169)"):
         assert fine in messages, (fine, messages)
 
 

@@ -65,8 +65,19 @@ def _check_build(f, calico, windows_build):
         f.fail(None, "this host runs Windows build %d, which Calico %s does not support on Windows nodes (Calico's "
                      "requirements list %s): use one of those" % (build, version, listed))
         return None
-    return "Windows build %d (%s, Calico %s supports it from update %d.%d)" % (
-        build, table[build][0], version, build, table[build][1])
+    name, min_ubr = table[build]
+    ubr = versions.windows_update_revision(windows_build)
+    if ubr is None:
+        f.warn(None, "this host's Windows version (%s) has no update revision, so whether it has the update Calico %s "
+                     "needs on %s (build %d.%d or later) was not checked"
+               % (windows_build, version, name, build, min_ubr))
+    elif ubr < min_ubr:
+        f.fail(None, "this host runs Windows build %d.%d, below the %d.%d Calico %s needs on %s (Calico's "
+                     "requirements): install the latest cumulative update on this host" % (
+                         build, ubr, build, min_ubr, version, name))
+        return None
+    return "Windows build %d.%s (%s, Calico %s supports it from update %d.%d)" % (
+        build, "?" if ubr is None else ubr, name, version, build, min_ubr)
 
 
 def check_calico(calico, windows_build=None):

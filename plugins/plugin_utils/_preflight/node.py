@@ -296,9 +296,6 @@ def chosen_adapter(adapters, adapter_name, node_ips):
 WS2025_BUILD = 26100
 WS2025_OVERLAY_KB = "KB5066835"
 WS2025_OVERLAY_MIN_UBR = 6899
-_BUILD_UBR = re.compile(r"^10\.0\.(\d+)\.(\d+)$")
-
-
 # Windows Server 2019 (17763) and vxlan: flannel v0.26.7 pkg/backend/vxlan/device_windows.go (lines 159-177) asks HNS
 # for the HostRoute policy, which needs Windows build 18321 or later, and on 17763 only logs "Could not apply
 # HostRoute policy ... requires Windows 18321" and goes on: the node joins, but pods cannot reach their own node
@@ -325,15 +322,15 @@ def check_windows_update(windows_build, backend):
         return f.result()
     if versions.windows_build(windows_build) != WS2025_BUILD:
         return f.result()
-    m = _BUILD_UBR.match(str(windows_build).strip())
+    ubr = versions.windows_update_revision(windows_build)
     fix = ("install the October 2025 cumulative update (%s, OS build %d.%d) or a later one on this host, or use "
            "flannel's host-gw backend" % (WS2025_OVERLAY_KB, WS2025_BUILD, WS2025_OVERLAY_MIN_UBR))
-    if not m:
+    if ubr is None:
         f.warn(var, "Windows Server 2025 (%s) without its update revision: its overlay (vxlan) networking needs OS "
                     "build %d.%d or later, which could not be checked; %s"
                % (windows_build, WS2025_BUILD, WS2025_OVERLAY_MIN_UBR, fix))
-    elif int(m.group(2)) < WS2025_OVERLAY_MIN_UBR:
-        f.fail(var, "Windows Server 2025 at OS build %d.%s is below %d.%d: its overlay (vxlan) networking is broken "
+    elif ubr < WS2025_OVERLAY_MIN_UBR:
+        f.fail(var, "Windows Server 2025 at OS build %d.%d is below %d.%d: its overlay (vxlan) networking is broken "
                     "until the October 2025 cumulative update (SIG Windows: \"only impacting overlay networking "
-                    "mode\"); %s" % (WS2025_BUILD, m.group(2), WS2025_BUILD, WS2025_OVERLAY_MIN_UBR, fix))
+                    "mode\"); %s" % (WS2025_BUILD, ubr, WS2025_BUILD, WS2025_OVERLAY_MIN_UBR, fix))
     return f.result()

@@ -53,7 +53,7 @@ def test_kubesprays_default_is_refused_for_strict_affinity_naming_its_variable()
     for phrase in ("Calico v3.31.5 found", "datastore kubernetes (kdd)", "backend vxlan", "IPAM calico-ipam",
                    "VXLAN VNI 4096", "VXLAN port 4789", "no eBPF, no WireGuard",
                    "IPv4 pool default-pool (10.233.64.0/18, blockSize 26) with vxlanMode Always, ipipMode Never",
-                   "Windows build 20348 (Windows Server 2022",
+                   "Windows build 20348.2113 (Windows Server 2022",
                    "Needs fixing first (each named above): calico_ipam_strictaffinity"):
         assert phrase in last
     assert "strictAffinity true" not in last
@@ -106,6 +106,10 @@ BAD = [
     (dict(), "10.0.26100.1742", None,
      ["Windows build 26100, which Calico v3.31.5 does not support", "Windows Server 2019 (17763), Windows Server "
                                                                     "2022 (20348)"]),
+    (dict(), "10.0.20348.100", None,
+     ["Windows build 20348.100, below the 20348.169 Calico v3.31.5 needs on Windows Server 2022",
+      "install the latest cumulative update"]),
+    (dict(), "10.0.17763.1431", None, ["Windows build 17763.1431, below the 17763.1432"]),
     (dict(version="v3.29.3"), WS2022, "calico_version", ["Calico v3.29.3", "not known here (known: Calico 3.31)"]),
     (dict(version=None), WS2022, "calico_version", ["of unknown version"]),
 ]
@@ -164,3 +168,12 @@ def test_host_local_ipam_is_read_from_kubesprays_cni_config():
     configmap = {"data": {"cni_network_config": cni}}
     result = calico_facts.facts(ds, "kube-system/calico-node", configmap=configmap)
     assert result["ipam_type"] == "host-local" and result["datastore"] == "kubernetes"
+
+
+def test_the_lowest_update_calico_lists_is_fine_and_a_missing_revision_is_a_warning():
+    failures = check(FIXED, "10.0.17763.1432")
+    assert [f["variable"] for f in failures] == ["kube_network_plugin"]
+    assert "Windows build 17763.1432 (Windows Server 2019" in verdict(failures)
+    failures, warnings = check_calico(FIXED, "10.0.20348")
+    assert [f["variable"] for f in failures] == ["kube_network_plugin"]
+    assert len(warnings) == 1 and "build 20348.169 or later) was not checked" in warnings[0]["message"]
