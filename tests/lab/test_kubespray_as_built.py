@@ -303,7 +303,7 @@ def test_kubespray_calico_with_strict_affinity_is_refused_as_not_installable_yet
     finally:
         calico.restore()
     assert rc != 0 and "Preflight failed on win-1" in messages, messages
-    assert "Nothing else needs fixing: only the installation is missing" in messages, messages
+    assert "Nothing else this collection checks needs fixing: what is missing is the installation" in messages, messages
     for fine in ("Calico v3.31.5 found (ClusterInformation default (calicoVersion))", "datastore kubernetes (kdd)",
                  "backend vxlan", "IPAM calico-ipam", "VXLAN VNI 4096", "VXLAN port 4789", "no eBPF, no WireGuard",
                  "IPv4 pool default-pool (10.233.64.0/18, blockSize 26) with vxlanMode Always, ipipMode Never",

@@ -210,5 +210,7 @@ def _verdict(f, fine):
            "the cluster runs Calico: %s. Already fine for Windows nodes: %s. %s" % (
                NOT_YET, "; ".join(fine),
                "Needs fixing first (each named above): %s" % ", ".join(to_fix) if to_fix
-               else "Nothing else needs fixing: only the installation is missing"))
+               else "Nothing else this collection checks needs fixing: what is missing is the installation of "
+                    "Calico's Windows components (Calico 3.31 documents it only through the Tigera operator, which "
+                    "kubespray does not use)"))
     return f.result()
