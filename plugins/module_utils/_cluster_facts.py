@@ -208,6 +208,7 @@ def node_facts(node):
         "unschedulable": summary["unschedulable"],
         "internal_ip": internal_ip,
         "architecture": (status.get("nodeInfo") or {}).get("architecture"),
+        "pod_cidr": ((node or {}).get("spec") or {}).get("podCIDR"),
     }
 
 

@@ -13,6 +13,7 @@ from ansible_collections.kubewin.nodes.plugins.module_utils import _calico as ca
 from ansible_collections.kubewin.nodes.plugins.module_utils import _cluster_facts as cf
 from ansible_collections.kubewin.nodes.plugins.module_utils import _cluster_info as ci
 from ansible_collections.kubewin.nodes.plugins.module_utils import _daemonset_os as dso
+from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as nc
 from ansible_collections.kubewin.nodes.plugins.module_utils import _pod_security as pod_security
 from ansible_collections.kubewin.nodes.plugins.module_utils._k8s import client as kc
 
@@ -33,6 +34,38 @@ def _calico(apis, get_configmap, daemonset, ref):
                               felix=get("felixconfigurations", "default"),
                               ippools=(pools or {}).get("items") or [],
                               ipamconfig=get("ipamconfigs", "default"))
+
+
+def _credentials_in_place(apis, nodes, bindings, flannel_namespace):
+    """Each Windows node's ``credentials_in_place``: whether k8s_node_credentials would change nothing for it (the
+    network role then skips that call on a no-op run), from this run's lists; None where they could not be read."""
+    def managed(verb_resource, func):
+        try:
+            return (kc.call(apis, "list", verb_resource, None, None, func,
+                            label_selector="%s=true" % nc.MANAGED_LABEL) or {}).get("items") or []
+        except kc.K8sError as exc:
+            if exc.status != 403:
+                raise
+            return None
+
+    windows = [name for name, facts in nodes.items() if facts["os"] == "windows"]
+    for facts in nodes.values():
+        facts["credentials_in_place"] = None
+    if not windows or bindings is None:
+        return
+    roles = managed("clusterroles", apis.rbac.list_cluster_role)
+    accounts = managed("serviceaccounts", apis.core.list_service_account_for_all_namespaces)
+    if roles is None or accounts is None:
+        return
+    def meta(obj):
+        return obj.get("metadata") or {}
+
+    roles = {meta(o).get("name"): o for o in roles}
+    by_name = {meta(o).get("name"): o for o in bindings.get("items") or []}
+    accounts = {(meta(o).get("namespace"), meta(o).get("name")) for o in accounts}
+    namespaces = dict(nc.DEFAULT_NAMESPACES, flanneld=flannel_namespace or nc.DEFAULT_NAMESPACES["flanneld"])
+    for name in windows:
+        nodes[name]["credentials_in_place"] = nc.in_place(name, namespaces, roles, by_name, accounts)
 
 
 def gather(module, apis):
@@ -100,12 +133,13 @@ def gather(module, apis):
     # One list for the run: whether a node's renewal of its own client certificate is approved (preflight warns
     # when not). A kubeconfig that may not list them leaves it unknown (null) rather than failing the read.
     try:
-        renewal = cf.node_renewal_bindings(kc.call(apis, "list", "clusterrolebindings", None, None,
-                                                   apis.rbac.list_cluster_role_binding))
+        bindings = kc.call(apis, "list", "clusterrolebindings", None, None, apis.rbac.list_cluster_role_binding)
     except kc.K8sError as exc:
         if exc.status != 403:
             raise
-        renewal = None
+        bindings = None
+    renewal = None if bindings is None else cf.node_renewal_bindings(bindings)
+    _credentials_in_place(apis, nodes, bindings, flannel["namespace"])
 
     result = {}
     if module.params["discovery"]:

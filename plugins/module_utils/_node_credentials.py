@@ -20,8 +20,8 @@ those accounts (``retired_account``), which revokes every token they issued (a t
 ServiceAccount's UID: kubernetes pkg/serviceaccount/claims.go), and the files go (roles/network).
 
 The decisions are plain functions, unit-tested without a cluster: ``account_name``,
-``desired_objects``, ``drift``. The API calls follow them (``ensure``, ``delete_managed``, ``absent``); the module
-keeps their order (present, absent).
+``desired_objects``, ``drift``, ``in_place``. The API calls follow them (``ensure``, ``delete_managed``,
+``absent``); the module keeps their order (present, absent).
 """
 
 from __future__ import annotations
@@ -179,6 +179,28 @@ def drift(current, desired, fields):
         if _normalise((current or {}).get(field)) != _normalise(desired.get(field)):
             changed.append(field)
     return changed
+
+
+def in_place(node_name, namespaces, roles, bindings, managed_accounts):
+    """Whether a run of ``present`` (retire=False) would change nothing for this node, judged from lists read
+    elsewhere (k8s_join_info's, so a no-op run needs no call of its own): ``roles``/``bindings`` {name: object},
+    ``managed_accounts`` the (namespace, name) of ServiceAccounts with the managed label (one to retire is work)."""
+    try:
+        objects = desired_objects(node_name, namespaces)
+    except NodeCredentialsError:
+        return False
+    for obj in objects.values():
+        if tuple(obj["retired_account"]) in managed_accounts:
+            return False
+        role, binding = obj["role"], obj["binding"]
+        current = bindings.get(binding["metadata"]["name"])
+        if current is None or current.get("roleRef") != binding["roleRef"] or drift(current, binding, ["subjects"]):
+            return False
+        if role is not None:
+            current = roles.get(role["metadata"]["name"])
+            if current is None or drift(current, role, ["rules"]):
+                return False
+    return True
 
 
 def _normalise(value):

@@ -267,14 +267,15 @@ calico:
       description: IPAMConfig C(autoAllocateBlocks); V(true) without the object, as Calico's IPAM does.
       type: bool
 nodes:
-  description: Every Node, by name.
+  description: Every Node, by name; C(credentials_in_place) (Windows nodes) whether
+    M(kubewin.nodes.k8s_node_credentials) would change nothing for it (V(null) if the RBAC could not be listed).
   returned: always
   type: dict
   sample:
     cp-1: {ready: true, os: linux, kubelet_version: v1.31.4, windows_build: null, unschedulable: false,
-           internal_ip: 192.0.2.10, architecture: amd64}
-    win-1: {ready: true, os: windows, kubelet_version: v1.31.4, windows_build: 10.0.20348,
-            unschedulable: false, internal_ip: 192.0.2.21, architecture: amd64}
+           internal_ip: 192.0.2.10, architecture: amd64, pod_cidr: 10.244.0.0/24, credentials_in_place: null}
+    win-1: {ready: true, os: windows, kubelet_version: v1.31.4, windows_build: 10.0.20348, unschedulable: false,
+            internal_ip: 192.0.2.21, architecture: amd64, pod_cidr: 10.244.1.0/24, credentials_in_place: true}
 kubeadm_config:
   description: Fields of kubeadm's ClusterConfiguration (ConfigMap C(kube-system/kubeadm-config)).
   returned: always

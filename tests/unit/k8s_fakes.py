@@ -168,6 +168,20 @@ class FakeCluster:
         self._hit("list_cluster_role_binding", **kwargs)
         return {"items": copy.deepcopy(list(self.clusterrolebindings.values()))}
 
+    def _labelled(self, items, label_selector):
+        if label_selector:
+            key, value = label_selector.split("=")
+            items = [o for o in items if (o["metadata"].get("labels") or {}).get(key) == value]
+        return {"items": copy.deepcopy(items)}
+
+    def list_cluster_role(self, label_selector=None, **kwargs):
+        self._hit("list_cluster_role", **kwargs)
+        return self._labelled(list(getattr(self, "roles", {}).values()), label_selector)
+
+    def list_service_account_for_all_namespaces(self, label_selector=None, **kwargs):
+        self._hit("list_service_account_for_all_namespaces", **kwargs)
+        return self._labelled(list(getattr(self, "accounts", {}).values()), label_selector)
+
     def list_node(self, **kwargs):
         self._hit("list_node", **kwargs)
         return {"items": copy.deepcopy(list(self.nodes.values()))}

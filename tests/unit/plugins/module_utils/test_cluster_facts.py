@@ -77,7 +77,7 @@ def test_node_facts():
     node = {
         "metadata": {"name": "win-1",
                      "labels": {"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.17763"}},
-        "spec": {"unschedulable": True},
+        "spec": {"unschedulable": True, "podCIDR": "10.244.3.0/24"},
         "status": {"conditions": [{"type": "Ready", "status": "Unknown"}],
                    "nodeInfo": {"kubeletVersion": "v1.30.1", "operatingSystem": "windows", "architecture": "amd64"},
                    "addresses": [{"type": "Hostname", "address": "win-1"},
@@ -85,7 +85,7 @@ def test_node_facts():
     }
     assert cf.nodes_facts({"items": [node]}) == {"win-1": {
         "ready": False, "os": "windows", "kubelet_version": "v1.30.1", "windows_build": "10.0.17763",
-        "unschedulable": True, "internal_ip": "10.0.0.5", "architecture": "amd64"}}
+        "unschedulable": True, "internal_ip": "10.0.0.5", "architecture": "amd64", "pod_cidr": "10.244.3.0/24"}}
 
 
 def test_kubeadm_config():

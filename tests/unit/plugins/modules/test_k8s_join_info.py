@@ -70,7 +70,8 @@ def test_kubespray_cluster_with_linux_flannel_defaults(run, cluster):
     assert result["nodes"]["cp-1"]["ready"] is True and result["nodes"]["cp-1"]["os"] == "linux"
     assert result["nodes"]["win-1"] == {
         "ready": False, "os": "windows", "kubelet_version": "v1.31.4", "windows_build": "10.0.20348",
-        "unschedulable": True, "internal_ip": "192.0.2.21", "architecture": "amd64"}
+        "unschedulable": True, "internal_ip": "192.0.2.21", "architecture": "amd64", "pod_cidr": None,
+        "credentials_in_place": False}
     assert cluster.writes() == []
 
 
@@ -292,3 +293,30 @@ def test_the_bindings_that_approve_a_nodes_own_renewal_are_read_in_one_list(run,
     assert result["_rc"] == 0 and result["node_renewal_bindings"] is None
     cluster.errors["list_cluster_role_binding"] = api_error(500, "Internal Server Error")
     assert run({}, cluster)["_rc"] != 0
+
+
+def test_each_windows_nodes_credentials_are_judged_from_three_lists(run, cluster):
+    """Whether k8s_node_credentials would change nothing for a Windows node (the network role then skips it on a
+    re-run): ClusterRoleBindings (the renewal check's list), managed ClusterRoles and ServiceAccounts, one list each."""
+    from ansible_collections.kubewin.nodes.plugins.module_utils import _node_credentials as nc
+    cluster.nodes["win-1"]["spec"]["podCIDR"] = "10.244.5.0/24"
+    cluster.roles, cluster.accounts = {}, {}
+    for obj in nc.desired_objects("win-1", dict(nc.DEFAULT_NAMESPACES)).values():
+        cluster.clusterrolebindings[obj["binding"]["metadata"]["name"]] = obj["binding"]
+        if obj["role"]:
+            cluster.roles[obj["role"]["metadata"]["name"]] = obj["role"]
+    result = run({}, cluster)
+    assert result["nodes"]["win-1"]["credentials_in_place"] is True
+    assert result["nodes"]["win-1"]["pod_cidr"] == "10.244.5.0/24"
+    assert result["nodes"]["cp-1"]["credentials_in_place"] is None  # not a Windows node
+    calls = [c[0] for c in cluster.calls]
+    assert [calls.count(m) for m in ("list_cluster_role_binding", "list_cluster_role",
+                                     "list_service_account_for_all_namespaces")] == [1, 1, 1]
+    # an older release's ServiceAccount still to retire: the module has work to do
+    cluster.accounts[("kube-system", "kubewin-kube-proxy-win-1")] = {"metadata": {
+        "name": "kubewin-kube-proxy-win-1", "namespace": "kube-system", "labels": {nc.MANAGED_LABEL: "true"}}}
+    assert run({}, cluster)["nodes"]["win-1"]["credentials_in_place"] is False
+    # a kubeconfig that may not list ClusterRoles: unknown (the module runs), not a failed read
+    cluster.errors["list_cluster_role"] = api_error(403, "Forbidden")
+    result = run({}, cluster)
+    assert result["_rc"] == 0 and result["nodes"]["win-1"]["credentials_in_place"] is None

@@ -422,3 +422,52 @@ def test_reset_of_several_nodes_in_one_task(run, cluster):
 def test_name_and_nodes_together_are_refused(run, cluster):
     r = run({"node_name": "win-1", "nodes": [{"name": "win-2"}]})
     assert r["_rc"] == 1 and "mutually exclusive" in r["msg"]
+
+
+def _not_managed(cluster):
+    del cluster.bindings["kubewin-flanneld-win-1"]["metadata"]["labels"]
+
+
+def _extra_rule(cluster):
+    cluster.roles["kubewin-flanneld-win-1"]["rules"].append({"apiGroups": [""], "resources": ["pods"],
+                                                             "verbs": ["list"]})
+
+
+def _other_subject(cluster):
+    cluster.bindings["kubewin-kube-proxy-win-1"]["subjects"] = [dict(NODE_USER, name="system:node:win-2")]
+
+
+def _other_role_ref(cluster):
+    cluster.bindings["kubewin-flanneld-win-1"]["roleRef"]["name"] = "system:node-proxier"
+
+
+# (what happens to win-1's objects after a first run, whether the objects are then still in place)
+AFTER_FIRST_RUN = [
+    (lambda c: None, True),
+    (lambda c: c.bindings.pop("kubewin-kube-proxy-win-1"), False),
+    (lambda c: c.roles.pop("kubewin-flanneld-win-1"), False),
+    (_not_managed, False),
+    (_extra_rule, False),
+    (_other_subject, False),
+    (_other_role_ref, False),
+    (old_kube_proxy_layout, False),
+    (old_flanneld_layout, False),
+]
+
+
+@pytest.mark.parametrize("change, expected", AFTER_FIRST_RUN)
+def test_in_place_agrees_with_what_a_run_would_do(run, cluster, change, expected):
+    """k8s_join_info's in_place decides whether the network role may skip this module on a re-run: it must say
+    True exactly when a run (retire=false, as the network role's first call) would change nothing."""
+    run({})
+    change(cluster)
+    managed = {key for key, sa in cluster.accounts.items() if sa["metadata"]["labels"].get(nc.MANAGED_LABEL)}
+    verdict = nc.in_place("win-1", dict(nc.DEFAULT_NAMESPACES), cluster.roles, cluster.bindings, managed)
+    again = run({"retire": False}, check=True)
+    assert verdict is expected
+    assert (again["_rc"] == 0 and again["changed"] is False) is expected, again
+
+
+def test_a_node_without_objects_or_with_an_invalid_name_is_not_in_place():
+    assert nc.in_place("win-1", dict(nc.DEFAULT_NAMESPACES), {}, {}, set()) is False
+    assert nc.in_place("Win_1", dict(nc.DEFAULT_NAMESPACES), {}, {}, set()) is False
