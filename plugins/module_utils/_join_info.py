@@ -57,6 +57,7 @@ def _credentials_in_place(apis, nodes, bindings, flannel_namespace):
     accounts = managed("serviceaccounts", apis.core.list_service_account_for_all_namespaces)
     if roles is None or accounts is None:
         return
+
     def meta(obj):
         return obj.get("metadata") or {}
 
