@@ -198,6 +198,9 @@ def test_crictl_answers_on_the_pipe_and_a_pods_shim_keeps_its_program_in_use(bar
         assert winsim_files.in_use(bare, bare.local_path(shim)) and winsim_files.in_use(bare, bare.local_path(EXE))
         assert winsim_binaries.run(bare, [crictl] + endpoint + ["rmp", "--all", "--force"], shell="powershell") == (
             0, "Removed sandbox 5f1e\n", "")
+        # its shim exits a little later (review-s9 W8: containerd does not wait for it)
+        assert winsim_files.in_use(bare, bare.local_path(shim))
+        winsim_scm.advance(bare, winsim_binaries.SHIM_EXIT_SECONDS)
         assert not winsim_files.in_use(bare, bare.local_path(shim))
 
 
@@ -340,14 +343,60 @@ def test_the_rotation_task_copies_and_truncates_the_log_containerd_holds_and_kee
 def test_the_upgrades_stop_removes_the_pods_with_a_longer_crictl_timeout_then_stops_containerd(bare):
     """review-s9 W1: containerd_apply's Stop passes crictl --timeout 120s (its default 2 s bounds each CRI call, and
     stopping a Windows pod takes longer), removes every pod sandbox, then stops the service."""
-    from winsim.ps.winhost import run_kubewin_script
     with bare.open():
         core.write_binary(bare.local_path(kc.CRICTL), "crictl", "1.34.0")
         winsim_scm.create(bare.state, "containerd", kc.service_command())
         bare.state["services"]["containerd"]["status"] = "Running"
         bare.state["pipes"].append(r"\\.\pipe\containerd-containerd")
         bare.state["sandboxes"] = [{"id": "5f1e"}, {"id": "77aa"}]
-        result = run_kubewin_script(bare, "containerd_apply", {"Stop": True, "Service": "containerd",
-                                                               "Crictl": kc.CRICTL, "Endpoint": kc.PIPE})["result"]
+        result = _stop(bare)
         assert result["rmp_output"] == ["Removed sandbox 5f1e", "Removed sandbox 77aa"]
         assert result["status"] == "Stopped" and not bare.state.get("sandboxes")
+
+
+def _stop(host):
+    from winsim.ps.winhost import run_kubewin_script
+    return run_kubewin_script(host, "containerd_apply", {
+        "Stop": True, "Service": "containerd", "Crictl": kc.CRICTL, "Endpoint": kc.PIPE, "Shim": kc.SHIM,
+        "ShimWaitSeconds": kc.SHIM_WAIT_SECONDS})["result"]
+
+
+def _running_containerd(host, sandboxes):
+    core.write_binary(host.local_path(kc.CRICTL), "crictl", "1.34.0")
+    winsim_scm.create(host.state, "containerd", kc.service_command())
+    host.state["services"]["containerd"]["status"] = "Running"
+    host.state["pipes"].append(r"\\.\pipe\containerd-containerd")
+    host.state["sandboxes"] = [{"id": i} for i in sandboxes]
+
+
+def test_a_removed_pods_shim_exits_a_little_later_and_the_stop_waits_for_it(bare):
+    """review-s9 W8: containerd sends a removed pod's shim Shutdown and does not wait for its exit (core/runtime/v2/
+    shim.go): the shim keeps containerd-shim-runhcs-v1.exe in use for SHIM_EXIT_SECONDS after rmp. The stop polls
+    Get-Process until it is gone (the host's clock moves on by the Start-Sleeps), and reports no shim."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_files
+    with bare.open():
+        _running_containerd(bare, ["5f1e"])
+        shim = bare.local_path(winsim_binaries.CONTAINERD_SHIM)
+        assert winsim_binaries.run(bare, [kc.CRICTL, "--runtime-endpoint", kc.PIPE, "rmp", "--all", "--force"],
+                                   shell="powershell")[0] == 0
+        assert [s["sandbox"] for s in winsim_binaries.shims(bare)] == ["5f1e"] and winsim_files.in_use(bare, shim)
+        bare.state["sandboxes"] = [{"id": "77aa"}]
+        start = winsim_scm.clock(bare)
+        result = _stop(bare)
+        assert result["status"] == "Stopped" and result["shims"] == [], result
+        waited = winsim_scm.clock(bare) - start
+        assert winsim_binaries.SHIM_EXIT_SECONDS <= waited < kc.SHIM_WAIT_SECONDS, waited
+        assert not winsim_binaries.shims(bare) and not winsim_files.in_use(bare, shim)
+
+
+def test_a_shim_of_another_containerd_namespace_outlives_the_wait_and_its_pid_is_reported(bare):
+    """review-s9 W8: a container of nerdctl's default namespace is no CRI pod (crictl does not remove it) and its shim
+    runs on: the stop waits ShimWaitSeconds and reports its PID (the controller fails before the unpack)."""
+    with bare.open():
+        _running_containerd(bare, [])
+        bare.state["shims"] = [{"pid": 7004, "namespace": "default", "sandbox": None, "exits_at": None}]
+        start = winsim_scm.clock(bare)
+        result = _stop(bare)
+        assert result["status"] == "Stopped" and result["shims"] == [7004], result
+        assert winsim_scm.clock(bare) - start >= kc.SHIM_WAIT_SECONDS
+        assert kc.stop_problem(result).startswith("containerd-shim-runhcs-v1.exe still runs (PID 7004) 30 s")

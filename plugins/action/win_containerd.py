@@ -61,16 +61,19 @@ class ActionModule(WindowsAction):
 
     def stop(self):
         """containerd stopped for its binaries to be replaced (the upgrade role, after the kubelet stopped): its pod
-        sandboxes removed first, so no shim keeps a program of its bin directory in use."""
+        sandboxes removed first, then a wait until no shim runs, so none keeps a program of its bin directory in use."""
         state = self.script("containerd_state", {"Exe": containerd.EXE, "Files": [], "HostsDir": containerd.HOSTS_DIR,
                                                  "Service": containerd.SERVICE})
         service = state.get("service") or {}
         if not service.get("exists"):
             raise containerd.ContainerdError("the containerd service does not exist: there is nothing to stop")
         running = (service.get("status") or "").lower() != "stopped"
-        if running and not self._task.check_mode:
+        # also when containerd is stopped already: a shim left running keeps bin\ in use (review-s9 W8)
+        if not self._task.check_mode:
             answer = self.script("containerd_apply", {"Stop": True, "Service": containerd.SERVICE,
-                                                      "Crictl": containerd.CRICTL, "Endpoint": containerd.PIPE})
+                                                      "Crictl": containerd.CRICTL, "Endpoint": containerd.PIPE,
+                                                      "Shim": containerd.SHIM,
+                                                      "ShimWaitSeconds": containerd.SHIM_WAIT_SECONDS})
             problem = containerd.stop_problem(answer)
             if problem:
                 raise containerd.ContainerdError(problem)

@@ -12,14 +12,18 @@ does. A program the simulator makes hang (winsim_docker.Hung: a test's ``state["
 WaitForExit(ms) moves the host's clock on by ms and returns false, WaitForExit() without a bound is refused (it would
 wait forever), Kill() ends it with exit code -1. Only UseShellExecute = $false with both streams redirected is
 modelled; anything else is "not supported by the lab interpreter".
+
+``Get-Process -Name containerd-shim-runhcs-v1``: containerd's shims (winsim_binaries.shims), each with Id, ProcessName
+and Path; no such process is Get-Process's non-terminating error (Microsoft Learn, Get-Process: "Cannot find a process
+with the name ..."; NoProcessFoundForGivenName). Other process names are not supported by the lab.
 """
 
 from __future__ import annotations
 
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_docker, winsim_scm
 
-from .builtins import VOID, TypeInfo
-from .values import NetObject, to_str
+from .builtins import VOID, Cmdlet, TypeInfo
+from .values import ErrorRecord, NetObject, to_str
 
 _SETTABLE = {"filename": str, "arguments": str, "useshellexecute": bool, "redirectstandardoutput": bool,
              "redirectstandarderror": bool, "createnowindow": bool}
@@ -124,8 +128,42 @@ def wrap_new_object(inner):
     return new_object
 
 
+class ShimProcess(NetObject):
+    type_name = "System.Diagnostics.Process"
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def prop_id(self):
+        return self.pid
+
+    def prop_processname(self):
+        return "containerd-shim-runhcs-v1"
+
+    def prop_path(self):
+        from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries
+        return winsim_binaries.CONTAINERD_SHIM
+
+
+def _get_process(interp, b, items, node):
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries
+    name = b.get("Name")
+    name = to_str(name[0] if isinstance(name, list) and len(name) == 1 else name)
+    if name.lower() != "containerd-shim-runhcs-v1":
+        interp.unsupported("Get-Process -Name %s (only containerd's shim is modelled)" % name, node)
+    found = [ShimProcess(s["pid"]) for s in winsim_binaries.shims(interp.host.host)]
+    if not found:
+        interp.write_error(ErrorRecord(
+            'Cannot find a process with the name "%s". Verify the process name and call the cmdlet again.' % name,
+            "Microsoft.PowerShell.Commands.ProcessCommandException",
+            "NoProcessFoundForGivenName,Microsoft.PowerShell.Commands.GetProcessCommand", "ObjectNotFound", name,
+            interp.where(node)))
+    return found
+
+
 def register(interp):
     import copy
+    interp.cmdlets["get-process"] = Cmdlet("Get-Process", _get_process, params=("Name",), positional=("Name",))
     cmdlet = copy.copy(interp.cmdlets["new-object"])  # the registered one is shared by every interpreter
     cmdlet.fn = wrap_new_object(cmdlet.fn)
     interp.cmdlets["new-object"] = cmdlet

@@ -63,6 +63,11 @@ LOG_MAX_FILES = 5
 PIPE = "npipe:////./pipe/containerd-containerd"
 # How long containerd_apply waits for the runtime to answer `crictl version` after it started containerd.
 VERIFY_SECONDS = 60
+# containerd's shim process (one per pod; the shims of other containerd namespaces too) and how long the upgrade's stop
+# waits for the last to exit before the unpack (review-s9 W8: containerd does not wait for a shim to exit after its
+# Shutdown RPC, core/runtime/v2/shim.go shimTask.delete)
+SHIM = "containerd-shim-runhcs-v1"
+SHIM_WAIT_SECONDS = 30
 
 V2_CRI = "io.containerd.grpc.v1.cri"
 V3_IMAGES = "io.containerd.cri.v1.images"
@@ -101,6 +106,13 @@ def stop_problem(answer):
                                                   or "no output"))
     if (answer.get("status") or "").lower() != "stopped":
         return "the containerd service is %s after Stop-Service, not Stopped" % answer.get("status")
+    if answer.get("shims"):
+        return ("%s.exe still runs (PID %s) %d s after containerd stopped, so nothing in %s\\bin was replaced (Windows "
+                "cannot overwrite a running program). A pod's shim exits on its own after its removal; one that stays "
+                "is most often a container of another containerd namespace than Kubernetes' k8s.io (nerdctl, buildkit: "
+                "`ctr namespaces ls`, `ctr -n <namespace> tasks ls`). Stop those containers (or end the PIDs), then "
+                "run playbooks/upgrade.yml again" % (SHIM, ", ".join(str(p) for p in answer["shims"]),
+                                                      SHIM_WAIT_SECONDS, PROGRAM_DIR))
     return None
 
 

@@ -12,8 +12,11 @@
 # the services a restart or re-registration stopped with it and started again}. Whether that is a
 # failure is decided on the controller. Stop (instead of all that: containerd stopped for its programs to be
 # replaced): while the service runs, `crictl --runtime-endpoint <Endpoint> --timeout 120s rmp --all --force` (each
-# pod sandbox stopped and removed, so no containerd-shim-runhcs-v1.exe keeps running), then Stop-Service; {rmp_code,
-# rmp_output: crictl's exit code (null when it did not run) and output lines; status: the service's at the end}.
+# pod sandbox stopped and removed, so no containerd-shim-runhcs-v1.exe keeps running), then Stop-Service; then, also
+# when the service was stopped already, the processes named Shim (containerd-shim-runhcs-v1) listed once a second until
+# there are none or ShimWaitSeconds passed; {rmp_code, rmp_output: crictl's exit code (null when it did not run) and
+# output lines; status: the service's at the end; shims: the PIDs of Shim still running (not read when the service
+# did not stop)}.
 param(
     [string]$Exe = '',
     [object[]]$Files = @(),
@@ -28,7 +31,9 @@ param(
     [string]$Crictl = '',
     [string]$Endpoint = '',
     [int]$WaitSeconds = 0,
-    [bool]$Stop = $false
+    [bool]$Stop = $false,
+    [string]$Shim = '',
+    [int]$ShimWaitSeconds = 0
 )
 $ErrorActionPreference = 'Stop'
 
@@ -45,6 +50,17 @@ if ($Stop) {
         if ($result.rmp_code -eq 0) { Stop-Service -Name $Service }
     }
     $result.status = [string](Get-Service -Name $Service).Status
+    # a pod's shim exits on its own after its removal (containerd does not wait for it), and the shims of containers in
+    # other containerd namespaces (nerdctl, buildkit) keep running: one left keeps bin\ in use (review-s9 W8)
+    $result.shims = @()
+    if ($result.status -eq 'Stopped') {
+        $clock = [System.Diagnostics.Stopwatch]::StartNew()
+        while ($true) {
+            $result.shims = @(Get-Process -Name $Shim -ErrorAction SilentlyContinue | ForEach-Object { $_.Id })
+            if ($result.shims.Count -eq 0 -or $clock.ElapsedMilliseconds -ge ($ShimWaitSeconds * 1000)) { break }
+            Start-Sleep -Seconds 1
+        }
+    }
     $Ansible.Result = $result
     return
 }

@@ -237,8 +237,8 @@ def locked_files(host):
                     add(child_win)
     # a pod sandbox keeps its shim running (containerd starts one containerd-shim-runhcs-v1.exe per pod, which keeps
     # running when containerd stops: containerd core/runtime/v2/shim_windows.go, "containerd daemon can reconnect
-    # to the shim log stream if it is restarted"; docs/runtime-v2.md)
-    if host.state.get("sandboxes"):
+    # to the shim log stream if it is restarted"; docs/runtime-v2.md), and so does a shim that has not exited yet
+    if shims(host):
         add(CONTAINERD_SHIM)
     for name, proc in (host.state.get("processes") or {}).items():
         if proc.get("application") and proc.get("state") == "running":
@@ -410,6 +410,30 @@ def _log_time(host):
 
 CONTAINERD_PIPE = r"\\.\pipe\containerd-containerd"
 CONTAINERD_SHIM = "C:\\Program Files\\containerd\\bin\\containerd-shim-runhcs-v1.exe"
+# How long a pod's shim runs on after crictl rmp removed its sandbox. containerd's task delete sends the shim a Shutdown
+# RPC and does not wait for its process (core/runtime/v2/shim.go shimTask.delete -> waitShutdown; runc-v2's Shutdown,
+# cmd/containerd-shim-runc-v2/task/service.go, only starts the shutdown and returns, and the process exits after; a
+# failed Shutdown logs "the shim might be leaked"). hcsshim's exit time is not known: 3 s, so a check must poll.
+SHIM_EXIT_SECONDS = 3
+
+
+def _shim_pid(sandbox_id):
+    import zlib
+    return 6000 + (zlib.crc32(str(sandbox_id).encode()) % 5000) * 4  # Windows PIDs are multiples of 4
+
+
+def shims(host):
+    """The containerd-shim-runhcs-v1.exe processes running now: [{pid, namespace, sandbox}]. One per pod sandbox (CRI
+    pods, containerd namespace k8s.io; a test's state["sandboxes"]), plus state["shims"]: pods' shims still exiting
+    (exits_at, set by rmp) and containers of other containerd namespaces (nerdctl's default, buildkit's), which
+    crictl does not see and which run until their container is stopped (exits_at None)."""
+    from ansible_collections.ansible.windows.plugins.module_utils.winsim_scm import clock
+    now = clock(host)
+    out = [{"pid": s.get("shim_pid") or _shim_pid(s["id"]), "namespace": "k8s.io", "sandbox": s["id"]}
+           for s in host.state.get("sandboxes") or []]
+    return out + [s for s in host.state.get("shims") or [] if s.get("exits_at") is None or s["exits_at"] > now]
+
+
 
 
 def _running_containerd_version(host):
@@ -451,7 +475,13 @@ def _crictl_endpoint(host, args):
         return 0, ("Version:  0.1.0\nRuntimeName:  containerd\nRuntimeVersion:  v%s\nRuntimeApiVersion:  v1\n"
                    % (_running_containerd_version(host) or "").lstrip("v")), ""
     if sub == ["rmp", "--all", "--force"]:
+        from ansible_collections.ansible.windows.plugins.module_utils.winsim_scm import clock
         removed = host.state.pop("sandboxes", None) or []
+        # each pod's shim was told to shut down and exits a little later (SHIM_EXIT_SECONDS)
+        host.state["shims"] = shims(host)  # the sandboxes are gone: the shims still running
+        host.state["shims"].extend(
+            {"pid": s.get("shim_pid") or _shim_pid(s["id"]), "namespace": "k8s.io", "sandbox": s["id"],
+             "exits_at": clock(host) + SHIM_EXIT_SECONDS} for s in removed)
         return 0, "".join("Removed sandbox %s\n" % s["id"] for s in removed), ""
     return 1, "", "winsim: crictl %s is not simulated\n" % " ".join(args)
 

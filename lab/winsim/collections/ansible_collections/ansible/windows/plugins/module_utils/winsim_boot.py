@@ -95,6 +95,7 @@ def shutdown(host):
         if svc["pending_delete"]:
             del st["services"][svc["name"].lower()]
     st["processes"] = {}
+    st.pop("shims", None)  # containerd's shims too (no process survives)
     st["pipes"] = []
     gone = hns_after_restart(st)
     for ep in (st["hns"].get("endpoints") or []):
