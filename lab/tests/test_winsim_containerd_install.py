@@ -104,6 +104,14 @@ def test_register_service_as_containerd_registers_it(bare):
     assert _run(bare, EXE, "--unregister-service") == (0, "", "")
     with bare.open(save=False):
         assert winsim_scm.find(bare.state, "containerd") is None
+    # review-s9 W4: deleted while another program holds a handle (Microsoft Learn, DeleteService), the service stays
+    # marked for deletion and CreateService fails with 1072
+    assert _run(bare, EXE, *kc.register_args()) == (0, "", "")
+    with bare.open():
+        bare.state["open_service_handles"] = ["containerd"]
+    assert _run(bare, EXE, "--unregister-service") == (0, "", "")
+    assert _run(bare, EXE, *kc.register_args()) == (
+        1, "", "containerd: The specified service has been marked for deletion.\n")
 
 
 def test_a_bare_host_gets_the_feature_the_restart_and_a_running_containerd_then_nothing_changes(tmp_path):
@@ -262,18 +270,27 @@ CONTAINERD_TASK = """
 
 def test_containerd_an_earlier_release_registered_without_its_log_file_is_registered_again_with_it(tmp_path):
     """review-s8 W3: the earlier registration discarded containerd's log; with kubewin_containerd_install always the
-    service is stopped, unregistered and registered with --log-file, and started; the next run changes nothing."""
+    service gets --log-file and is restarted; the next run changes nothing. review-s9 W4: its ImagePath changes in
+    place (Win32_Service.Change), so another program holding the service open (services.msc) does not matter, the
+    recovery actions stay and the kubelet the restart stopped runs again. Fails on the old code (delete and create:
+    CreateService 1072 while the handle is open, containerd gone and the kubelet stopped)."""
     lab = Lab(tmp_path, profile="ws2022-no-containers")
     host = _installed(lab, kc.service_command(log_file=False), log_dir=False)
     with host.open():
-        winsim_scm.start(host, "containerd")
+        winsim_scm.find(host.state, "containerd")["failure_actions"] = recovery = winsim_scm.encode_failure_actions(
+            86400, [("restart", 15000), ("restart", 15000), ("none", 0)])
+        core.write_binary(host.local_path("C:\\k\\kubelet.exe"), "kubelet", "v1.37.2")
+        winsim_scm.create(host.state, "kubelet", "C:\\k\\kubelet.exe --windows-service", dependencies=["containerd"])
+        winsim_scm.start(host, "kubelet")
+        host.state["open_service_handles"] = ["containerd"]
     rc, doc, results = lab.play(CONTAINERD_TASK)
-    assert rc == 0, doc
     got = results["containerd"]["win-1"]
-    assert got["changed"] and got["registered"] and not got["restarted"]
+    assert rc == 0 and got["changed"] and got["registered"] and got["restarted"], got.get("msg")
     dump = lab.dump()
     assert dump["services"]["containerd"]["image_path"] == kc.service_command()
     assert dump["services"]["containerd"]["status"] == "Running"
+    assert dump["services"]["containerd"]["failure_actions"] == recovery
+    assert dump["services"]["kubelet"]["status"] == "Running"
     with open(host.local_path(kc.LOG_FILE)) as f:
         assert "starting containerd" in f.read()
     lab.reset_ops()

@@ -35,7 +35,8 @@ class ActionModule(WindowsAction):
         plan = containerd.plan(state, args["sandbox_image"], args["registry_mirrors"],
                                _win_scripts.load("containerd_log_rotate"), args["log_max_size_mb"],
                                args["log_max_files"])
-        result = {"changed": bool(plan["changed"]), "registered": plan["register"], "restarted": plan["restart"]}
+        result = {"changed": bool(plan["changed"]), "registered": plan["register"] or plan["reregister"],
+                  "restarted": plan["restart"]}
         if self._task.diff and plan["changed"]:
             have = state.get("files") or {}
             before = "".join("# %s\n%s" % (f["path"], have.get(f["path"]) or "") for f in plan["files"])
@@ -47,13 +48,13 @@ class ActionModule(WindowsAction):
             answer = self.script("containerd_apply", {
                 "Exe": containerd.EXE, "Files": plan["files"], "Remove": plan["remove"], "LogDir": containerd.LOG_DIR,
                 "Register": plan["register"], "RegisterArgs": containerd.register_args(),
-                "Reregister": plan["reregister"], "Restart": plan["restart"], "Start": plan["start"],
+                "ImagePath": containerd.service_command() if plan["reregister"] else "",
+                "Restart": plan["restart"], "Start": plan["start"],
                 "Service": containerd.SERVICE, "Crictl": containerd.CRICTL, "Endpoint": containerd.PIPE,
                 "WaitSeconds": containerd.VERIFY_SECONDS if args["version"] else 0})
-            if plan["register"] and answer.get("register_code") != 0:
-                raise containerd.ContainerdError("containerd.exe %s exited with code %s: %s" % (
-                    "--unregister-service or --register-service" if plan["reregister"] else "--register-service",
-                    answer.get("register_code"), " ".join(answer.get("register_output") or []) or "no output"))
+            problem = containerd.register_problem(answer, plan)
+            if problem:
+                raise containerd.ContainerdError(problem)
             problem = containerd.verify_problem(answer, args["version"])
             if problem:
                 raise containerd.ContainerdError(problem)

@@ -22,9 +22,11 @@ description:
     when it does not exist (start type Automatic, restarted by Windows twice after 15 seconds), restarts it when its
     configuration changed, and starts it. The log file is where the kubelet's node log query finds
     C(query=containerd); without C(--log-file) containerd discards its log.
-  - A service an earlier release of the collection registered without C(--log-file) is stopped, unregistered
-    (C(containerd.exe --unregister-service)), registered again with it and started. A C(containerd) service that
-    runs another command line is refused (another installation).
+  - A service an earlier release of the collection registered without C(--log-file) gets it in its command line in
+    place (C(Win32_Service.Change), which keeps its recovery actions; not deleted and created again, which fails with
+    error 1072 while another program holds the service open) and is restarted, and the services the restart stopped
+    with it are started again, also when a step failed. A C(containerd) service that runs another command line is
+    refused (another installation).
   - Writes C(kubewin-log-rotate.ps1) and its settings C(kubewin-log-rotate.json) into
     C(C:\Program Files\containerd), for the scheduled task the P(kubewin.nodes.runtime#role) role registers;
     containerd never rotates its log file.

@@ -116,6 +116,20 @@ def stop_problem(answer):
     return None
 
 
+def register_problem(answer, plan):
+    """Why containerd_apply did not register the service or change its ImagePath (plan's register, reregister), or
+    None."""
+    if plan["reregister"] and answer.get("change_code") != 0:
+        return ("changing the containerd service's ImagePath to %s (Win32_Service.Change) returned %s; the service "
+                "keeps its earlier command line (without --log-file) and was not restarted: see Microsoft Learn, "
+                "\"Change method of the Win32_Service class\", for the code" % (service_command(),
+                                                                               answer.get("change_code")))
+    if plan["register"] and answer.get("register_code") != 0:
+        return "containerd.exe --register-service exited with code %s: %s" % (
+            answer.get("register_code"), " ".join(answer.get("register_output") or []) or "no output")
+    return None
+
+
 def verify_problem(answer, version=None):
     """Why the runtime did not answer as containerd ``version`` after containerd_apply started it, or None."""
     if answer.get("verify_code") is None:
@@ -326,8 +340,8 @@ def _b64(text):
 def plan(state, sandbox_image, mirrors, rotate_script="", log_max_size_mb=100, log_max_files=LOG_MAX_FILES,
          cni_bin_dir=CNI_BIN_DIR, cni_conf_dir=CNI_CONF_DIR):
     """What containerd_apply must do, from containerd_state's answer: {files: [{path, content}], remove: [paths],
-    register, reregister (the service an earlier release registered without --log-file: stopped, unregistered and
-    registered again), restart, start, changed: [what changed, for the diff]}. ``rotate_script``: the text of
+    register, reregister (the service an earlier release registered without --log-file: its ImagePath changed in
+    place, then restarted), restart, start, changed: [what changed, for the diff]}. ``rotate_script``: the text of
     scripts/containerd_log_rotate.ps1, written beside its settings."""
     if not state.get("exe_exists"):
         raise ContainerdError("%s does not exist: the containerd release archive was not unpacked there" % EXE)
@@ -346,7 +360,7 @@ def plan(state, sandbox_image, mirrors, rotate_script="", log_max_size_mb=100, l
     service = state.get("service") or {}
     image_path = (service.get("image_path") or "").lower()
     reregister = bool(service.get("exists")) and image_path == service_command(log_file=False).lower()
-    register = not service.get("exists") or reregister
+    register = not service.get("exists")
     if service.get("exists") and not reregister and image_path != service_command().lower():
         raise ContainerdError(
             "the containerd service runs %s, not %s: it is another installation of containerd; remove it "
@@ -355,7 +369,7 @@ def plan(state, sandbox_image, mirrors, rotate_script="", log_max_size_mb=100, l
     config_changed = any(f["path"] == CONFIG or f["path"].startswith(HOSTS_DIR + "\\") for f in files) or remove
     running = (service.get("status") or "").lower() == "running"
     return {"files": files, "remove": remove, "register": register, "reregister": reregister,
-            "restart": bool(config_changed) and running and not reregister, "start": not running or reregister,
+            "restart": bool(config_changed or reregister) and running, "start": not running,
             "changed": [f["path"] for f in files] + remove
             + (["service %s (now with --log-file %s)" % (SERVICE, LOG_FILE)] if reregister else
                ["service %s" % SERVICE] if register else [])

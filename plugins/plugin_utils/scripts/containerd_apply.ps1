@@ -2,14 +2,16 @@
 # Contract: parameters Exe (containerd.exe), Files [{path, content (base64 UTF-8)}] (written, their directories
 # made), Remove (files deleted), LogDir (made: containerd does not make its --log-file's directory and would not
 # start), Register (run `containerd.exe` with RegisterArgs, --register-service and its --log-file: the service
-# containerd, for this program with --run-service and those arguments, start type Automatic), Reregister (first stop
-# the service and run `containerd.exe --unregister-service`: an earlier registration without --log-file), Restart
-# (stop, then start: the configuration changed), Start (Start-Service), Service (its name), Crictl and Endpoint
+# containerd, for this program with --run-service and those arguments, start type Automatic), ImagePath (the existing
+# service's command line changed to it in place, Win32_Service.Change: an earlier registration without --log-file),
+# Restart (stop, then start: the configuration or the ImagePath changed), Start (Start-Service), Service (its name),
+# Crictl and Endpoint
 # (after a restart or start, `crictl --runtime-endpoint <Endpoint> version` is run once a second until it exits 0 or
 # WaitSeconds passed; 0: not run; -1 when Crictl does not exist). Result:
-# {register_code, register_output: the (un)registration's exit code (null when it did not run) and output lines;
-# verify_code, verify_output: crictl's last exit code (null when not run) and output lines; restarted_dependents:
-# the services a restart or re-registration stopped with it and started again}. Whether that is a
+# {register_code, register_output: the registration's exit code (null when it did not run) and output lines;
+# change_code: Win32_Service.Change's ReturnValue (null when it did not run); verify_code, verify_output: crictl's last
+# exit code (null when not run) and output lines; restarted_dependents: the services a restart stopped with it and
+# started again, also when a step failed}. Whether that is a
 # failure is decided on the controller. Stop (instead of all that: containerd stopped for its programs to be
 # replaced): while the service runs, `crictl --runtime-endpoint <Endpoint> --timeout 120s rmp --all --force` (each
 # pod sandbox stopped and removed, so no containerd-shim-runhcs-v1.exe keeps running), then Stop-Service; then, also
@@ -24,7 +26,7 @@ param(
     [string]$LogDir = '',
     [bool]$Register = $false,
     [string[]]$RegisterArgs = @(),
-    [bool]$Reregister = $false,
+    [string]$ImagePath = '',
     [bool]$Restart = $false,
     [bool]$Start = $false,
     [Parameter(Mandatory)][string]$Service,
@@ -65,7 +67,8 @@ if ($Stop) {
     return
 }
 
-$result = @{ register_code = $null; register_output = @(); verify_code = $null; verify_output = @() }
+$result = @{ register_code = $null; register_output = @(); change_code = $null; verify_code = $null
+    verify_output = @() }
 foreach ($file in $Files) {
     New-Item -ItemType Directory -Path (Split-Path -Parent $file.path) -Force | Out-Null
     [System.IO.File]::WriteAllBytes($file.path, [System.Convert]::FromBase64String($file.content))
@@ -75,50 +78,48 @@ foreach ($path in $Remove) {
 }
 if ($LogDir) { New-Item -ItemType Directory -Path $LogDir -Force | Out-Null }
 # Stop-Service -Force stops the dependent services first (the kubelet, and flanneld and kube-proxy after it) and
-# leaves them stopped (ServiceController.Stop): those that were running are started again at the end, as
-# service_apply's restart does, so a configuration change does not leave the node without its kubelet.
+# leaves them stopped (ServiceController.Stop): those that were running are started again at the end, on every way
+# out (finally), as service_apply's restart does, so a change does not leave the node without its kubelet.
 $dependentsToStart = @()
-if ($Reregister -or $Restart) {
+if ($Restart) {
     $dependentsToStart = @((Get-Service -Name $Service).DependentServices | Where-Object Status -eq 'Running' |
         ForEach-Object Name)
 }
-if ($Reregister) {
-    Stop-Service -Name $Service -Force
-    $ErrorActionPreference = 'Continue'
-    $result.register_output = @(& $Exe --unregister-service 2>&1 | ForEach-Object { "$_" })
-    $result.register_code = $LASTEXITCODE
-    $ErrorActionPreference = 'Stop'
-    if ($result.register_code -ne 0) {
-        $Ansible.Result = $result
-        return
+try {
+    if ($ImagePath) {
+        # ChangeServiceConfig (Win32_Service.Change) in place: the recovery actions (ChangeServiceConfig2) stay, and
+        # no DeleteService, which only marks the service while any handle is open (services.msc, an agent), so that
+        # --register-service's CreateService would fail with 1072 and leave no containerd (review-s9 W4)
+        $wmi = Get-CimInstance -ClassName Win32_Service | Where-Object { $_.Name -eq $Service }
+        $result.change_code = (Invoke-CimMethod -InputObject $wmi -MethodName Change -Arguments @{
+            PathName = $ImagePath }).ReturnValue
+        if ($result.change_code -ne 0) { return }
     }
-}
-if ($Register) {
-    $ErrorActionPreference = 'Continue'
-    $result.register_output = @(& $Exe @RegisterArgs 2>&1 | ForEach-Object { "$_" })
-    $result.register_code = $LASTEXITCODE
-    $ErrorActionPreference = 'Stop'
-    if ($result.register_code -ne 0) {
-        $Ansible.Result = $result
-        return
+    if ($Register) {
+        $ErrorActionPreference = 'Continue'
+        $result.register_output = @(& $Exe @RegisterArgs 2>&1 | ForEach-Object { "$_" })
+        $result.register_code = $LASTEXITCODE
+        $ErrorActionPreference = 'Stop'
+        if ($result.register_code -ne 0) { return }
     }
-}
-if ($Restart) { Stop-Service -Name $Service -Force }
-if ($Restart -or $Start) { Start-Service -Name $Service }
-if (($Restart -or $Start) -and $WaitSeconds -gt 0 -and -not (Test-Path -LiteralPath $Crictl -PathType Leaf)) {
-    $result.verify_code = -1
-    $result.verify_output = @("$Crictl does not exist")
-} elseif (($Restart -or $Start) -and $WaitSeconds -gt 0) {
-    $clock = [System.Diagnostics.Stopwatch]::StartNew()
-    $ErrorActionPreference = 'Continue'
-    while ($true) {
-        $result.verify_output = @(& $Crictl --runtime-endpoint $Endpoint version 2>&1 | ForEach-Object { "$_" })
-        $result.verify_code = $LASTEXITCODE
-        if ($result.verify_code -eq 0 -or $clock.ElapsedMilliseconds -ge ($WaitSeconds * 1000)) { break }
-        Start-Sleep -Seconds 1
+    if ($Restart) { Stop-Service -Name $Service -Force }
+    if ($Restart -or $Start) { Start-Service -Name $Service }
+    if (($Restart -or $Start) -and $WaitSeconds -gt 0 -and -not (Test-Path -LiteralPath $Crictl -PathType Leaf)) {
+        $result.verify_code = -1
+        $result.verify_output = @("$Crictl does not exist")
+    } elseif (($Restart -or $Start) -and $WaitSeconds -gt 0) {
+        $clock = [System.Diagnostics.Stopwatch]::StartNew()
+        $ErrorActionPreference = 'Continue'
+        while ($true) {
+            $result.verify_output = @(& $Crictl --runtime-endpoint $Endpoint version 2>&1 | ForEach-Object { "$_" })
+            $result.verify_code = $LASTEXITCODE
+            if ($result.verify_code -eq 0 -or $clock.ElapsedMilliseconds -ge ($WaitSeconds * 1000)) { break }
+            Start-Sleep -Seconds 1
+        }
+        $ErrorActionPreference = 'Stop'
     }
-    $ErrorActionPreference = 'Stop'
+} finally {
+    foreach ($dependent in $dependentsToStart) { Start-Service -Name $dependent }
+    $result.restarted_dependents = $dependentsToStart
+    $Ansible.Result = $result
 }
-foreach ($dependent in $dependentsToStart) { Start-Service -Name $dependent }
-$result.restarted_dependents = $dependentsToStart
-$Ansible.Result = $result

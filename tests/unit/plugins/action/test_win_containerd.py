@@ -138,8 +138,9 @@ class FakeContainerd:
     """containerd_state / containerd_apply over a dictionary of files and one service."""
 
     def __init__(self, exe=True, service=None, default=DEFAULT_V3, register_code=0, answers="v2.3.5", rmp_code=0,
-                 shims=()):
+                 shims=(), change_code=0):
         self.files, self.service, self.exe, self.default, self.shims = {}, service, exe, default, list(shims)
+        self.change_code = change_code
         self.register_code, self.starts, self.answers, self.rmp_code = register_code, 0, answers, rmp_code
         self.host = RemoteHost({"containerd_state": self.state, "containerd_apply": self.apply})
 
@@ -166,8 +167,11 @@ class FakeContainerd:
         for p in params["Remove"]:
             self.files.pop(p, None)
         self.log_dir = params.get("LogDir")
-        if params.get("Reregister"):
-            self.service = None  # stopped and --unregister-service
+        assert "Reregister" not in params  # no --unregister-service: the ImagePath changes in place (review-s9 W4)
+        if params["ImagePath"]:
+            if self.change_code:
+                return {"change_code": self.change_code, "register_code": None, "verify_code": None}
+            self.service["image_path"] = params["ImagePath"]
         if params["Register"]:
             if self.register_code:
                 return {"register_code": self.register_code, "register_output": ["Access is denied."]}
@@ -180,11 +184,21 @@ class FakeContainerd:
             self.service["status"], self.starts = "Running", self.starts + 1
             assert params["Endpoint"] == c.PIPE and params["Crictl"] == c.CRICTL
             if params["WaitSeconds"] != 60:
-                return dict(verify, register_code=0 if params["Register"] else None, register_output=[])
+                return dict(verify, register_code=0 if params["Register"] else None, register_output=[],
+                            change_code=0 if params["ImagePath"] else None)
             verify = {"verify_code": 0 if self.answers else 1, "verify_output": [
                 "Version:  0.1.0", "RuntimeName:  containerd", "RuntimeVersion:  %s" % self.answers,
                 "RuntimeApiVersion:  v1"] if self.answers else ["connection error"]}
-        return dict(verify, register_code=0 if params["Register"] else None, register_output=[])
+        return dict(verify, register_code=0 if params["Register"] else None, register_output=[],
+                    change_code=0 if params["ImagePath"] else None)
+
+
+def test_a_failed_imagepath_change_names_the_code_and_the_command_line(make_action):
+    fake = FakeContainerd(service={"exists": True, "image_path": '"%s" --run-service' % c.EXE, "status": "Stopped"},
+                          change_code=21)
+    result = _run(make_action, fake)
+    assert result["failed"] and "Win32_Service.Change) returned 21" in result["msg"], result
+    assert c.service_command() in result["msg"] and "was not restarted" in result["msg"]
 
 
 def _run(make_action, fake, **args):
@@ -211,11 +225,15 @@ def test_installed_containerd_is_configured_registered_and_started_then_one_read
 
 def test_the_service_an_earlier_release_registered_without_its_log_is_registered_again(make_action):
     """review-s8 W3: '"...containerd.exe" --run-service' (no --log-file) discards containerd's log; it is the
-    collection's own registration, so it is stopped, unregistered and registered again with --log-file, not refused.
-    Fails on the old code (which kept that registration)."""
+    collection's own registration, so its ImagePath gets --log-file, not refused. review-s9 W4: in place
+    (Win32_Service.Change) and restarted, not unregistered and registered again (DeleteService only marks the service
+    while another handle is open, and CreateService fails with 1072); the FakeContainerd fails on the old code's
+    Reregister."""
     fake = FakeContainerd(service={"exists": True, "image_path": '"%s" --run-service' % c.EXE, "status": "Running"})
     first = _run(make_action, fake)
-    assert first["changed"] and first["registered"] and not first["restarted"], first
+    assert first["changed"] and first["registered"] and first["restarted"], first
+    apply = [p for n, p in fake.host.calls if n == "containerd_apply"][0]
+    assert apply["ImagePath"] == c.service_command() and not apply["Register"] and apply["Restart"], apply
     assert fake.service["image_path"] == c.service_command() and fake.service["status"] == "Running"
     fake.host.calls.clear()
     assert not _run(make_action, fake)["changed"] and fake.host.names() == ["containerd_state"]

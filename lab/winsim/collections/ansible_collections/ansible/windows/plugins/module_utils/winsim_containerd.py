@@ -228,8 +228,12 @@ def service_command(host, version, program, args):
         if name == "containerd":
             host.state["runtime"] = None  # the lab's record of the runtime the service stood for
         return 0, "", ""
-    if winsim_scm.find(host.state, name) is not None:
-        return 1, "", "containerd: The specified service already exists.\n"
+    existing = winsim_scm.find(host.state, name)
+    if existing is not None:
+        # CreateService (registerService calls it directly): ERROR_SERVICE_MARKED_FOR_DELETE (1072) for a service
+        # deleted while another handle is open (winsim_scm.delete), else ERROR_SERVICE_EXISTS (1073)
+        return 1, "", "containerd: %s\n" % ("The specified service has been marked for deletion."
+                                            if existing["pending_delete"] else "The specified service already exists.")
     svc = winsim_scm.create(host.state, name, render_command_line([program, "--run-service"] + kept), "Containerd",
                             start=2, description="Container runtime")
     svc["failure_actions"] = winsim_scm.encode_failure_actions(86400, [("restart", 15000), ("restart", 15000),

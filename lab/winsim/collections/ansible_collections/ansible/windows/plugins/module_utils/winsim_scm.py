@@ -58,10 +58,18 @@ def delete(state, name):
     svc = require(state, name)
     if svc["pending_delete"]:
         raise SimError("[SC] DeleteService FAILED 1072: The specified service has been marked for deletion.")
-    if svc["status"] == "Stopped":
+    if svc["status"] == "Stopped" and not _held(state, svc):
         del state["services"][svc["name"].lower()]
     else:
-        svc["pending_delete"] = True  # SCM removes it once it stops
+        svc["pending_delete"] = True  # SCM removes it once it stops and no other handle is open
+
+
+def _held(state, svc):
+    """Whether another program holds a handle to the service open (a test's state["open_service_handles"]: services.msc,
+    a monitoring agent). Microsoft Learn, DeleteService: the database entry "is not removed until all open handles to
+    the service have been closed by calls to the CloseServiceHandle function, and the service is not running";
+    meanwhile CreateService of that name fails with ERROR_SERVICE_MARKED_FOR_DELETE (1072)."""
+    return svc["name"].lower() in [n.lower() for n in state.get("open_service_handles") or []]
 
 
 def dependents(state, name):
@@ -263,7 +271,7 @@ def stop(host, name, force=True):
     svc["pid"] = 0
     svc.pop("crash", None)
     svc.pop("app_pid", None)
-    if svc["pending_delete"]:
+    if svc["pending_delete"] and not _held(state, svc):
         del state["services"][svc["name"].lower()]
 
 
