@@ -51,7 +51,7 @@ def test_the_rescue_starts_only_what_the_run_stopped(containerd, kubelet, networ
         variables["_kubewin_upgrade_stopped_containerd"] = containerd
         variables["_kubewin_upgrade_stopped_kubelet"] = kubelet
         variables["_kubewin_upgrade_stopped_network"] = {"changed": any(network), "results": [
-            {"item": i, "changed": c} for i, c in zip(["kube-proxy", "flanneld"], network)]}
+            {"item": i, "changed": c} for i, c in zip(["kube-proxy", "flanneld"], network, strict=True)]}
     assert _render(start["loop"], **variables) == expected
 
 
