@@ -111,8 +111,8 @@ def stop_problem(answer):
                 "cannot overwrite a running program). A pod's shim exits on its own after its removal; one that stays "
                 "is most often a container of another containerd namespace than Kubernetes' k8s.io (nerdctl, buildkit: "
                 "`ctr namespaces ls`, `ctr -n <namespace> tasks ls`). Stop those containers (or end the PIDs), then "
-                "run playbooks/upgrade.yml again" % (SHIM, ", ".join(str(p) for p in answer["shims"]),
-                                                      SHIM_WAIT_SECONDS, PROGRAM_DIR))
+                "run playbooks/upgrade.yml again"
+                % (SHIM, ", ".join(str(p) for p in answer["shims"]), SHIM_WAIT_SECONDS, PROGRAM_DIR))
     return None
 
 
@@ -122,8 +122,8 @@ def register_problem(answer, plan):
     if plan["reregister"] and answer.get("change_code") != 0:
         return ("changing the containerd service's ImagePath to %s (Win32_Service.Change) returned %s; the service "
                 "keeps its earlier command line (without --log-file) and was not restarted: see Microsoft Learn, "
-                "\"Change method of the Win32_Service class\", for the code" % (service_command(),
-                                                                               answer.get("change_code")))
+                "\"Change method of the Win32_Service class\", for the code"
+                % (service_command(), answer.get("change_code")))
     if plan["register"] and answer.get("register_code") != 0:
         return "containerd.exe --register-service exited with code %s: %s" % (
             answer.get("register_code"), " ".join(answer.get("register_output") or []) or "no output")
