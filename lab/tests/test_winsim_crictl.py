@@ -64,17 +64,41 @@ def test_the_pause_by_digest_is_present_by_its_digest(tmp_path):
     assert images.to_pull([ref], images.present_images(_present(host)["output"])) == []
 
 
+@pytest.mark.parametrize("host_build, image_build, ok", [
+    # containerd/platforms platform_windows_compat.go checkWindowsHostAndContainerCompat: below 20348 the exact build
+    (17763, 17763, True), (17763, 20348, False),
+    # from ltsc2022 on: the previous LTSC (none before 20348: 20348 itself) up to the host's build
+    (20348, 20348, True), (20348, 17763, False), (20348, 26100, False),
+    (26100, 20348, True), (26100, 26100, True), (26100, 17763, False),
+    # "a 26200 host, which is in the WS2025 generation ... the floor is still the previous LTSC (20348)"
+    (26200, 20348, True), (26200, 26100, True), (26100, 26200, False),
+    # Windows 11 22H2 (22621), between the two LTSCs: floor 20348
+    (22621, 20348, True), (22621, 26100, False),
+])
+def test_the_pull_matcher_follows_containerds_windows_compatibility(host_build, image_build, ok):
+    """review-s9 W6: the lab's matcher was the exact build; containerd's takes older manifests from 20348 on."""
+    assert winsim_crictl.compatible(host_build, image_build) is ok
+
+
+def test_on_windows_server_2025_an_image_with_only_an_ltsc2022_manifest_pulls(tmp_path):
+    """review-s9 W6: pause 3.9 (17763, 20348) pulls on a 26100 host with its 20348 manifest, as containerd's matcher
+    chooses it (a sandbox from it may still fail to start: windows-testing#557; preflight refuses it before)."""
+    host = _host(tmp_path, "ws2025-no-containers")
+    with host.open():
+        host.state["pipes"].append(winsim_crictl.PIPE)
+    result, changed = _pull(host, "mcr.microsoft.com/oss/kubernetes/pause:3.9")
+    assert changed and result["code"] == 0, result
+    with host.open(save=False):
+        assert [i["build"] for i in host.state["images"]] == [20348]
+
+
 @pytest.mark.parametrize("profile, image, text", [
-    # the old default on Windows Server 2025: no 26100 manifest (review-s8 W7; windows-testing#557)
-    ("ws2025-no-containers", "mcr.microsoft.com/oss/kubernetes/pause:3.9", "no match for platform in manifest"),
     ("ws2022-containerd", "mcr.microsoft.com/windows/nanoserver:ltsc2025", "no match for platform in manifest"),
+    ("ws2022-containerd", "mcr.microsoft.com/windows/nanoserver:ltsc2019", "no match for platform in manifest"),
     ("ws2022-containerd", "registry.invalid/nothing:1", "not found"),
 ])
 def test_a_pull_without_the_hosts_build_fails_and_names_the_fix(tmp_path, profile, image, text):
     host = _host(tmp_path, profile)
-    if profile == "ws2025-no-containers":
-        with host.open():
-            host.state["pipes"].append(winsim_crictl.PIPE)
     result, changed = _pull(host, image)
     assert not changed and result["code"] == 1 and text in " ".join(result["output"])
     with pytest.raises(images.ImageError, match="kubewin_prepull_images"):

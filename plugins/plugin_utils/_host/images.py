@@ -199,8 +199,9 @@ def pull_result(image, answer, timeout, check_mode=False):
                          "check the node's connection to the registry (kubewin_containerd_registry_mirrors, "
                          "kubewin_http_proxy)" % (image, timeout))
     if code != 0:
-        hint = ("the image has no manifest for this host's Windows build (a Windows image runs only on the build it "
-                "was made for: Microsoft Learn, Windows container version compatibility); use a tag built for it"
+        hint = ("the image has no manifest for this host's Windows build that containerd takes (the host's build, "
+                "and from Windows Server 2022 on also the builds from ltsc2022 up to it: containerd/platforms "
+                "checkWindowsHostAndContainerCompat); use a tag built for this build"
                 if "no match for platform" in output else
                 "check the reference, the registry's credentials and the node's connection to it")
         raise ImageError("crictl pull %s failed (exit code %s): %s; %s, or remove it from kubewin_prepull_images"

@@ -9,13 +9,16 @@
   ``pulling image: rpc error: code = NotFound desc = failed to pull and unpack image "<ref>": ...`` and exit 1.
 - ``crictl [--config <file>] rmi <ref>``: ``Deleted: <ref>`` (the integration target's clean-up).
 
-Sources of the images (IMAGES): each reference's manifest list as its publisher describes it: a Windows image runs only
-on the build its manifest names (Microsoft Learn, "Windows container version compatibility": process isolation
-needs the container's build to match the host's, else HCS_E_IMAGE_MISMATCH). containerd on Windows chooses the
-manifest with its platform matcher; one without a manifest for the host ends with "no match for platform in manifest:
-not found" (containerd core/images/image.go Manifest). The stand-in matches the host's build exactly, the stricter
-choice: containerd's matcher also takes an older build's manifest on some hosts, which Hyper-V isolation then refuses
-with HCS_E_IMAGE_MISMATCH (kubernetes-sigs/windows-testing#557). An unknown reference is not found (stricter).
+Sources of the images (IMAGES): each reference's manifest list as its publisher describes it. containerd on Windows
+chooses the manifest with its platform matcher (containerd/platforms platform_windows_compat.go, vendored at containerd
+301026e5, checkWindowsHostAndContainerCompat; hcsshim osversion CheckHostAndContainerCompat is the same): on a host
+below Windows Server 2022 (build 20348) only the host's build; from 20348 on, every build from the LTSC before the
+host's generation (20348 for 20348 and for 26100 and later, the list being ltsc2022, ltsc2025) up to the host's build,
+the newest preferred (windowsMatchComparer). One without such a manifest ends with "no match for platform in manifest:
+not found" (containerd core/images/image.go Manifest). So a pull can succeed with an image that then fails to run
+(kubernetes-sigs/windows-testing#557: pause 3.10.1's ltsc2022 manifest on Windows Server 2025; a sandbox's start and
+HCS_E_IMAGE_MISMATCH are not simulated); preflight's own build table stays stricter. An unknown reference is not found
+(stricter).
 Digests are sha256 of the reference (lab only), except registry.k8s.io/pause:3.10.2's (plugin_utils/_host/images.py).
 """
 
@@ -43,6 +46,26 @@ IMAGES = {
     "mcr.microsoft.com/windows/servercore:ltsc2022": (20348,),
     "mcr.microsoft.com/windows/servercore:ltsc2025": (26100,),
 }
+
+
+# containerd/platforms platform_windows_compat.go: compatLTSCReleases (ltsc2022, ltsc2025)
+_LTSC = (20348, 26100)
+
+
+def compatible(host_build, image_build):
+    """containerd's checkWindowsHostAndContainerCompat for the builds (major and minor are 10.0 on every Windows
+    Server here)."""
+    if host_build < _LTSC[0]:
+        return image_build == host_build
+    index = max(i for i, b in enumerate(_LTSC) if host_build >= b)
+    floor = _LTSC[max(index - 1, 0)]
+    return floor <= image_build <= host_build
+
+
+def manifest_build(host_build, tag_ref):
+    """The build of the manifest containerd takes for ``tag_ref`` on the host (the newest that matches), or None."""
+    builds = [b for b in IMAGES[tag_ref] if host_build is not None and compatible(int(host_build), b)]
+    return max(builds) if builds else None
 
 
 def digest_of(tag_ref):
@@ -113,11 +136,12 @@ def command(host, version, args):
         found = _resolve(ref)
         if not found:
             return 1, "", fail % ("failed to resolve reference \\\"%s\\\": %s: not found" % (ref, ref))
-        if host.state.get("build") not in IMAGES[found[0]]:
+        build = manifest_build(host.state.get("build"), found[0])
+        if build is None:
             return 1, "", fail % "no match for platform in manifest: not found"
         image = _find(host, ref)
         if image is None:
-            image = {"tag": found[0], "digest": found[1], "by_tag": False}
+            image = {"tag": found[0], "digest": found[1], "by_tag": False, "build": build}
             _images(host).append(image)
         image["by_tag"] = image["by_tag"] or "@" not in ref
         return 0, "Image is up to date for %s\n" % _listing(image)["id"], ""
