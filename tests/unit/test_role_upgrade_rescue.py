@@ -38,9 +38,13 @@ def test_every_stop_of_the_block_registers_what_the_rescue_starts_again():
 
 @pytest.mark.parametrize("containerd, kubelet, network, expected", [
     # every service was running: containerd first (the kubelet depends on it), then flanneld before kube-proxy
-    ({"changed": True}, {"changed": True}, [True, True], ["containerd", "kubelet", "flanneld", "kube-proxy"]),
+    ({"changed": True}, {"changed": True, "run": "stop"}, [True, True],
+     ["containerd", "kubelet", "flanneld", "kube-proxy"]),
     # containerd not upgraded (its stop skipped), kube-proxy was stopped already before the run
-    ({"changed": False, "skipped": True}, {"changed": True}, [False, True], ["kubelet", "flanneld"]),
+    ({"changed": False, "skipped": True}, {"changed": True, "run": "stop"}, [False, True], ["kubelet", "flanneld"]),
+    # a kubelet that was stopped already: its task may still change its definition (the new version's flags)
+    ({"changed": True}, {"changed": True, "run": "none", "definition": "update"}, [True, True],
+     ["containerd", "flanneld", "kube-proxy"]),
     # the drain failed: nothing was stopped yet
     (None, None, None, []),
 ])
