@@ -241,6 +241,12 @@ def test_a_configuration_change_restarts_containerd_and_starts_again_the_kubelet
     assert results["containerd"]["win-1"]["changed"]
     services = lab.dump()["services"]
     assert services["containerd"]["status"] == "Running" and services["kubelet"]["status"] == "Running"
+    # review-s9 W4: a dependent that does not start again is named, each tried (containerd_apply's finally)
+    core.set_fault(lab.root, "win-1", "service:kubelet", "fail_always")
+    rc, doc, results = lab.play(task % "registry.example/pause:3.10.2")
+    msg = results["containerd"]["win-1"].get("msg") or ""
+    assert rc != 0 and "did not all start again: kubelet: " in msg and "winsim fault injected" in msg, msg
+    assert lab.dump()["services"]["containerd"]["status"] == "Running"
 
 
 def _installed(lab, image_path, log_dir=True):

@@ -124,6 +124,9 @@ def register_problem(answer, plan):
                 "keeps its earlier command line (without --log-file) and was not restarted: see Microsoft Learn, "
                 "\"Change method of the Win32_Service class\", for the code"
                 % (service_command(), answer.get("change_code")))
+    if answer.get("dependent_errors"):
+        return ("the services containerd's restart stopped with it did not all start again: %s; start them "
+                "(Start-Service) once containerd runs" % "; ".join(answer["dependent_errors"]))
     if plan["register"] and answer.get("register_code") != 0:
         return "containerd.exe --register-service exited with code %s: %s" % (
             answer.get("register_code"), " ".join(answer.get("register_output") or []) or "no output")

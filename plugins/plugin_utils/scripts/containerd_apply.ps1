@@ -11,7 +11,7 @@
 # {register_code, register_output: the registration's exit code (null when it did not run) and output lines;
 # change_code: Win32_Service.Change's ReturnValue (null when it did not run); verify_code, verify_output: crictl's last
 # exit code (null when not run) and output lines; restarted_dependents: the services a restart stopped with it and
-# started again, also when a step failed}. Whether that is a
+# started again, also when a step failed; dependent_errors: "<name>: <error>" of those that did not start}. Whether that is a
 # failure is decided on the controller. Stop (instead of all that: containerd stopped for its programs to be
 # replaced): while the service runs, `crictl --runtime-endpoint <Endpoint> --timeout 120s rmp --all --force` (each
 # pod sandbox stopped and removed, so no containerd-shim-runhcs-v1.exe keeps running), then Stop-Service; then, also
@@ -119,7 +119,11 @@ try {
         $ErrorActionPreference = 'Stop'
     }
 } finally {
-    foreach ($dependent in $dependentsToStart) { Start-Service -Name $dependent }
+    # each tried, none masking the error that ended the try (a failed start of containerd fails its dependents too)
+    $result.dependent_errors = @()
+    foreach ($dependent in $dependentsToStart) {
+        try { Start-Service -Name $dependent } catch { $result.dependent_errors += "${dependent}: $_" }
+    }
     $result.restarted_dependents = $dependentsToStart
     $Ansible.Result = $result
 }

@@ -201,6 +201,15 @@ def test_a_failed_imagepath_change_names_the_code_and_the_command_line(make_acti
     assert c.service_command() in result["msg"] and "was not restarted" in result["msg"]
 
 
+def test_a_dependent_the_restart_could_not_start_again_is_named(make_action):
+    fake = FakeContainerd(service=dict(RUNNING))
+    apply = fake.apply
+    fake.host.handlers["containerd_apply"] = lambda params: dict(
+        apply(params), dependent_errors=["kubelet: Failed to start service 'kubelet (kubelet)'."])
+    result = _run(make_action, fake)
+    assert result["failed"] and "did not all start again: kubelet: Failed to start" in result["msg"], result
+
+
 def _run(make_action, fake, **args):
     return make_action(ActionModule, {"sandbox_image": PAUSE, **args}, fake.host).run(task_vars={})
 
