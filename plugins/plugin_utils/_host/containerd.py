@@ -118,7 +118,7 @@ def stop_problem(answer):
 
 def register_problem(answer, plan):
     """Why containerd_apply did not register the service or change its ImagePath (plan's register, reregister), or
-    None."""
+    did not start again the services a restart stopped, or None."""
     if plan["reregister"] and answer.get("change_code") != 0:
         return ("changing the containerd service's ImagePath to %s (Win32_Service.Change) returned %s; the service "
                 "keeps its earlier command line (without --log-file) and was not restarted: see Microsoft Learn, "
