@@ -35,7 +35,9 @@ description:
     version than O(version).
   - With O(state=stopped), removes every pod sandbox (C(crictl rmp --all --force), so no pod's
     C(containerd-shim-runhcs-v1.exe) keeps running) and stops the service, for its programs to be replaced (the
-    P(kubewin.nodes.upgrade#role) role, after the kubelet stopped).
+    P(kubewin.nodes.upgrade#role) role, after the kubelet stopped). Then, also when the service was stopped already,
+    it waits up to 30 seconds until no C(containerd-shim-runhcs-v1.exe) runs, and fails naming their process IDs
+    when some still run (the shim of a container in another containerd namespace, such as nerdctl's or buildkit's).
   - The comparison is made on the controller; one remote operation when nothing changes, two otherwise.
 options:
   sandbox_image:
