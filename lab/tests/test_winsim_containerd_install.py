@@ -6,6 +6,7 @@ import os
 import tomllib
 
 import pytest
+import yaml
 from winsim import core
 from winsim.testing import Lab
 
@@ -423,3 +424,46 @@ def test_a_shim_of_another_containerd_namespace_outlives_the_wait_and_its_pid_is
         assert result["status"] == "Stopped" and result["shims"] == [7004], result
         assert winsim_scm.clock(bare) - start >= kc.SHIM_WAIT_SECONDS
         assert kc.stop_problem(result).startswith("containerd-shim-runhcs-v1.exe still runs (PID 7004) 30 s")
+
+
+def _role_task(path, name):
+    """The task ``name`` of a role's tasks file, blocks included, as YAML text for Lab.play."""
+    def walk(tasks):
+        for task in tasks or []:
+            if task.get("name") == name:
+                return task
+            found = walk(task.get("block")) or walk(task.get("rescue")) or walk(task.get("always"))
+            if found:
+                return found
+        return None
+    with open(os.path.join(core.REPO, path)) as f:
+        task = walk(yaml.safe_load(f))
+    assert task is not None, name
+    return yaml.safe_dump([task], sort_keys=False)
+
+
+def test_the_roles_rotation_task_rotates_containerds_log_without_a_reboot(tmp_path):
+    """review-s9 W3: the task kubewin-containerd-log as the runtime role registers it, on a host that does not restart:
+    it runs at its registration (the log is below the size: nothing happens), then each hour, and rotates the log
+    that grew meanwhile. Fails on the old role (a boot trigger only: nothing ran until a reboot)."""
+    lab = Lab(tmp_path, profile="ws2022-no-containers")
+    host = _installed(lab, kc.service_command())
+    rc, doc, _ = lab.play(CONTAINERD_TASK)  # the script and its settings (1 MiB, 2 copies), containerd started
+    assert rc == 0, doc
+    with host.open(save=False):
+        reboots = host.state["reboots"]
+    task = _role_task("roles/runtime/tasks/main.yml",
+                      "Rotate containerd's log hourly (scheduled task kubewin-containerd-log)")
+    rc, doc, results = lab.play(task)
+    assert rc == 0, doc
+    log, copy = host.local_path(kc.LOG_FILE), host.local_path(kc.LOG_DIR + "\\containerd-1.log")
+    with host.open(save=False):
+        assert [(e["task"], e["result"]) for e in host.state["task_log"]] == [("\\kubewin-containerd-log", 0)]
+    assert not os.path.exists(copy)
+    with open(log, "a") as f:
+        f.write("grown " * 200000 + "\n")
+    core.wait(lab.root, "win-1", 3600)
+    assert os.path.getsize(log) == 0 and os.path.getsize(copy) > 1048576
+    with host.open(save=False):
+        assert host.state["reboots"] == reboots and len(host.state["task_log"]) == 2
+        assert host.state["task_log"][-1]["result"] == 0

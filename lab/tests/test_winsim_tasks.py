@@ -166,3 +166,83 @@ def test_the_stand_in_registers_once_and_removes_and_refuses_what_the_real_modul
     assert rc == 0 and one(res, "task")["changed"]
     with core.Host(lab.root, "win-1").open(save=False) as h:
         assert h.state["scheduled_tasks"] == {}
+
+
+TICK = "C:\\k\\tick.ps1"
+TICK_TASK = """
+    - name: task
+      community.windows.win_scheduled_task:
+        name: kubewin-tick
+        description: %s
+        actions: [{path: '%s', arguments: '-NoProfile -File %s'}]
+        triggers: %s
+        username: SYSTEM
+        logon_type: service_account
+"""
+
+
+def _ticks(lab):
+    """How often the task ran: tick.ps1 appends one x to C:\\k\\ticks.txt per run."""
+    host = core.Host(lab.root, "win-1")
+    local = host.local_path("C:\\k\\ticks.txt")
+    if not os.path.exists(local):
+        return 0
+    with open(local) as f:
+        return len(f.read())
+
+
+def _tick_task(lab, triggers, description="lab", check=False):
+    host = core.Host(lab.root, "win-1")
+    local = host.local_path(TICK)
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    with open(local, "w") as f:
+        f.write("[System.IO.File]::AppendAllText('C:\\k\\ticks.txt', 'x')\n")
+    rc, _, res = lab.play(TICK_TASK % (description, POWERSHELL, TICK, triggers), hosts="win-1", check=check)
+    assert rc == 0, one(res, "task").get("msg")
+    return one(res, "task")["changed"]
+
+
+def test_a_registration_trigger_starts_the_task_when_registered_or_updated_then_every_interval_until_a_reboot(lab):
+    """review-s9 W3: RegistrationTrigger starts the task when it is registered or updated, and its repetition every
+    interval after, with no reboot; an unchanged task is not registered again; a reboot ends the repetition (the
+    stricter choice) while a boot trigger's own repetition starts at boot."""
+    triggers = "[{type: registration, repetition: {interval: PT1H}}]"
+    assert _tick_task(lab, triggers, check=True) and _ticks(lab) == 0  # check mode registers nothing
+    assert _tick_task(lab, triggers) and _ticks(lab) == 1
+    assert not _tick_task(lab, triggers) and _ticks(lab) == 1  # no change: RegisterTaskDefinition is not called
+    core.wait(lab.root, "win-1", 1800)
+    assert _ticks(lab) == 1
+    core.wait(lab.root, "win-1", 1800)
+    assert _ticks(lab) == 2
+    core.wait(lab.root, "win-1", 3 * 3600)  # a jump of the clock: one run, not the three it skipped
+    assert _ticks(lab) == 3
+    assert _tick_task(lab, triggers, description="updated") and _ticks(lab) == 4  # an update starts it too
+    with core.Host(lab.root, "win-1").open(save=False) as h:
+        assert h.state["reboots"] == 0
+        assert [e["result"] for e in h.state["task_log"]] == [0, 0, 0, 0]
+    core.reboot(lab.root, "win-1")
+    core.wait(lab.root, "win-1", 2 * 3600)
+    assert _ticks(lab) == 4
+    assert _tick_task(lab, "[{type: boot, delay: PT1M, repetition: {interval: PT1H}}]") and _ticks(lab) == 4
+    core.reboot(lab.root, "win-1")
+    assert _ticks(lab) == 5
+    core.wait(lab.root, "win-1", 3600)
+    assert _ticks(lab) == 6
+
+
+def test_a_delayed_registration_trigger_starts_after_its_delay_and_a_reboot_meanwhile_loses_it(lab):
+    """IRegistrationTrigger remarks: a restart during the delay and "the task will not run and the delay will be
+    lost"; a repetition with a duration stops at its end."""
+    triggers = "[{type: registration, delay: PT5M, repetition: {interval: PT1H, duration: PT2H}}]"
+    assert _tick_task(lab, triggers) and _ticks(lab) == 0
+    core.wait(lab.root, "win-1", 299)
+    assert _ticks(lab) == 0
+    core.wait(lab.root, "win-1", 1)
+    assert _ticks(lab) == 1
+    for _ in range(3):
+        core.wait(lab.root, "win-1", 3600)
+    assert _ticks(lab) == 3  # at 5 min, 1 h 5 min and 2 h 5 min: the duration's end
+    assert _tick_task(lab, triggers, description="again") and _ticks(lab) == 3
+    core.reboot(lab.root, "win-1")
+    core.wait(lab.root, "win-1", 3600)
+    assert _ticks(lab) == 3

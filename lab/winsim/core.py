@@ -231,6 +231,15 @@ def reboot(root, name):
         return winsim_boot.reboot(host)
 
 
+def wait(root, name, seconds):
+    """Time passes on a host and nothing else happens there: the scheduled tasks that fall due run
+    (winsim_tasks.wait)."""
+    from ansible_collections.ansible.windows.plugins.module_utils import winsim_tasks
+    host = Host(root, name)
+    with host.open():
+        winsim_tasks.wait(host, seconds)
+
+
 def hns_service_restart(root, name):
     """The Host Network Service restarted while everything else runs (microsoft/Windows-Containers#278):
     winsim_boot.hns_service_restart. Returns the names of the HNS networks that are gone."""

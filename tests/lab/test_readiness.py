@@ -232,7 +232,8 @@ def test_a_bare_host_gets_the_containers_feature_containerd_and_crictl_and_joins
         task = winsim_tasks.tasks(h.state)["\\kubewin-containerd-log"]
         with open(h.local_path("C:\\Program Files\\containerd\\config.toml"), "rb") as f:
             config = tomllib.load(f)
-    assert task["triggers"] == [{"type": "boot", "delay": "PT1M", "repetition": {"interval": "PT1H"}}]
+    assert task["triggers"] == [{"type": "registration", "repetition": {"interval": "PT1H"}},
+                                {"type": "boot", "delay": "PT1M", "repetition": {"interval": "PT1H"}}]
     assert task["actions"][0]["arguments"].endswith('-File "C:\\Program Files\\containerd\\kubewin-log-rotate.ps1"')
     # issue 23 point 3: the pause for build 20348 from the collection's table, by digest (was the tag
     # mcr.microsoft.com/oss/kubernetes/pause:3.9 for every build)

@@ -1,24 +1,38 @@
 # Test-lab only: the Task Scheduler of a simulated host.
-"""Scheduled tasks: what the community.windows.win_scheduled_task stand-in registers, and what a boot runs.
+"""Scheduled tasks: what the community.windows.win_scheduled_task stand-in registers, and when the lab runs them.
 
 Registration follows the real module (community.windows win_scheduled_task.ps1, a legacy Parse-Args module): a
 task is found by path and name; a new one needs at least one action ("cannot create a task with no actions ...");
 the user is compared as a SID (Convert-ToSID), and ``logon_type: service_account`` takes only SYSTEM, LOCAL SERVICE
 or NETWORK SERVICE; durations must be XML durations (XmlConvert.ToTimeSpan: "must be in the XML duration format");
-an existing task gets only the options the task passes; absent deletes it; check mode changes nothing. Only what
-kubewin.nodes uses is simulated (boot triggers with an optional repetition, stored only: the lab runs a task at
-boot, and a test runs one with ``run_task``; exec actions, the principal, the time limit, description and
-enabled); any other option or trigger type is refused, not ignored.
+an existing task gets only the options the task passes (RegisterTaskDefinition only when something changed); absent
+deletes it; check mode changes nothing. Only what kubewin.nodes uses is simulated (boot and registration triggers
+with an optional delay and repetition; exec actions, the principal, the time limit, description and enabled); any
+other option or trigger type is refused, not ignored.
 
-At boot (``run_boot_tasks``, after the SCM's boot-time starts, winsim_boot.boot_services): each enabled task with an
-enabled boot trigger starts once its trigger's delay has passed (Microsoft Learn, BootTrigger.Delay: "the amount of
-time between when the system is booted and when the task is started"). The lab runs a task only when its principal
-needs no logon: a service account with ``service_account`` logon (Microsoft Learn, Principal.LogonType
-TASK_LOGON_SERVICE_ACCOUNT); any other principal is not run (the stricter choice). Its one action must be
-powershell.exe ``-File <script>`` (the only kind kubewin.nodes registers): the script file on the host runs as
-written through the lab's PowerShell interpreter (lab/winsim/ps), with no parameters. Its exit code is the task's
-last result: 0, or 1 when a terminating error ended the script; a missing file is powershell.exe's -196608
-("The argument '...' to the -File parameter does not exist."). Each run goes to ``boot_log``.
+When a task starts (Microsoft Learn, Task Scheduler schema and trigger objects):
+- boot (``run_boot_tasks``, after the SCM's boot-time starts, winsim_boot.boot_services): each enabled task with an
+  enabled boot trigger starts once its trigger's delay has passed (BootTrigger.Delay: "the amount of time between
+  when the system is booted and when the task is started").
+- registration (``registered``, called by the stand-in when it registers or updates a task): RegistrationTrigger
+  "starts a task when the task is registered or updated", after its Delay ("the amount of time between when the
+  task is registered and when the task is started"); the lab runs it within the module run that registered it (the
+  real Task Scheduler starts it on its own, the module does not wait). IRegistrationTrigger remarks: a restart during
+  the delay loses it ("the task will not run and the delay will be lost").
+- repetition: a trigger's Repetition "how often the task is run ... after the task is started": every Interval from
+  the trigger's start, indefinitely without a Duration (RepetitionPattern.Duration), else until start + Duration.
+  The lab's clock moves only when a script waits or a test says so (``wait``): ``run_due`` then runs each task
+  whose next start has passed, once (the runs a jump of the clock skipped are not made up, and nothing else ran on
+  the host meanwhile). A restart ends every repetition (the stricter choice: Microsoft Learn does not say that a
+  registration trigger's repetition outlives a restart; a boot trigger starts its own again).
+
+The lab runs a task only when its principal needs no logon: a service account with ``service_account`` logon
+(Microsoft Learn, Principal.LogonType TASK_LOGON_SERVICE_ACCOUNT); any other principal is not run (the stricter
+choice). Its one action must be powershell.exe ``-File <script>`` (the only kind kubewin.nodes registers): the
+script file on the host runs as written through the lab's PowerShell interpreter (lab/winsim/ps), with no
+parameters. Its exit code is the task's last result: 0, or 1 when a terminating error ended the script; a missing
+file is powershell.exe's -196608 ("The argument '...' to the -File parameter does not exist."). Each run at boot
+goes to ``boot_log``, any other to ``task_log``.
 """
 
 from __future__ import annotations
@@ -129,26 +143,74 @@ def run_task(host, task):
     return 0, None
 
 
+def _start(host, task, trigger, log, anchor=None, end=None):
+    """Run ``task`` now for its ``trigger`` (an index) and note when its repetition starts it next: every interval
+    from ``anchor``, the trigger's own start (now, unless this run is one of its repetitions), until ``end``."""
+    st = host.state
+    now = winsim_scm.clock(host)
+    entry = {"task": task["key"], "at": now}
+    if task.get("logon_type") != "service_account" or task.get("sid") not in SERVICE_ACCOUNTS.values():
+        entry.update(result=None, error="not run: its principal needs a logon")
+    else:
+        entry["result"], entry["error"] = run_task(host, task)
+    task["last_run"] = entry
+    st.setdefault(log, []).append(entry)
+    rep = task["triggers"][trigger].get("repetition") or {}
+    if rep.get("interval"):
+        interval = seconds(rep["interval"])
+        if anchor is None:
+            anchor, end = now, (now + seconds(rep["duration"]) if rep.get("duration") else None)
+        next_at = anchor + (int((now - anchor) // interval) + 1) * interval
+        if end is None or next_at <= end:
+            task.setdefault("next_runs", {})[str(trigger)] = {"at": next_at, "anchor": anchor, "end": end}
+
+
+def _enabled(task, kind):
+    if task.get("enabled") is False:
+        return []
+    return [i for i, t in enumerate(task["triggers"]) if t["type"] == kind and t.get("enabled") is not False]
+
+
+def registered(host, task):
+    """The stand-in registered or updated ``task``: its registration triggers start it after their delay (the
+    repetitions the earlier definition scheduled are replaced)."""
+    task.pop("next_runs", None)
+    for i in _enabled(task, "registration"):
+        delay = seconds(task["triggers"][i].get("delay"))
+        if delay:
+            task.setdefault("next_runs", {})[str(i)] = {"at": winsim_scm.clock(host) + delay, "anchor": None,
+                                                        "end": None}
+        else:
+            _start(host, task, i, "task_log")
+
+
+def run_due(host):
+    """Run each task whose next start (a delayed registration trigger, a repetition) has passed, once."""
+    now = winsim_scm.clock(host)
+    for task in list(tasks(host.state).values()):
+        due = task.get("next_runs") or {}
+        for i, d in sorted((int(i), d) for i, d in due.items() if d["at"] <= now):
+            del due[str(i)]
+            _start(host, task, i, "task_log", d["anchor"], d["end"])
+
+
+def wait(host, secs):
+    """Time passes on the host (nothing else happens): the tasks that fall due meanwhile run (run_due)."""
+    winsim_scm.advance(host, secs)
+    run_due(host)
+
+
 def run_boot_tasks(host):
-    """The boot-triggered tasks, each after its delay (see the module docstring)."""
+    """The boot-triggered tasks, each after its delay (see the module docstring). A restart ended the repetitions
+    and the pending registration delays."""
     st = host.state
     booted = winsim_scm.clock(host)
     due = []
     for task in tasks(st).values():
-        if task.get("enabled") is False:
-            continue
-        for trigger in task["triggers"]:
-            if trigger["type"] == "boot" and trigger.get("enabled") is not False:
-                due.append((seconds(trigger.get("delay")), task["key"]))
-    for delay, task_key in sorted(due):
-        task = tasks(st)[task_key]
-        wait = booted + delay - winsim_scm.clock(host)
-        if wait > 0:
-            winsim_scm.advance(host, wait)
-        entry = {"task": task["key"], "at": winsim_scm.clock(host)}
-        if task.get("logon_type") != "service_account" or task.get("sid") not in SERVICE_ACCOUNTS.values():
-            entry.update(result=None, error="not run: its principal needs a logon")
-        else:
-            entry["result"], entry["error"] = run_task(host, task)
-        task["last_run"] = entry
-        st.setdefault("boot_log", []).append(entry)
+        task.pop("next_runs", None)
+        due += [(seconds(task["triggers"][i].get("delay")), task["key"], i) for i in _enabled(task, "boot")]
+    for delay, task_key, i in sorted(due):
+        left = booted + delay - winsim_scm.clock(host)
+        if left > 0:
+            winsim_scm.advance(host, left)
+        _start(host, tasks(st)[task_key], i, "boot_log")

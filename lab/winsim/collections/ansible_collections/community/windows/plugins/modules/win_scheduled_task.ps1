@@ -9,6 +9,16 @@ __metaclass__ = type
 
 import re
 
+# What the lab's PowerShell interpreter runs a task's script over (a registration trigger starts it here): imported
+# so that Ansible ships these module_utils with the module.
+from ansible_collections.ansible.windows.plugins.module_utils import (  # noqa: F401
+    winsim_binaries,
+    winsim_docker,
+    winsim_files,
+    winsim_firewall,
+    winsim_hns,
+    winsim_scm,
+)
 from ansible_collections.ansible.windows.plugins.module_utils import winsim_tasks as wt
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_host import SimError
 from ansible_collections.ansible.windows.plugins.module_utils.winsim_module import run
@@ -46,7 +56,7 @@ def _wanted(p):
     if p.get("triggers") is not None:
         triggers = _clean(p["triggers"], TRIGGER_OPTIONS, "trigger")
         for t in triggers:
-            if t["type"] != "boot":
+            if t["type"] not in ("boot", "registration"):
                 raise SimError("winsim: win_scheduled_task trigger type %s is not simulated" % t["type"])
             wt.check_duration("delay", t.get("delay"))
             if t.get("repetition") is not None:
@@ -104,6 +114,8 @@ def body(sim):
         if sim.result["changed"] and not sim.check_mode:
             task.update(changed)
             store[task_key] = task
+            # the real module calls RegisterTaskDefinition only then: its registration triggers start the task
+            wt.registered(sim.host, task)
     if sim.module._diff and diff is not None:
         sim.result["diff"] = {"prepared": diff}
 
