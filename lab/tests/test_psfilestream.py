@@ -120,3 +120,46 @@ def test_a_long_log_is_read_from_its_last_64_kib_only(host):
     lines = _tail(host, 5000).split("\n")
     # 65536 bytes hold 668 whole lines of 98 bytes after a part of one, which is left out
     assert lines == ["I%05d %s" % (i, "x" * 90) for i in range(2000 - 668, 2000)]
+
+
+CREATE = ("$d = New-Object System.IO.FileStream('%s', [System.IO.FileMode]::Create, [System.IO.FileAccess]::Write, "
+          "[System.IO.FileShare]::None)\n")
+
+
+def test_copyto_streams_from_the_position_into_a_file_create_made_or_emptied(host):
+    """review-s9 W3b: the rotation copies containerd's log with Stream.CopyTo into a FileStream of FileMode.Create."""
+    _write(host, b"I1 one\nI2 two\n")
+    _write(host, b"an older copy, longer than what replaces it\n", "C:\\var\\log\\kubelet\\copy.log")
+    copy = "C:\\var\\log\\kubelet\\copy.log"
+    for target in (copy, "C:\\var\\log\\kubelet\\new.log"):
+        assert _run(host, OPEN % (LOG, SHARE) + CREATE % target + "$s.Position = 7\n"
+                    "try { $s.CopyTo($d) } finally { $d.Dispose(); $s.Dispose() }") == []
+        with open(host.local_path(target), "rb") as f:
+            assert f.read() == b"I2 two\n"
+    with pytest.raises(PSError, match='Exception calling "CopyTo" with "1" argument\\(s\\): "Stream does not support '
+                       'writing."'):
+        _run(host, OPEN % (LOG, SHARE) + "$t = New-Object System.IO.FileStream('%s', [System.IO.FileMode]::Open, "
+             "[System.IO.FileAccess]::Read, [System.IO.FileShare]::Read)\n$s.CopyTo($t)" % copy)
+    with pytest.raises(PSError, match="Cannot access a closed Stream"):
+        _run(host, OPEN % (LOG, SHARE) + CREATE % copy + "$d.Dispose(); $s.CopyTo($d)")
+    with pytest.raises(PSError, match=re.escape("Could not find a part of the path 'C:\\nowhere\\x.log'.")):
+        _run(host, CREATE % "C:\\nowhere\\x.log")
+    with mock.patch.object(winsim_files, "in_use", return_value=True):
+        with pytest.raises(PSError, match="because it is being used by another process"):
+            _run(host, CREATE % copy)
+
+
+def test_readtoend_of_more_than_a_string_holds_is_an_out_of_memory_exception(host):
+    """A .NET string holds at most about 1 billion characters (Microsoft Learn, String class): ReadToEnd of a larger
+    log throws OutOfMemoryException (as the rotation's earlier ReadToEnd did past about 1 GiB). The file is sparse and
+    is not read."""
+    local = host.local_path(LOG)
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    with open(local, "wb") as f:
+        f.truncate(0x3FFFFFDF + 1)
+    try:
+        with pytest.raises(PSError, match=re.escape('Exception calling "ReadToEnd" with "0" argument(s): "Exception '
+                                                    "of type 'System.OutOfMemoryException' was thrown.\"")):
+            _run(host, OPEN % (LOG, SHARE) + "(New-Object System.IO.StreamReader($s)).ReadToEnd()")
+    finally:
+        os.remove(local)

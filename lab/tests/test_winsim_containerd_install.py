@@ -3,7 +3,9 @@
 and kubewin.nodes.win_containerd run by ansible-playbook against them. No control plane."""
 
 import os
+import sys
 import tomllib
+from unittest import mock
 
 import pytest
 import yaml
@@ -18,6 +20,7 @@ from ansible_collections.ansible.windows.plugins.module_utils import (
     winsim_features,
     winsim_files,
     winsim_scm,
+    winsim_tasks,
 )
 
 from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import containerd as kc
@@ -362,6 +365,27 @@ def test_the_rotation_task_copies_and_truncates_the_log_containerd_holds_and_kee
     with open(copy[2]) as f:
         assert "line 1 " in f.read()
     assert not os.path.exists(copy[3])
+
+
+def test_the_rotation_streams_a_log_longer_than_a_net_string_holds(tmp_path):
+    """review-s9 W3b: the earlier script read the log into one string (ReadToEnd), which throws OutOfMemoryException
+    past about 1 billion characters (Microsoft Learn, String class); the copy is streamed now. The interpreter's bound
+    is lowered to 1 MiB here instead of writing a 1 GiB log. Fails on the old script (its task result was 1)."""
+    lab = Lab(tmp_path, profile="ws2022-no-containers")
+    host = _installed(lab, kc.service_command())
+    rc, doc, _ = lab.play(CONTAINERD_TASK)  # 1 MiB, 2 copies
+    assert rc == 0, doc
+    log, copy = host.local_path(kc.LOG_FILE), host.local_path(kc.LOG_DIR + "\\containerd-1.log")
+    with open(log, "a") as f:
+        f.write("long " * 600000 + "\n")
+    with open(log, "rb") as f:
+        before = f.read()
+    winsim_tasks._interpreter()  # the interpreter as the task runs it (lab/winsim/ps imported as ps)
+    with mock.patch.object(sys.modules["ps.winfiles"], "MAX_STRING_CHARS", 1048576):
+        assert _rotate(host) == (0, None)
+    assert os.path.getsize(log) == 0
+    with open(copy, "rb") as f:
+        assert f.read() == before
 
 
 def test_the_upgrades_stop_removes_the_pods_with_a_longer_crictl_timeout_then_stops_containerd(bare):

@@ -473,20 +473,23 @@ FILE_SHARE = {"None": 0, "Read": 1, "Write": 2, "ReadWrite": 3, "Delete": 4, "In
 
 
 class FileReadStream(NetObject):
-    """.NET Framework's FileStream(path, FileMode.Open, FileAccess.Read, FileShare share) (Microsoft Learn, FileStream
-    constructor (String, FileMode, FileAccess, FileShare)): an existing file opened for reading at Position 0;
-    FileNotFoundException for a missing file, DirectoryNotFoundException for a missing directory,
-    UnauthorizedAccessException for a directory, ArgumentOutOfRangeException for a share outside the enum. A file a
-    running program holds open for writing (winsim_files.in_use) opens only with a share that includes Write
-    (CreateFileW's sharing rule). Length, setting Position, and Dispose are modelled. A test's fault "filestream:open"
-    (core.set_fault) makes the file vanish just before the open (a log rotated away after a Test-Path)."""
+    """.NET Framework's FileStream(path, FileMode, FileAccess, FileShare share) (Microsoft Learn, FileStream
+    constructor (String, FileMode, FileAccess, FileShare)): Open with Read or Write, an existing file at Position 0;
+    Create with Write, the file made or emptied (FileMode.Create: "if the file already exists, it will be
+    overwritten"). FileNotFoundException for a missing file (Open), DirectoryNotFoundException for a missing
+    directory, UnauthorizedAccessException for a directory, ArgumentOutOfRangeException for a share outside the enum.
+    A file a running program holds open for writing (winsim_files.in_use) opens only with a share that includes Write
+    (CreateFileW's sharing rule), and for writing only when its holder shares writing. Length, setting Position,
+    SetLength, CopyTo and Dispose are modelled. A test's fault "filestream:open" (core.set_fault) makes the file
+    vanish just before the open (a log rotated away after a Test-Path)."""
 
     type_name = "System.IO.FileStream"
 
     def __init__(self, interp, node, path, mode, access, share):
-        if (to_str(mode), to_str(access)) not in (("Open", "Read"), ("Open", "Write")):
+        if (to_str(mode), to_str(access)) not in (("Open", "Read"), ("Open", "Write"), ("Create", "Write")):
             interp.unsupported("FileStream mode %s, access %s" % (to_str(mode), to_str(access)), node)
         self.writing = to_str(access) == "Write"
+        create = to_str(mode) == "Create"
         share = int(to_number(interp, share, node))
         if share & ~(FILE_SHARE["ReadWrite"] | FILE_SHARE["Delete"] | FILE_SHARE["Inheritable"]):
             raise self._error(interp, node, "Enum value was out of legal range.\r\nParameter name: share",
@@ -504,6 +507,10 @@ class FileReadStream(NetObject):
             host.fault("filestream:open")
         except SimError:
             local = ""
+        new = create and local and not os.path.lexists(local)
+        if new:
+            open(local, "wb").close()
+            winsim_files.created(host, self.path)
         if not os.path.isfile(local):
             raise self._error(interp, node, "Could not find file '%s'." % self.path, "System.IO.FileNotFoundException")
         if not share & FILE_SHARE["Write"] and winsim_files.in_use(host, local):
@@ -514,6 +521,8 @@ class FileReadStream(NetObject):
             # file its holder shares for writing (containerd's --log-file) opens
             raise self._error(interp, node, winsim_files.IN_USE % self.path, "System.IO.IOException")
         self.f = open(local, "r+b" if self.writing else "rb")
+        if create:
+            self.f.truncate(0)
 
     @staticmethod
     def _error(interp, node, message, inner):
@@ -536,6 +545,21 @@ class FileReadStream(NetObject):
         self.f.truncate(int(to_number(interp, value, node)))
         return VOID
 
+    def m_copyto(self, interp, node, destination):
+        """Stream.CopyTo(Stream): from this stream's position to its end into ``destination`` at its position, in
+        buffered reads (Microsoft Learn, Stream.CopyTo: NotSupportedException when this stream cannot read or the
+        destination cannot write, ObjectDisposedException when either is closed)."""
+        if not isinstance(destination, FileReadStream):
+            interp.unsupported("CopyTo into anything but a FileStream", node)
+        if self.f.closed or destination.f.closed:
+            raise _method_error(interp, node, "CopyTo", 1, "Cannot access a closed Stream.",
+                                "System.ObjectDisposedException")
+        if self.writing or not destination.writing:
+            raise _method_error(interp, node, "CopyTo", 1, "Stream does not support %s." % (
+                "reading" if self.writing else "writing"), "System.NotSupportedException")
+        shutil.copyfileobj(self.f, destination.f, 1 << 20)
+        return VOID
+
     def ps_set(self, name, value, interp, node):
         """Position: where the next read starts; a negative one is an ArgumentOutOfRangeException (Microsoft Learn,
         FileStream.Position)."""
@@ -553,10 +577,18 @@ class FileReadStream(NetObject):
         return VOID
 
 
+# A .NET string holds "about 1 billion characters" at most (Microsoft Learn, String class, remarks: "The maximum size
+# of a String object in memory is 2-GB"); the runtime's bound is 0x3FFFFFDF characters.
+MAX_STRING_CHARS = 0x3FFFFFDF
+
+
 class StreamReader(NetObject):
     """.NET Framework's StreamReader(Stream) (Microsoft Learn): UTF-8, the encoding detected from a byte order mark
     at the stream's position; invalid bytes become U+FFFD (UTF8Encoding's replacement fallback). ReadToEnd only;
-    a UTF-16/32 byte order mark is not modelled."""
+    a UTF-16/32 byte order mark is not modelled. ReadToEnd of more bytes than a string holds characters throws
+    OutOfMemoryException (StreamReader.ReadToEnd: "There is insufficient memory to allocate a buffer for the
+    returned string"), checked before anything is read: a log is ASCII, one character per byte (a text of
+    multi-byte characters that would still fit is refused too, the stricter choice)."""
 
     type_name = "System.IO.StreamReader"
 
@@ -569,7 +601,11 @@ class StreamReader(NetObject):
         if self.stream.f.closed:
             raise _method_error(interp, node, "ReadToEnd", 0, "Cannot read from a closed TextReader.",
                                 "System.ObjectDisposedException")
-        data = self.stream.f.read()
+        f = self.stream.f
+        if os.fstat(f.fileno()).st_size - f.tell() > MAX_STRING_CHARS:
+            raise _method_error(interp, node, "ReadToEnd", 0, "Exception of type 'System.OutOfMemoryException' was "
+                                "thrown.", "System.OutOfMemoryException")
+        data = f.read()
         if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
             interp.unsupported("StreamReader on UTF-16/UTF-32 text", node)
         return data.decode("utf-8-sig", "replace")
@@ -687,7 +723,8 @@ def register(interp):
                          "appendalltext": _append_all_text})
     t["io.file"] = TypeInfo("File", "System.IO.File", statics=file_statics)
     # the members the scripts use, with their values (Microsoft Learn, each enum's "Fields")
-    enums = {"io.filemode": ("FileMode", {"CreateNew": 1, "Open": 3}), "io.fileshare": ("FileShare", FILE_SHARE),
+    enums = {"io.filemode": ("FileMode", {"CreateNew": 1, "Create": 2, "Open": 3}),
+             "io.fileshare": ("FileShare", FILE_SHARE),
              "io.fileaccess": ("FileAccess", {"Read": 1, "Write": 2}),
              "io.fileoptions": ("FileOptions", {"None": 0}),
              "security.accesscontrol.filesystemrights": ("FileSystemRights", {"Write": 278})}
