@@ -129,3 +129,50 @@ def test_a_web_configuration_exporter_toolkit_would_refuse_stops_the_service_aft
     # 0_service.go reported Running first; the exit comes after, and the recovery actions apply
     assert svc["status"] == "Running" and svc.get("crash") and proc is None
     assert re.search(error, svc["crash"]["error"]), svc["crash"]["error"]
+
+
+NEW_RELEASE = "C:\\mirror\\windows_exporter.exe"
+FILES_TASK = """
+    - name: files
+      kubewin.nodes.win_host_files:
+        directories: [{path: 'C:\\\\k'}]
+        downloads: [{url: '%s', dest: '%s', sha512: '%s'%s}]
+""" % (NEW_RELEASE.replace("\\", "\\\\"), EXE.replace("\\", "\\\\"), "%s", "%s")
+
+
+def test_a_new_binary_stops_the_running_exporter_before_it_replaces_it(tmp_path):
+    """A version change on a running windows_exporter (simulated: the lab has one release, so the host runs another
+    file, the older release's stand-in, and the new one comes from a local path). Windows cannot overwrite a running
+    program (winsim_files.in_use; ReplaceFile fails), so without ``service`` the files task fails and the old binary
+    keeps running; with it the service is stopped just before the replacement, named in ``stopped``, and started
+    again by the service task reading it itself. The same file again stops nothing."""
+    import hashlib
+
+    from winsim.testing import Lab
+
+    lab = Lab(tmp_path / "winsim", nodes=1)
+    host = core.Host(lab.root, "win-1")
+    core.write_binary(host.local_path(EXE), "windows_exporter", "v0.31.7")
+    core.write_binary(host.local_path(NEW_RELEASE), "windows_exporter", VERSION)
+    with open(host.local_path(NEW_RELEASE), "rb") as f:
+        new = f.read()
+    sha = hashlib.sha512(new).hexdigest()
+    _start(host, ROLE_ARGS[:2])
+    rc, _, res = lab.play(FILES_TASK % (sha, ""))
+    assert rc != 0 and "Unable to remove the file to be replaced" in res["files"]["win-1"]["msg"]
+    assert lab.dump()["services"]["windows_exporter"]["status"] == "Running"
+    service = ", service: windows_exporter"
+    rc, _, res = lab.play(FILES_TASK % (sha, service) + """
+    - name: service
+      kubewin.nodes.win_host_service:
+        name: windows_exporter
+        path: '%s'
+        args: %s
+""" % (EXE.replace("\\", "\\\\"), json.dumps(ROLE_ARGS[:2])))
+    assert rc == 0, res
+    assert res["files"]["win-1"]["stopped"] == ["windows_exporter"] and res["service"]["win-1"]["changed"]
+    assert lab.dump()["services"]["windows_exporter"]["status"] == "Running"
+    with open(host.local_path(EXE), "rb") as f:
+        assert f.read() == new
+    rc, _, res = lab.play(FILES_TASK % (sha, service))
+    assert rc == 0 and not res["files"]["win-1"]["changed"] and res["files"]["win-1"]["stopped"] == []

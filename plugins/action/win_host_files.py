@@ -48,16 +48,19 @@ class ActionModule(WindowsAction):
         # it then): no second read, and nothing a user adds between the two operations is adopted.
         params, report = host_files.plan(args["directories"], downloads, files, state,
                                          absent, prune, args["forget_transport_key"])
+        stopped = []
         if params and not self._task.check_mode:
             params.update(Proxy=args["proxy"] or "",
                           ProxyBypass=_downloads.proxy_bypass_patterns(args["proxy_bypass"]))
             reply = self.script("node_sync", params, sensitive=secret)
             if blind:
                 report["removed"] = list(reply.get("removed") or [])
+            stopped = list(reply.get("stopped") or [])
         # forget_transport_key alone makes node_sync run but is no change (every facts read makes the key again)
         changed = bool(report["directories"] or report["downloads"] or report["files"] or report["removed"])
         result = dict(changed=changed, directories=report["directories"],
-                      downloaded=report["downloads"], written=report["files"], removed=report["removed"])
+                      downloaded=report["downloads"], written=report["files"], removed=report["removed"],
+                      stopped=stopped)
         if self._task.diff and changed:
             result["diff"] = {"before": report["before"], "after": report["after"],
                               "before_header": "%s files" % self.host, "after_header": "%s files" % self.host}

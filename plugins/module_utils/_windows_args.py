@@ -140,6 +140,8 @@ FILES_ARGSPEC = dict(
         # The SHA-512 (or SHA-256) node_preflight resolved (its 'downloads' result): used as given, nothing is fetched.
         sha512=dict(type="str"),
         sha256=dict(type="str"),
+        # the Windows service whose program this is: stopped before the file changes (node_sync), left stopped
+        service=dict(type="str"),
     )),
     files=dict(type="list", elements="dict", default=[], options=dict(
         path=dict(type="str", required=True),

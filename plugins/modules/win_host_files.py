@@ -72,6 +72,16 @@ options:
         description: The SHA-256 (hex) from the C(downloads) result of M(kubewin.nodes.node_preflight), with
           O(downloads[].algorithm=sha256), used as given.
         type: str
+      service:
+        description:
+          - The Windows service that runs this file. Windows does not let the program of a running process be
+            overwritten, so when the file changes and the service is not stopped, it is stopped (C(Stop-Service),
+            which refuses while a service that depends on it runs) once the new file is verified, just before it is
+            put in place, and left stopped; RV(stopped) names it. Start it again afterwards, for example with
+            M(kubewin.nodes.win_host_service) reading the service itself (without
+            O(kubewin.nodes.win_host_service#module:observed)).
+          - Nothing is stopped when the file is already as wanted.
+        type: str
       sha512:
         description:
           - The SHA-512 (hex) from the C(downloads) result of M(kubewin.nodes.node_preflight), used as given
@@ -239,6 +249,12 @@ downloaded:
   type: list
   elements: str
   sample: ['C:\k\kubelet.exe']
+stopped:
+  description: Services stopped before their program was replaced (O(downloads[].service)); empty in check mode.
+  returned: success
+  type: list
+  elements: str
+  sample: ['windows_exporter']
 removed:
   description: Paths removed (or pruned).
   returned: success

@@ -113,7 +113,7 @@ def resolve_checksums(downloads, fetch):
                     "could not fetch the checksum of %s from %s (%s); publish it there, set checksum_url, or pin "
                     "the checksum" % (d["url"], url, e)) from None
             sha = parse_checksum(text, url, algorithm)
-        entry = {k: d[k] for k in ("url", "dest", "extract_dir") if d.get(k)}
+        entry = {k: d[k] for k in ("url", "dest", "extract_dir", "service") if d.get(k)}
         if entry.get("extract_dir"):
             entry["extract_dir"] = _without_trailing_separator(entry["extract_dir"])
         if algorithm != "sha512":
@@ -134,6 +134,8 @@ def resolve_downloads(downloads, fetch):
         else:
             entry["sha512"] = d["sha512"]
         entry["dest"] = d.get("dest") or stamp_path(entry)
+        if d.get("service"):
+            entry["service"] = d["service"]
         resolved.append(entry)
     return resolved
 

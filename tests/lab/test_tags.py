@@ -233,6 +233,23 @@ def test_metrics_tag_turns_windows_exporter_on_and_off_on_a_joined_node(joined):
     doc = run_ok(joined, "scale_up.yml", "--tags", "metrics", *on)
     assert scenario.changed_tasks(doc) == {}
 
+    # Another release on the running exporter (the lab has one: the host's binary is swapped for another release's
+    # stand-in, as an earlier kubewin_windows_exporter_version left it). Windows cannot overwrite a running program:
+    # the files task stops the service just before it replaces the binary, and the service task starts it again.
+    # Fails on the old role (ReplaceFile of the running program: "Unable to remove the file to be replaced").
+    from winsim import core as sim
+    running = dump["services"]["windows_exporter"]
+    sim.write_binary(sim.Host(joined.root, "win-1").local_path("C:\\k\\windows_exporter.exe"), "windows_exporter",
+                     "v0.31.7")
+    doc = run_ok(joined, "scale_up.yml", "--tags", "metrics", *on)
+    assert changed_names(doc) == {
+        "kubewin.nodes.metrics : The verified windows_exporter binary and its web configuration (TLS, basic "
+        "authentication)", "kubewin.nodes.metrics : Run windows_exporter as a native Windows service"}
+    again = joined.dump("win-1")
+    assert again["files"]["C:\\k\\windows_exporter.exe"] == dump["files"]["C:\\k\\windows_exporter.exe"]
+    assert again["services"]["windows_exporter"]["status"] == "Running"
+    assert again["services"]["windows_exporter"]["image_path"] == running["image_path"]
+
     doc = run_ok(joined, "scale_up.yml", "--tags", "metrics", "-e", "kubewin_windows_exporter_enabled=false")
     assert changed_names(doc) == {"kubewin.nodes.metrics : Remove the windows_exporter service an earlier run made",
                                   "kubewin.nodes.metrics : Remove windows_exporter's inbound rule",

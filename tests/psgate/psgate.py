@@ -409,7 +409,8 @@ def _sample_inputs():
     from ansible_collections.kubewin.nodes.plugins.plugin_utils._host import files as host_files
     sha = "0" * 128
     directories = [{"path": "C:\\k", "restricted": True}, {"path": "C:\\var\\log", "restricted": False}]
-    downloads = [{"url": "http://m/kubelet.exe", "sha512": sha, "extract_dir": "", "dest": "C:\\k\\kubelet.exe"},
+    downloads = [{"url": "http://m/kubelet.exe", "sha512": sha, "extract_dir": "", "dest": "C:\\k\\kubelet.exe",
+                  "service": "kubelet"},
                  {"url": "http://m/cni.tgz", "sha512": sha, "extract_dir": "C:\\opt\\cni\\bin",
                   "dest": host_files.stamp_path({"url": "http://m/cni.tgz", "extract_dir": "C:\\opt\\cni\\bin"})},
                  {"url": "http://m/containerd.tgz", "algorithm": "sha256", "sha256": "0" * 64,

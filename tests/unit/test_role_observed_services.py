@@ -69,3 +69,27 @@ def test_the_upgrade_role_includes_the_service_roles_with_the_facts_marked_stale
     roles = {t["ansible.builtin.include_role"]["name"]: t.get("vars", {}) for t in includes}
     for role in ("kubewin.nodes.node", "kubewin.nodes.network"):
         assert roles[role].get("_kubewin_facts_current") is False, role
+
+
+@pytest.mark.parametrize("stopped, expect", [([], True), (["windows_exporter"], False)])
+def test_windows_exporter_reads_its_service_itself_once_its_files_task_stopped_it(stopped, expect):
+    """A new windows_exporter binary: the files task stops the running service before it replaces it (Windows cannot
+    overwrite a running program) and names it in ``stopped``; preflight's read (Running) is then out of date, so the
+    service task reads the service itself and starts it. Fails on the old role (it took preflight's read)."""
+    exporter = {"exists": True, "status": "Running", "name": "windows_exporter"}
+    template = observed_of("metrics")["windows_exporter"]
+    rendered = render(template.replace("omit", "'OMITTED'"),
+                      kubewin_host={"service_definitions": {"windows_exporter": exporter}},
+                      _kubewin_exporter_files_result={"changed": bool(stopped), "stopped": stopped})
+    assert rendered == (exporter if expect else "OMITTED")
+
+
+def test_windows_exporters_download_names_its_service():
+    files = [t for t in tasks("metrics") if "kubewin.nodes.win_host_files" in t
+             and t["kubewin.nodes.win_host_files"].get("downloads")]
+    assert len(files) == 1 and files[0]["register"] == "_kubewin_exporter_files_result"
+    resolved = [{"url": "https://m/windows_exporter-0.31.8-amd64.exe", "dest": "C:\\k\\windows_exporter.exe",
+                 "sha512": "0" * 128}]
+    rendered = render(files[0]["kubewin.nodes.win_host_files"]["downloads"],
+                      kubewin_metrics_resolved_downloads=resolved)
+    assert rendered == [dict(resolved[0], service="windows_exporter")]

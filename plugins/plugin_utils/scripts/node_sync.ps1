@@ -1,15 +1,16 @@
 # kubewin.nodes script: node_sync
 # Contract: parameters Dirs [{path, sddl}] (sddl: the owner and access rules 'O:BAD:P(...)', or empty for
 # a plain directory), Discard (paths removed first: files another user owns, links), Downloads [{url, dest,
-# sha512 or sha256, extract_dir}] (URL, UNC or local path; the checksum is checked before the file is put in place;
-# with extract_dir the archive is unpacked there with tar.exe and dest is a stamp file holding the archive's
-# checksum), Files [{path, content (base64, or sealed: below), sddl}], Remove (paths, removed with everything
-# in them), Prune
-# (directories removed only when empty, in the order given), Proxy, ProxyBypass (list of regular
+# sha512 or sha256, extract_dir, service}] (URL, UNC or local path; the checksum is checked before the file is put in
+# place; with extract_dir the archive is unpacked there with tar.exe and dest is a stamp file holding the archive's
+# checksum; service: the service that runs it, stopped just before the file is put in place if it runs, and left
+# stopped), Files [{path, content (base64, or sealed: below), sddl}], Remove (paths, removed with everything in
+# them), Prune (directories removed only when empty, in the order given), Proxy, ProxyBypass (list of regular
 # expressions), RootSddl (what each directory Remove walks gets before it is listed), Owners (SDDL owners that
 # are the collection's: Administrators, SYSTEM, TrustedInstaller; the connecting account is added),
 # ForgetTransportKey (reset: delete this host's transport key, below, if there is one). Applied in that order.
-# Result: {removed: [the paths of Remove and Prune that were there and are now gone, in that order]}.
+# Result: {removed: [the paths of Remove and Prune that were there and are now gone, in that order], stopped: [the
+# services of Downloads stopped before their program was replaced]}.
 # Local users act between and during remote operations. A restricted directory is read back once secured or
 # created (not a link, owner Administrators, protected access rules: Directory.CreateDirectory returns an
 # existing directory as it is, Microsoft Learn), and one that was not protected before (Dirs' scan) is listed
@@ -224,6 +225,7 @@ foreach ($path in $Discard) {
     # Get-Item, as files_state found it: a dangling link is there too
     if (Get-Item -LiteralPath $path -Force -ErrorAction SilentlyContinue) { Remove-Tree $path }
 }
+$stopped = [System.Collections.Generic.List[string]]::new()
 foreach ($download in $Downloads) {
     $tmp = "$($download.dest).kubewin-download"
     New-Item -ItemType Directory -Path (Split-Path -Parent $download.dest) -Force | Out-Null
@@ -245,6 +247,15 @@ foreach ($download in $Downloads) {
     if ($hash -ne $want) {
         Remove-Item -LiteralPath $tmp -Force
         throw "checksum mismatch for $($download.url): expected $($algorithm.ToLowerInvariant()) $want, got $hash"
+    }
+    if ($download.service) {
+        # Windows maps a running program's file without FILE_SHARE_WRITE, so it cannot be replaced while it runs.
+        # Without -Force, Stop-Service refuses while a dependent service runs.
+        $service = Get-Service -Name $download.service -ErrorAction SilentlyContinue | Select-Object -First 1
+        if ($service -and $service.Status -ne 'Stopped') {
+            Stop-Service -Name $download.service
+            $stopped.Add($download.service)
+        }
     }
     if ($download.extract_dir) {
         New-Item -ItemType Directory -Path $download.extract_dir -Force | Out-Null
@@ -359,4 +370,4 @@ if ($ForgetTransportKey) {
         $forget.Clear()
     }
 }
-$Ansible.Result = @{ removed = $removed.ToArray() }
+$Ansible.Result = @{ removed = $removed.ToArray(); stopped = $stopped.ToArray() }

@@ -115,3 +115,47 @@ def test_a_source_vip_reservation_without_a_pod_subnet_fails_before_any_remote_o
     result = make_action(ActionModule, args, host).run(task_vars={"inventory_hostname": "win-1"})
     assert result["failed"] and "win_host_files on win-1: the node has no podCIDR yet" in result["msg"]
     assert calls == []
+
+
+EXE = "C:\\k\\windows_exporter.exe"
+OLD = "a" * 128
+NEW = "b" * 128
+
+
+def _exporter_host(have):
+    """A host whose windows_exporter.exe has the SHA-512 ``have``; node_sync stops the service of each download it
+    puts in place (as node_sync.ps1 does when it runs) and says so."""
+    calls = []
+
+    def files_state(params):
+        calls.append(params)
+        return {"files": {EXE: have}, "acls": {EXE: "O:BAD:AI(A;ID;FA;;;SY)(A;ID;FA;;;BA)"}}
+
+    def node_sync(params):
+        calls.append(params)
+        return {"removed": [], "stopped": [d["service"] for d in params["Downloads"] if d.get("service")]}
+
+    return RemoteHost({"files_state": files_state, "node_sync": node_sync}), calls
+
+
+def test_a_download_names_its_service_to_node_sync_only_when_the_file_changes(make_action):
+    """A version change of a running program (windows_exporter): node_sync gets the service with the download and
+    stops it before the replacement (Windows cannot overwrite a running program), and the result says it was
+    stopped; the same file again stops nothing. Fails on the old code (no such option, nothing stopped)."""
+    download = {"url": "https://m/windows_exporter-0.31.8-amd64.exe", "dest": EXE, "sha512": NEW,
+                "service": "windows_exporter"}
+    host, calls = _exporter_host(OLD)
+    result = make_action(ActionModule, {"downloads": [download]}, host).run(task_vars={})
+    assert result["changed"] and result["stopped"] == ["windows_exporter"], result
+    assert calls[-1]["Downloads"] == [{"url": download["url"], "dest": EXE, "sha512": NEW, "extract_dir": "",
+                                       "service": "windows_exporter"}]
+    host, calls = _exporter_host(NEW)
+    result = make_action(ActionModule, {"downloads": [download]}, host).run(task_vars={})
+    assert not result["changed"] and result["stopped"] == [] and host.names() == ["files_state"]
+
+
+def test_in_check_mode_nothing_is_stopped(make_action):
+    host, calls = _exporter_host(OLD)
+    download = {"url": "https://m/w.exe", "dest": EXE, "sha512": NEW, "service": "windows_exporter"}
+    result = make_action(ActionModule, {"downloads": [download]}, host, check_mode=True).run(task_vars={})
+    assert result["changed"] and result["stopped"] == [] and host.names() == ["files_state"]
