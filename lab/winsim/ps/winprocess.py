@@ -140,10 +140,6 @@ class ShimProcess(NetObject):
     def prop_processname(self):
         return "containerd-shim-runhcs-v1"
 
-    def prop_path(self):
-        from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries
-        return winsim_binaries.CONTAINERD_SHIM
-
 
 def _get_process(interp, b, items, node):
     from ansible_collections.ansible.windows.plugins.module_utils import winsim_binaries
