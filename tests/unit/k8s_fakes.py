@@ -242,11 +242,7 @@ class FakeCluster:
 
     def list_namespaced_secret(self, namespace, label_selector=None, **kwargs):
         self._hit("list_namespaced_secret", namespace, **kwargs)
-        items = [s for (ns, _n), s in sorted(self.secrets.items()) if ns == namespace]
-        if label_selector:
-            key, value = label_selector.split("=")
-            items = [s for s in items if (s["metadata"].get("labels") or {}).get(key) == value]
-        return {"items": copy.deepcopy(items)}
+        return self._labelled([s for (ns, _n), s in sorted(self.secrets.items()) if ns == namespace], label_selector)
 
     def create_namespaced_secret(self, namespace, body, **kwargs):
         self._hit("create_namespaced_secret", namespace, body, **kwargs)
